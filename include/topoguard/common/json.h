@@ -1,0 +1,31 @@
+// The one JSON type of the project and JSON pointer helpers. Objects keep their document key
+// order (ordered_json) so that `topoguard fix` writes manifests back in the order users wrote.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace topoguard {
+
+using Json = nlohmann::ordered_json;
+
+// Escapes one reference token for a JSON pointer (RFC 6901: "~" -> "~0", "/" -> "~1").
+[[nodiscard]] std::string escape_pointer_token(std::string_view token);
+
+// base + "/" + escaped token.
+[[nodiscard]] std::string append_pointer(std::string_view base, std::string_view token);
+[[nodiscard]] std::string append_pointer(std::string_view base, std::size_t index);
+
+// The value at `pointer` or nullptr when any step is missing or of the wrong type. Never throws.
+[[nodiscard]] const Json* find_at(const Json& document, std::string_view pointer);
+
+// Typed lookups of a member of an object; nullptr / empty when absent or of another type.
+[[nodiscard]] const Json* member(const Json& object, std::string_view key);
+[[nodiscard]] std::string string_member(const Json& object, std::string_view key);
+
+// Human-readable JSON type name ("object", "array", "string", ...), for diagnostics.
+[[nodiscard]] const char* json_type_name(const Json& value);
+
+}  // namespace topoguard

@@ -1,0 +1,57 @@
+// YAML (and JSON) text -> Json documents with a line for every JSON pointer. The only yaml-cpp
+// user. A stream is split into documents first, so one broken document is reported with its
+// file and line while the others are still returned.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "topoguard/common/json.h"
+#include "topoguard/common/result.h"
+
+namespace topoguard {
+
+// Maps JSON pointers of a document to the 1-based line of the node in the source text.
+class LineIndex {
+ public:
+  void record(std::string pointer, int line) { lines_.emplace(std::move(pointer), line); }
+  // Line of `pointer`, or of its deepest recorded ancestor; 0 when nothing is known.
+  [[nodiscard]] int line_of(std::string_view pointer) const;
+
+ private:
+  std::unordered_map<std::string, int> lines_;
+};
+
+struct YamlDocument {
+  Json value;
+  LineIndex lines;
+  int index = 0;             // 0-based position of the document in its stream
+  int first_line = 1;        // 1-based line where the document's content starts
+  std::size_t text_begin = 0;  // byte range of the document's text in the stream, so that
+  std::size_t text_end = 0;    // writers can copy unchanged documents verbatim
+};
+
+struct YamlStream {
+  std::vector<YamlDocument> documents;  // non-empty documents in stream order
+  std::vector<Error> errors;            // one per document that failed to parse
+};
+
+struct ParseLimits {
+  int max_depth = 256;                  // nesting of mappings and sequences
+  std::size_t max_nodes = 4'000'000;    // per document, after alias expansion
+};
+
+// Parses a multi-document YAML stream (JSON is accepted as YAML). Plain scalars resolve with the
+// YAML 1.2 core schema (null, bool, int, float); quoted ones stay strings; `<<` merge keys are
+// expanded; duplicate keys are errors. Never throws.
+[[nodiscard]] YamlStream parse_yaml_stream(std::string_view text, const std::string& file_name,
+                                           const ParseLimits& limits = {});
+
+// Renders a value as a block-style YAML document (no leading "---"). Strings that would read
+// back as another type are quoted, so parse_yaml_stream(to_yaml(v)) == v.
+[[nodiscard]] std::string to_yaml(const Json& value);
+
+}  // namespace topoguard

@@ -1,0 +1,32 @@
+// What the engine reports: findings (rule, action, message, where) and the JSONPatch of the
+// fixes it may apply. Plain values, produced by evaluate() and consumed by audit and admission.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "topoguard/common/json.h"
+#include "topoguard/common/result.h"
+#include "topoguard/k8s/object.h"
+#include "topoguard/policy/policy.h"
+
+namespace topoguard::engine {
+
+struct Finding {
+  std::string policy;
+  policy::RuleId rule = policy::RuleId::kMissingPcieAlignment;
+  policy::Action action = policy::Action::kAudit;
+  std::string message;
+  k8s::ObjectRef resource;
+  std::string pointer;          // JSON pointer of the offending element in the object
+  Json fix = Json::array();     // RFC 6902 operations; empty when the finding has no fix
+  bool fix_enabled = false;     // the rule's `mutate` is on: the fix is part of the patch
+};
+
+struct Evaluation {
+  std::vector<Finding> findings;
+  Json patch = Json::array();  // every enabled fix, applicable to the input object as one patch
+  std::vector<Error> errors;   // malformed parts of the object; location.field names the field
+};
+
+}  // namespace topoguard::engine

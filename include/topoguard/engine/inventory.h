@@ -1,0 +1,61 @@
+// What the engine may know about objects other than the one it evaluates: DeviceClasses (to
+// classify requests by driver), claims and claim templates (for pods that reference them), and
+// NetworkAttachmentDefinitions (for Multus networks). The audit builds one from all its input;
+// the webhook uses an empty one that does not claim to know every claim.
+// The inventory does not own the objects it indexes: they must outlive it.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "topoguard/common/json.h"
+
+namespace topoguard::engine {
+
+struct DeviceClassInfo {
+  std::string name;
+  std::vector<std::string> drivers;  // from `device.driver == "..."` in its CEL selectors
+  std::string extended_resource_name;  // spec.extendedResourceName, or empty
+};
+
+class Inventory {
+ public:
+  enum class Claims { kKnown, kUnknown };
+
+  // kKnown: every claim and template a pod may reference is in the input, so references that
+  // are not found are reported (`unresolved-claim`) and templates' verdicts are inherited.
+  explicit Inventory(Claims claims = Claims::kUnknown) : claims_(claims) {}
+
+  // Indexes `object` when it is a DeviceClass, ResourceClaim(Template) or
+  // NetworkAttachmentDefinition; other kinds are ignored. Returns whether it was indexed.
+  bool add(const Json& object);
+
+  [[nodiscard]] bool claims_known() const { return claims_ == Claims::kKnown; }
+  [[nodiscard]] const DeviceClassInfo* device_class(std::string_view name) const;
+  // The DeviceClass that serves `resource` as a DRA extended resource (its extendedResourceName,
+  // or the implicit deviceclass.resource.kubernetes.io/<class>), if known.
+  [[nodiscard]] const DeviceClassInfo* device_class_for_resource(std::string_view resource) const;
+  [[nodiscard]] const Json* claim_template(std::string_view namespace_name,
+                                           std::string_view name) const;
+  [[nodiscard]] const Json* claim(std::string_view namespace_name, std::string_view name) const;
+  // k8s.v1.cni.cncf.io/resourceName of a NetworkAttachmentDefinition, or nullptr.
+  [[nodiscard]] const std::string* network_resource(std::string_view namespace_name,
+                                                    std::string_view name) const;
+
+ private:
+  using Key = std::pair<std::string, std::string>;  // namespace, name
+
+  Claims claims_;
+  std::map<std::string, DeviceClassInfo, std::less<>> device_classes_;
+  std::map<Key, const Json*> claim_templates_;
+  std::map<Key, const Json*> claims_by_name_;
+  std::map<Key, std::string> network_resources_;
+};
+
+// Drivers named by `device.driver == "x"` (or 'x') in a CEL expression, in order.
+[[nodiscard]] std::vector<std::string> drivers_in_cel(std::string_view expression);
+
+}  // namespace topoguard::engine

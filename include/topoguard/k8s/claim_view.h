@@ -1,0 +1,60 @@
+// One normalised view of a ResourceClaim / ResourceClaimTemplate spec across resource.k8s.io
+// v1beta1 (flat requests), v1beta2 and v1 (`exactly`), with `firstAvailable` subrequests.
+// The view is chosen by the shape of each request, never by apiVersion, and every element keeps
+// the JSON pointer it was read from, so rules and patches are right for every version.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "topoguard/common/json.h"
+#include "topoguard/common/result.h"
+
+namespace topoguard::k8s {
+
+enum class AllocationMode { kExactCount, kAll };
+
+// One way to satisfy a request: its `exactly` part (or the flat v1beta1 fields) or one
+// `firstAvailable` subrequest.
+struct DeviceChoice {
+  std::string subrequest;  // empty for `exactly` / flat requests
+  std::string device_class_name;
+  std::vector<std::string> selectors;  // CEL expressions, in order
+  AllocationMode allocation_mode = AllocationMode::kExactCount;
+  std::int64_t count = 1;  // meaningful for kExactCount
+  std::string pointer;     // the object holding deviceClassName
+};
+
+struct DeviceRequest {
+  std::string name;
+  std::string pointer;  // /.../devices/requests/<i>
+  bool first_available = false;
+  std::vector<DeviceChoice> choices;  // one for `exactly`/flat, one per subrequest otherwise
+};
+
+struct DeviceConstraint {
+  std::vector<std::string> requests;  // empty: applies to every request of the claim
+  std::string match_attribute;
+  std::string distinct_attribute;
+  std::string pointer;  // /.../devices/constraints/<i>
+};
+
+struct ClaimSpec {
+  std::string devices_pointer;      // /spec/devices or /spec/spec/devices
+  std::string constraints_pointer;  // devices_pointer + "/constraints"
+  bool has_constraints_array = false;
+  std::vector<DeviceRequest> requests;
+  std::vector<DeviceConstraint> constraints;
+};
+
+// True for kinds whose objects hold a claim spec (ResourceClaim, ResourceClaimTemplate and the
+// cluster-scoped ClusterResourceClaimTemplate of KEP-5978).
+[[nodiscard]] bool is_claim_kind(std::string_view group, std::string_view kind);
+
+// Reads the claim spec of a claim-kind object. Errors name the offending field (JSON pointer)
+// and say what type was expected.
+[[nodiscard]] Result<ClaimSpec> read_claim_spec(const Json& object);
+
+}  // namespace topoguard::k8s

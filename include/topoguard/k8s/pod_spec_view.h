@@ -1,0 +1,48 @@
+// What a pod template asks for, read from a PodSpec and its template metadata: the
+// ResourceClaims it references, the extended resources its containers request, and the Multus
+// networks its annotations attach. Read-only; malformed parts are skipped, never thrown on.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "topoguard/common/json.h"
+#include "topoguard/k8s/pod_template.h"
+
+namespace topoguard::k8s {
+
+struct PodClaimReference {
+  std::string name;                  // spec.resourceClaims[].name
+  std::string template_name;         // resourceClaimTemplateName, or empty
+  std::string claim_name;            // resourceClaimName, or empty
+  std::string pointer;               // /.../resourceClaims/<i>
+};
+
+struct ExtendedResourceRequest {
+  std::string resource;   // e.g. nvidia.com/gpu, rdma/ib
+  std::string container;  // container name
+  std::string pointer;    // /.../containers/<i>/resources/limits/<resource>
+};
+
+struct NetworkAttachment {
+  std::string namespace_name;  // empty: the pod's namespace
+  std::string name;
+};
+
+struct PodSpecView {
+  PodTemplateLocation location;
+  std::vector<PodClaimReference> claims;
+  // Every resource outside the core set (cpu, memory, storage, hugepages-*) requested in limits
+  // or requests of containers and initContainers; one entry per container and resource.
+  std::vector<ExtendedResourceRequest> extended_resources;
+  std::vector<NetworkAttachment> networks;  // from k8s.v1.cni.cncf.io/networks
+  std::string networks_pointer;             // the annotation's pointer when present
+};
+
+[[nodiscard]] PodSpecView read_pod_spec(const Json& object, const PodTemplateLocation& location);
+
+// Parses a Multus networks annotation: "a, ns/b, c@eth1" or a JSON list of
+// {"name", "namespace"} objects. Unparseable text yields no networks.
+[[nodiscard]] std::vector<NetworkAttachment> parse_network_annotation(const std::string& text);
+
+}  // namespace topoguard::k8s

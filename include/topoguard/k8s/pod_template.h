@@ -1,0 +1,25 @@
+// The one table of workload kinds -> where their pod templates live. Every rule that looks at
+// pods goes through locate_pod_templates(), so supporting a new workload kind is one table row.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "topoguard/common/json.h"
+
+namespace topoguard::k8s {
+
+struct PodTemplateLocation {
+  std::string template_pointer;  // the object holding `metadata` and `spec` ("" for a Pod)
+  std::string spec_pointer;      // the PodSpec
+};
+
+// True when (group, kind) carries pod templates.
+[[nodiscard]] bool is_workload_kind(std::string_view group, std::string_view kind);
+
+// Every pod template of a workload object, in document order; empty for other kinds or when
+// the templates are absent.
+[[nodiscard]] std::vector<PodTemplateLocation> locate_pod_templates(const Json& object);
+
+}  // namespace topoguard::k8s

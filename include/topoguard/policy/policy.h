@@ -1,0 +1,106 @@
+// The AlignmentPolicy model (topoguard.dev/v1alpha1): plain, immutable values built once by the
+// parser and shared read-only. Rule ids are the public contract of output, policies and docs.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "topoguard/common/json.h"
+#include "topoguard/common/source_location.h"
+#include "topoguard/policy/pattern.h"
+
+namespace topoguard::policy {
+
+enum class RuleId {
+  kMissingPcieAlignment,
+  kNumaOnlyAlignment,
+  kDevicePluginPairing,
+  kSplitClaims,
+  kMultiDeviceAlignment,
+  kUnresolvedClaim,
+};
+inline constexpr std::size_t kRuleCount = 6;
+inline constexpr std::array<RuleId, kRuleCount> kAllRules{
+    RuleId::kMissingPcieAlignment, RuleId::kNumaOnlyAlignment,   RuleId::kDevicePluginPairing,
+    RuleId::kSplitClaims,          RuleId::kMultiDeviceAlignment, RuleId::kUnresolvedClaim};
+
+// "missing-pcie-alignment", ...
+[[nodiscard]] std::string_view rule_name(RuleId rule);
+[[nodiscard]] std::optional<RuleId> parse_rule_name(std::string_view name);
+// Whether the rule can produce a JSONPatch fix.
+[[nodiscard]] bool rule_is_fixable(RuleId rule);
+
+// Ordered from most to least severe; kOff disables the rule.
+enum class Action { kDeny, kWarn, kAudit, kOff };
+[[nodiscard]] std::string_view action_name(Action action);
+[[nodiscard]] std::optional<Action> parse_action_name(std::string_view name);
+
+struct LabelRequirement {
+  enum class Operator { kIn, kNotIn, kExists, kDoesNotExist };
+  std::string key;
+  Operator op = Operator::kExists;
+  std::vector<std::string> values;
+};
+
+// A Kubernetes label selector (matchLabels AND matchExpressions). Empty matches everything.
+struct LabelSelector {
+  std::map<std::string, std::string> match_labels;
+  std::vector<LabelRequirement> match_expressions;
+
+  [[nodiscard]] bool matches(const Json& labels) const;
+};
+
+// Which objects a policy or exception applies to. Empty lists mean "no restriction".
+struct Match {
+  PatternList include_namespaces;  // RE2 full-match; empty: every namespace
+  PatternList exclude_namespaces;
+  std::optional<LabelSelector> selector;  // on the object's labels or any pod template's labels
+  std::vector<std::string> kinds;         // e.g. Deployment, ResourceClaimTemplate
+  PatternList names;                      // RE2 full-match on metadata.name
+};
+
+// How devices of one role (GPU or NIC) are recognised.
+struct DeviceRecognizer {
+  PatternList device_class_names;  // DeviceClass names in requests
+  PatternList drivers;             // driver names (from DeviceClass or request CEL selectors)
+  PatternList extended_resources;  // container resource names (device plugins, DRA ext. res.)
+};
+
+struct RuleSettings {
+  Action action = Action::kOff;
+  bool mutate = false;  // for fixable rules: whether the webhook / `fix` apply the fix
+};
+
+struct PolicyException {
+  std::string name;
+  std::string reason;
+  Match match;
+  std::vector<RuleId> rules;  // empty: every rule
+  SourceLocation origin;
+};
+
+struct Policy {
+  std::string name;
+  SourceLocation origin;  // file and line of the policy document
+  Match match;
+  DeviceRecognizer gpu;
+  DeviceRecognizer nic;
+  std::string alignment_attribute = "resource.kubernetes.io/pcieRoot";  // used by fixes
+  std::vector<std::string> accepted_attributes;  // other attributes that also count as aligned
+  PatternList numa_attributes;  // qualified attribute names that only express NUMA locality
+  std::array<RuleSettings, kRuleCount> rules{};
+  std::vector<PolicyException> exceptions;
+
+  [[nodiscard]] const RuleSettings& rule(RuleId id) const {
+    return rules[static_cast<std::size_t>(id)];
+  }
+  // alignment_attribute or one of accepted_attributes.
+  [[nodiscard]] bool is_alignment_attribute(std::string_view attribute) const;
+};
+
+}  // namespace topoguard::policy

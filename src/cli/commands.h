@@ -1,0 +1,17 @@
+// Subcommand registration. Each subcommand lives in its own file, parses its flags with CLI11,
+// wires the modules and stores its exit code; main() only dispatches.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace topoguard::cli {
+
+// Exit codes shared by every subcommand.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFindings = 1;  // a finding reached --fail-on (audit) or lint errors
+inline constexpr int kExitUsage = 2;     // usage error, unreadable or invalid input
+
+// Each adds its subcommand to `app`; when it runs, it writes its exit code to `exit_code`.
+void add_policy_command(CLI::App& app, int& exit_code);
+
+}  // namespace topoguard::cli

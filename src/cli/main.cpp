@@ -1,0 +1,19 @@
+// topoguard: one binary, subcommands dispatched with CLI11. No logic lives here.
+#include <iostream>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"topoguard: keep each GPU and its RDMA NIC on the same PCIe root"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(TOPOGUARD_VERSION));
+  int exit_code = topoguard::cli::kExitOk;
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    const int code = app.exit(error);
+    return code == 0 ? topoguard::cli::kExitOk : topoguard::cli::kExitUsage;
+  }
+  return exit_code;
+}

@@ -1,0 +1,125 @@
+#include "topoguard/common/json.h"
+
+#include <charconv>
+
+namespace topoguard {
+
+std::string escape_pointer_token(std::string_view token) {
+  std::string escaped;
+  escaped.reserve(token.size());
+  for (char c : token) {
+    if (c == '~') {
+      escaped += "~0";
+    } else if (c == '/') {
+      escaped += "~1";
+    } else {
+      escaped += c;
+    }
+  }
+  return escaped;
+}
+
+std::string append_pointer(std::string_view base, std::string_view token) {
+  std::string pointer(base);
+  pointer += '/';
+  pointer += escape_pointer_token(token);
+  return pointer;
+}
+
+std::string append_pointer(std::string_view base, std::size_t index) {
+  std::string pointer(base);
+  pointer += '/';
+  pointer += std::to_string(index);
+  return pointer;
+}
+
+namespace {
+
+std::string unescape_token(std::string_view token) {
+  std::string out;
+  out.reserve(token.size());
+  for (std::size_t i = 0; i < token.size(); ++i) {
+    if (token[i] == '~' && i + 1 < token.size()) {
+      out += token[i + 1] == '1' ? '/' : '~';
+      ++i;
+    } else {
+      out += token[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+const Json* find_at(const Json& document, std::string_view pointer) {
+  const Json* current = &document;
+  std::size_t position = 0;
+  while (position < pointer.size()) {
+    if (pointer[position] != '/') {
+      return nullptr;
+    }
+    std::size_t next = pointer.find('/', position + 1);
+    if (next == std::string_view::npos) {
+      next = pointer.size();
+    }
+    std::string token = unescape_token(pointer.substr(position + 1, next - position - 1));
+    if (current->is_object()) {
+      auto it = current->find(token);
+      if (it == current->end()) {
+        return nullptr;
+      }
+      current = &*it;
+    } else if (current->is_array()) {
+      std::size_t index = 0;
+      auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), index);
+      if (ec != std::errc() || end != token.data() + token.size() || index >= current->size()) {
+        return nullptr;
+      }
+      current = &(*current)[index];
+    } else {
+      return nullptr;
+    }
+    position = next;
+  }
+  return current;
+}
+
+const Json* member(const Json& object, std::string_view key) {
+  if (!object.is_object()) {
+    return nullptr;
+  }
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
+std::string string_member(const Json& object, std::string_view key) {
+  const Json* value = member(object, key);
+  return value != nullptr && value->is_string() ? value->get<std::string>() : std::string();
+}
+
+const char* json_type_name(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::object:
+      return "object";
+    case Json::value_t::array:
+      return "array";
+    case Json::value_t::string:
+      return "string";
+    case Json::value_t::boolean:
+      return "boolean";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+      return "integer";
+    case Json::value_t::number_float:
+      return "number";
+    case Json::value_t::binary:
+      return "binary";
+    case Json::value_t::discarded:
+      return "discarded";
+  }
+  return "unknown";
+}
+
+}  // namespace topoguard

@@ -1,0 +1,254 @@
+#include "topoguard/k8s/claim_view.h"
+
+#include "topoguard/k8s/object.h"
+
+namespace topoguard::k8s {
+
+namespace {
+
+Error field_error(ErrorCode code, const std::string& pointer, std::string message) {
+  return Error{code, std::move(message), SourceLocation{"", 0, pointer}};
+}
+
+Error type_error(const std::string& pointer, const char* expected, const Json& actual) {
+  return field_error(ErrorCode::kWrongType, pointer,
+                     std::string("expected ") + expected + ", got " + json_type_name(actual));
+}
+
+// Reads an optional member of `expected` type into `out`. Returns an error when the member is
+// present (and not null) with another type.
+template <typename Check>
+std::optional<Error> optional_member(const Json& object, const std::string& pointer,
+                                     std::string_view key, const char* expected, Check is_type,
+                                     const Json*& out) {
+  out = member(object, key);
+  if (out == nullptr || out->is_null()) {
+    out = nullptr;
+    return std::nullopt;
+  }
+  if (!is_type(*out)) {
+    return type_error(append_pointer(pointer, key), expected, *out);
+  }
+  return std::nullopt;
+}
+
+const auto kIsString = [](const Json& v) { return v.is_string(); };
+const auto kIsArray = [](const Json& v) { return v.is_array(); };
+const auto kIsObject = [](const Json& v) { return v.is_object(); };
+const auto kIsInteger = [](const Json& v) { return v.is_number_integer(); };
+
+Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer) {
+  DeviceChoice choice;
+  choice.pointer = pointer;
+  const Json* value = nullptr;
+  if (auto error = optional_member(holder, pointer, "name", "string", kIsString, value)) {
+    return *error;
+  }
+  if (value != nullptr) {
+    choice.subrequest = value->get<std::string>();
+  }
+  if (auto error =
+          optional_member(holder, pointer, "deviceClassName", "string", kIsString, value)) {
+    return *error;
+  }
+  if (value != nullptr) {
+    choice.device_class_name = value->get<std::string>();
+  }
+  if (auto error = optional_member(holder, pointer, "selectors", "array", kIsArray, value)) {
+    return *error;
+  }
+  if (value != nullptr) {
+    const std::string selectors_pointer = append_pointer(pointer, "selectors");
+    for (std::size_t i = 0; i < value->size(); ++i) {
+      const std::string selector_pointer = append_pointer(selectors_pointer, i);
+      const Json& selector = (*value)[i];
+      if (!selector.is_object()) {
+        return type_error(selector_pointer, "object", selector);
+      }
+      const Json* cel = nullptr;
+      if (auto error = optional_member(selector, selector_pointer, "cel", "object", kIsObject, cel)) {
+        return *error;
+      }
+      if (cel == nullptr) {
+        continue;
+      }
+      const Json* expression = nullptr;
+      if (auto error = optional_member(*cel, append_pointer(selector_pointer, "cel"), "expression",
+                                       "string", kIsString, expression)) {
+        return *error;
+      }
+      if (expression != nullptr) {
+        choice.selectors.push_back(expression->get<std::string>());
+      }
+    }
+  }
+  if (auto error =
+          optional_member(holder, pointer, "allocationMode", "string", kIsString, value)) {
+    return *error;
+  }
+  if (value != nullptr) {
+    const auto& mode = value->get_ref<const std::string&>();
+    if (mode == "All") {
+      choice.allocation_mode = AllocationMode::kAll;
+    } else if (mode != "ExactCount") {
+      return field_error(ErrorCode::kInvalidValue, append_pointer(pointer, "allocationMode"),
+                         "allocationMode must be ExactCount or All, got \"" + mode + "\"");
+    }
+  }
+  if (auto error = optional_member(holder, pointer, "count", "integer", kIsInteger, value)) {
+    return *error;
+  }
+  if (value != nullptr) {
+    choice.count = value->get<std::int64_t>();
+  }
+  return choice;
+}
+
+Result<DeviceRequest> read_request(const Json& request, const std::string& pointer) {
+  if (!request.is_object()) {
+    return type_error(pointer, "object", request);
+  }
+  DeviceRequest view;
+  view.pointer = pointer;
+  const Json* value = nullptr;
+  if (auto error = optional_member(request, pointer, "name", "string", kIsString, value)) {
+    return *error;
+  }
+  if (value == nullptr) {
+    return field_error(ErrorCode::kMissingField, append_pointer(pointer, "name"),
+                       "device request has no name");
+  }
+  view.name = value->get<std::string>();
+
+  if (auto error =
+          optional_member(request, pointer, "firstAvailable", "array", kIsArray, value)) {
+    return *error;
+  }
+  if (value != nullptr) {
+    view.first_available = true;
+    const std::string list_pointer = append_pointer(pointer, "firstAvailable");
+    for (std::size_t i = 0; i < value->size(); ++i) {
+      const std::string sub_pointer = append_pointer(list_pointer, i);
+      if (!(*value)[i].is_object()) {
+        return type_error(sub_pointer, "object", (*value)[i]);
+      }
+      auto choice = read_choice((*value)[i], sub_pointer);
+      if (!choice) {
+        return choice.error();
+      }
+      view.choices.push_back(std::move(choice).value());
+    }
+    return view;
+  }
+  // v1beta2 / v1 nest the single choice under `exactly`; v1beta1 keeps it on the request.
+  const Json* exactly = nullptr;
+  if (auto error = optional_member(request, pointer, "exactly", "object", kIsObject, exactly)) {
+    return *error;
+  }
+  auto choice = exactly != nullptr ? read_choice(*exactly, append_pointer(pointer, "exactly"))
+                                   : read_choice(request, pointer);
+  if (!choice) {
+    return choice.error();
+  }
+  choice->subrequest.clear();  // a flat request's `name` is the request's, not a subrequest's
+  view.choices.push_back(std::move(choice).value());
+  return view;
+}
+
+Result<DeviceConstraint> read_constraint(const Json& constraint, const std::string& pointer) {
+  if (!constraint.is_object()) {
+    return type_error(pointer, "object", constraint);
+  }
+  DeviceConstraint view;
+  view.pointer = pointer;
+  const Json* value = nullptr;
+  if (auto error = optional_member(constraint, pointer, "requests", "array", kIsArray, value)) {
+    return *error;
+  }
+  if (value != nullptr) {
+    for (std::size_t i = 0; i < value->size(); ++i) {
+      if (!(*value)[i].is_string()) {
+        return type_error(append_pointer(append_pointer(pointer, "requests"), i), "string",
+                          (*value)[i]);
+      }
+      view.requests.push_back((*value)[i].get<std::string>());
+    }
+  }
+  if (auto error =
+          optional_member(constraint, pointer, "matchAttribute", "string", kIsString, value)) {
+    return *error;
+  }
+  if (value != nullptr) {
+    view.match_attribute = value->get<std::string>();
+  }
+  if (auto error =
+          optional_member(constraint, pointer, "distinctAttribute", "string", kIsString, value)) {
+    return *error;
+  }
+  if (value != nullptr) {
+    view.distinct_attribute = value->get<std::string>();
+  }
+  return view;
+}
+
+}  // namespace
+
+bool is_claim_kind(std::string_view group, std::string_view kind) {
+  return group == "resource.k8s.io" &&
+         (kind == "ResourceClaim" || kind == "ResourceClaimTemplate" ||
+          kind == "ClusterResourceClaimTemplate");
+}
+
+Result<ClaimSpec> read_claim_spec(const Json& object) {
+  const std::string kind = string_member(object, "kind");
+  // ResourceClaim keeps its claim spec at /spec; the templates one level deeper.
+  const std::string spec_pointer = kind == "ResourceClaim" ? "/spec" : "/spec/spec";
+  ClaimSpec view;
+  view.devices_pointer = spec_pointer + "/devices";
+  view.constraints_pointer = view.devices_pointer + "/constraints";
+
+  for (const std::string& pointer : {std::string("/spec"), spec_pointer, view.devices_pointer}) {
+    const Json* node = find_at(object, pointer);
+    if (node == nullptr || node->is_null()) {
+      return view;  // nothing requested
+    }
+    if (!node->is_object()) {
+      return type_error(pointer, "object", *node);
+    }
+  }
+  const Json& devices = *find_at(object, view.devices_pointer);
+  const Json* requests = nullptr;
+  if (auto error =
+          optional_member(devices, view.devices_pointer, "requests", "array", kIsArray, requests)) {
+    return *error;
+  }
+  if (requests != nullptr) {
+    const std::string list_pointer = view.devices_pointer + "/requests";
+    for (std::size_t i = 0; i < requests->size(); ++i) {
+      auto request = read_request((*requests)[i], append_pointer(list_pointer, i));
+      if (!request) {
+        return request.error();
+      }
+      view.requests.push_back(std::move(request).value());
+    }
+  }
+  const Json* constraints = nullptr;
+  if (auto error = optional_member(devices, view.devices_pointer, "constraints", "array", kIsArray,
+                                   constraints)) {
+    return *error;
+  }
+  if (constraints != nullptr) {
+    view.has_constraints_array = true;
+    for (std::size_t i = 0; i < constraints->size(); ++i) {
+      auto constraint =
+          read_constraint((*constraints)[i], append_pointer(view.constraints_pointer, i));
+      if (!constraint) {
+        return constraint.error();
+      }
+      view.constraints.push_back(std::move(constraint).value());
+    }
+  }
+  return view;
+}
+
+}  // namespace topoguard::k8s

@@ -1,0 +1,116 @@
+#include "topoguard/k8s/pod_template.h"
+
+#include <array>
+
+#include "topoguard/k8s/object.h"
+
+namespace topoguard::k8s {
+
+namespace {
+
+struct WorkloadKind {
+  std::string_view group;
+  std::string_view kind;
+  // Pointers to pod templates; "*" steps over every element of an array or object.
+  std::array<std::string_view, 2> template_paths;
+};
+
+// Pod has no template: its own metadata and spec play that role (template pointer "").
+constexpr std::array<WorkloadKind, 13> kWorkloadKinds{{
+    {"", "Pod", {"", ""}},
+    {"", "PodTemplate", {"/template", ""}},
+    {"", "ReplicationController", {"/spec/template", ""}},
+    {"apps", "Deployment", {"/spec/template", ""}},
+    {"apps", "ReplicaSet", {"/spec/template", ""}},
+    {"apps", "StatefulSet", {"/spec/template", ""}},
+    {"apps", "DaemonSet", {"/spec/template", ""}},
+    {"batch", "Job", {"/spec/template", ""}},
+    {"batch", "CronJob", {"/spec/jobTemplate/spec/template", ""}},
+    {"leaderworkerset.x-k8s.io",
+     "LeaderWorkerSet",
+     {"/spec/leaderWorkerTemplate/leaderTemplate", "/spec/leaderWorkerTemplate/workerTemplate"}},
+    {"disaggregatedset.x-k8s.io",
+     "DisaggregatedSet",
+     {"/spec/roles/*/spec/leaderWorkerTemplate/leaderTemplate",
+      "/spec/roles/*/spec/leaderWorkerTemplate/workerTemplate"}},
+    {"kubeflow.org", "MPIJob", {"/spec/mpiReplicaSpecs/*/template", ""}},
+    {"kubeflow.org", "PyTorchJob", {"/spec/pytorchReplicaSpecs/*/template", ""}},
+}};
+
+const WorkloadKind* find_kind(std::string_view group, std::string_view kind) {
+  for (const WorkloadKind& entry : kWorkloadKinds) {
+    if (entry.group == group && entry.kind == kind) {
+      return &entry;
+    }
+  }
+  return nullptr;
+}
+
+// Expands `path` (with "*" steps) against `node`, appending existing object matches.
+void expand(const Json& node, std::string_view path, const std::string& prefix,
+            std::vector<std::string>& out) {
+  if (path.empty()) {
+    if (node.is_object()) {
+      out.push_back(prefix);
+    }
+    return;
+  }
+  std::size_t next = path.find('/', 1);
+  if (next == std::string_view::npos) {
+    next = path.size();
+  }
+  std::string_view step = path.substr(1, next - 1);
+  std::string_view rest = path.substr(next);
+  if (step == "*") {
+    if (node.is_array()) {
+      for (std::size_t i = 0; i < node.size(); ++i) {
+        expand(node[i], rest, append_pointer(prefix, i), out);
+      }
+    } else if (node.is_object()) {
+      for (const auto& [key, child] : node.items()) {
+        expand(child, rest, append_pointer(prefix, key), out);
+      }
+    }
+    return;
+  }
+  if (const Json* child = member(node, step)) {
+    expand(*child, rest, prefix + "/" + std::string(step), out);
+  }
+}
+
+}  // namespace
+
+bool is_workload_kind(std::string_view group, std::string_view kind) {
+  return find_kind(group, kind) != nullptr;
+}
+
+std::vector<PodTemplateLocation> locate_pod_templates(const Json& object) {
+  std::vector<PodTemplateLocation> locations;
+  const std::string api_version = string_member(object, "apiVersion");
+  const WorkloadKind* entry = find_kind(api_group(api_version), string_member(object, "kind"));
+  if (entry == nullptr) {
+    return locations;
+  }
+  if (entry->kind == "Pod") {
+    if (const Json* spec = member(object, "spec"); spec != nullptr && spec->is_object()) {
+      locations.push_back({"", "/spec"});
+    }
+    return locations;
+  }
+  for (std::string_view path : entry->template_paths) {
+    if (path.empty()) {
+      continue;
+    }
+    std::vector<std::string> templates;
+    expand(object, path, "", templates);
+    for (std::string& pointer : templates) {
+      const Json* spec = find_at(object, pointer + "/spec");
+      if (spec != nullptr && spec->is_object()) {
+        locations.push_back({pointer, pointer + "/spec"});
+      }
+    }
+  }
+  return locations;
+}
+
+}  // namespace topoguard::k8s

@@ -1,0 +1,147 @@
+#include "topoguard/common/yaml_document.h"
+
+#include <gtest/gtest.h>
+
+#include "note_name.h"
+
+namespace topoguard {
+namespace {
+
+struct ScalarCase {
+  std::string_view note;
+  std::string_view yaml;
+  Json expected;
+};
+
+class ScalarResolutionTest : public ::testing::TestWithParam<ScalarCase> {};
+
+// Plain scalars resolve with the YAML 1.2 core schema; quoted ones stay strings.
+TEST_P(ScalarResolutionTest, ResolvesCoreSchema) {
+  const ScalarCase& c = GetParam();
+  YamlStream stream = parse_yaml_stream(std::string("v: ") + std::string(c.yaml), "t.yaml");
+  ASSERT_TRUE(stream.errors.empty()) << stream.errors.front().to_string();
+  ASSERT_EQ(stream.documents.size(), 1u);
+  EXPECT_EQ(stream.documents[0].value["v"], c.expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Scalars, ScalarResolutionTest,
+    ::testing::Values(ScalarCase{"int", "42", Json(42)}, ScalarCase{"negative", "-7", Json(-7)},
+                      ScalarCase{"hex", "0x1F", Json(31)}, ScalarCase{"octal", "0o17", Json(15)},
+                      ScalarCase{"float", "1.5", Json(1.5)},
+                      ScalarCase{"exponent", "1e3", Json(1000.0)},
+                      ScalarCase{"true", "true", Json(true)},
+                      ScalarCase{"False", "False", Json(false)},
+                      ScalarCase{"null", "null", Json(nullptr)},
+                      ScalarCase{"tilde", "~", Json(nullptr)},
+                      ScalarCase{"empty", "", Json(nullptr)},
+                      ScalarCase{"quoted_int", "\"8\"", Json("8")},
+                      ScalarCase{"single_quoted_bool", "'true'", Json("true")},
+                      ScalarCase{"str_tag", "!!str 12", Json("12")},
+                      ScalarCase{"yes_is_string", "yes", Json("yes")},
+                      ScalarCase{"version_like", "1.2.3", Json("1.2.3")},
+                      ScalarCase{"quantity", "512Gi", Json("512Gi")},
+                      ScalarCase{"pci_root", "pci0000:10", Json("pci0000:10")},
+                      ScalarCase{"huge_int_is_float", "99999999999999999999",
+                                 Json(99999999999999999999.0)}),
+    topoguard::testing::NoteName());
+
+// Every document of a stream is returned with the line each field starts on.
+TEST(YamlStreamTest, SplitsDocumentsAndRecordsLines) {
+  const std::string text =
+      "# leading comment\n"
+      "apiVersion: v1\n"
+      "kind: Pod\n"
+      "---\n"
+      "---\n"
+      "kind: List\n"
+      "items:\n"
+      "- name: a\n"
+      "  value: 1\n";
+  YamlStream stream = parse_yaml_stream(text, "s.yaml");
+  ASSERT_TRUE(stream.errors.empty());
+  ASSERT_EQ(stream.documents.size(), 2u);
+  EXPECT_EQ(stream.documents[0].first_line, 2);
+  EXPECT_EQ(stream.documents[0].lines.line_of("/kind"), 3);
+  EXPECT_EQ(stream.documents[1].lines.line_of("/items/0/value"), 9);
+  EXPECT_EQ(stream.documents[1].lines.line_of("/items/0/missing/deeper"), 8);
+  EXPECT_EQ(text.substr(stream.documents[1].text_begin,
+                        stream.documents[1].text_end - stream.documents[1].text_begin),
+            "---\nkind: List\nitems:\n- name: a\n  value: 1\n");
+}
+
+// A broken document is reported with file and line; the documents around it still parse.
+TEST(YamlStreamTest, BrokenDocumentDoesNotHideOthers) {
+  YamlStream stream = parse_yaml_stream("a: 1\n---\nb: [1, 2\n---\nc: 3\n", "broken.yaml");
+  ASSERT_EQ(stream.errors.size(), 1u);
+  EXPECT_EQ(stream.errors[0].code, ErrorCode::kInvalidYaml);
+  EXPECT_EQ(stream.errors[0].location.file, "broken.yaml");
+  EXPECT_GE(stream.errors[0].location.line, 3);
+  ASSERT_EQ(stream.documents.size(), 2u);
+  EXPECT_EQ(stream.documents[1].value["c"], 3);
+}
+
+// Duplicate keys are an error naming the key and its line, never a silent overwrite.
+TEST(YamlStreamTest, DuplicateKeyIsAnError) {
+  YamlStream stream = parse_yaml_stream("a: 1\nb: 2\na: 3\n", "dup.yaml");
+  ASSERT_EQ(stream.errors.size(), 1u);
+  EXPECT_EQ(stream.errors[0].code, ErrorCode::kDuplicateKey);
+  EXPECT_EQ(stream.errors[0].location.line, 3);
+  EXPECT_EQ(stream.errors[0].location.field, "/a");
+}
+
+// Deep nesting is refused with a clear error instead of exhausting the stack.
+TEST(YamlStreamTest, DeepNestingIsRefused) {
+  std::string deep(100000, '[');
+  YamlStream stream = parse_yaml_stream(deep, "deep.yaml");
+  ASSERT_EQ(stream.errors.size(), 1u);
+  EXPECT_TRUE(stream.errors[0].code == ErrorCode::kTooDeep ||
+              stream.errors[0].code == ErrorCode::kInvalidYaml);
+  std::string nested;
+  for (int i = 0; i < 300; ++i) {
+    nested += std::string(static_cast<std::size_t>(i) * 2, ' ') + "k:\n";
+  }
+  YamlStream nested_stream = parse_yaml_stream(nested, "nested.yaml");
+  ASSERT_EQ(nested_stream.errors.size(), 1u);
+  EXPECT_EQ(nested_stream.errors[0].code, ErrorCode::kTooDeep);
+}
+
+// Alias bombs ("billion laughs") hit the node budget instead of exhausting memory.
+TEST(YamlStreamTest, AliasExpansionIsBounded) {
+  std::string text = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  char previous = 'a';
+  for (char name = 'b'; name <= 'j'; ++name) {
+    text += std::string(1, name) + ": &" + name + " [";
+    for (int i = 0; i < 10; ++i) {
+      text += std::string(i == 0 ? "" : ", ") + "*" + previous;
+    }
+    text += "]\n";
+    previous = name;
+  }
+  YamlStream stream = parse_yaml_stream(text, "bomb.yaml");
+  ASSERT_EQ(stream.errors.size(), 1u);
+  EXPECT_EQ(stream.errors[0].code, ErrorCode::kTooLarge);
+}
+
+// Merge keys copy the anchored mapping's keys that are not set locally.
+TEST(YamlStreamTest, MergeKeysExpand) {
+  YamlStream stream =
+      parse_yaml_stream("base: &b {x: 1, y: 2}\nderived:\n  <<: *b\n  y: 3\n", "m.yaml");
+  ASSERT_TRUE(stream.errors.empty());
+  EXPECT_EQ(stream.documents[0].value["derived"], Json::parse(R"({"y": 3, "x": 1})"));
+}
+
+// to_yaml output parses back to the same value, including strings that look like other types.
+TEST(ToYamlTest, RoundTrips) {
+  const Json value = Json::parse(R"({
+    "apiVersion": "resource.k8s.io/v1", "count": 2, "flag": true, "nothing": null,
+    "strings": ["8", "true", "null", "", "a: b", "- x", "#c", "multi\nline\n", "1.5", "~"],
+    "empty": {}, "list": [], "nested": [{"a": [1, 2]}], "x/y": "z", "real": 0.25})");
+  YamlStream stream = parse_yaml_stream(to_yaml(value), "round.yaml");
+  ASSERT_TRUE(stream.errors.empty()) << to_yaml(value);
+  ASSERT_EQ(stream.documents.size(), 1u);
+  EXPECT_EQ(stream.documents[0].value, value) << to_yaml(value);
+}
+
+}  // namespace
+}  // namespace topoguard

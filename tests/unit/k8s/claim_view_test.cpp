@@ -1,0 +1,163 @@
+#include "topoguard/k8s/claim_view.h"
+
+#include <gtest/gtest.h>
+
+#include "note_name.h"
+
+#include "topoguard/common/yaml_document.h"
+
+namespace topoguard::k8s {
+namespace {
+
+Json parse(const std::string& yaml) {
+  YamlStream stream = parse_yaml_stream(yaml, "inline.yaml");
+  EXPECT_TRUE(stream.errors.empty());
+  return stream.documents.at(0).value;
+}
+
+struct VersionCase {
+  std::string_view note;
+  std::string yaml;
+  std::string expected_choice_pointer;
+};
+
+class ClaimSpecVersionsTest : public ::testing::TestWithParam<VersionCase> {};
+
+// The same request reads the same in v1beta1 (flat), v1beta2 and v1 (`exactly`), with the
+// pointer of the object that really holds deviceClassName.
+TEST_P(ClaimSpecVersionsTest, NormalisesRequest) {
+  const VersionCase& c = GetParam();
+  auto spec = read_claim_spec(parse(c.yaml));
+  ASSERT_TRUE(spec) << spec.error().to_string();
+  ASSERT_EQ(spec->requests.size(), 1u);
+  const DeviceRequest& request = spec->requests[0];
+  EXPECT_EQ(request.name, "gpu");
+  EXPECT_EQ(request.pointer, "/spec/spec/devices/requests/0");
+  ASSERT_EQ(request.choices.size(), 1u);
+  EXPECT_EQ(request.choices[0].device_class_name, "gpu.nvidia.com");
+  EXPECT_EQ(request.choices[0].count, 2);
+  EXPECT_EQ(request.choices[0].selectors, std::vector<std::string>{"device.driver == 'x'"});
+  EXPECT_EQ(request.choices[0].pointer, c.expected_choice_pointer);
+  EXPECT_TRUE(request.choices[0].subrequest.empty());
+  EXPECT_FALSE(spec->has_constraints_array);
+  EXPECT_EQ(spec->constraints_pointer, "/spec/spec/devices/constraints");
+}
+
+const std::string kExactlyBody = R"(
+kind: ResourceClaimTemplate
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          count: 2
+          selectors: [{cel: {expression: "device.driver == 'x'"}}]
+)";
+
+INSTANTIATE_TEST_SUITE_P(
+    Versions, ClaimSpecVersionsTest,
+    ::testing::Values(
+        VersionCase{"v1beta1_flat", R"(
+apiVersion: resource.k8s.io/v1beta1
+kind: ResourceClaimTemplate
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        deviceClassName: gpu.nvidia.com
+        count: 2
+        selectors: [{cel: {expression: "device.driver == 'x'"}}]
+)",
+                    "/spec/spec/devices/requests/0"},
+        VersionCase{"v1beta2_exactly", "apiVersion: resource.k8s.io/v1beta2" + kExactlyBody,
+                    "/spec/spec/devices/requests/0/exactly"},
+        VersionCase{"v1_exactly", "apiVersion: resource.k8s.io/v1" + kExactlyBody,
+                    "/spec/spec/devices/requests/0/exactly"}),
+    topoguard::testing::NoteName());
+
+// firstAvailable subrequests become choices with their own names and pointers; a claim (not a
+// template) keeps its spec at /spec.
+TEST(ClaimSpecTest, ReadsFirstAvailableAndConstraints) {
+  auto spec = read_claim_spec(parse(R"(
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+spec:
+  devices:
+    requests:
+    - name: nic
+      firstAvailable:
+      - name: fast
+        deviceClassName: dranet
+        allocationMode: All
+      - name: slow
+        deviceClassName: sriov
+    constraints:
+    - requests: [nic/fast]
+      matchAttribute: resource.kubernetes.io/pcieRoot
+    - distinctAttribute: x.io/y
+)"));
+  ASSERT_TRUE(spec) << spec.error().to_string();
+  ASSERT_EQ(spec->requests.size(), 1u);
+  const DeviceRequest& nic = spec->requests[0];
+  EXPECT_TRUE(nic.first_available);
+  ASSERT_EQ(nic.choices.size(), 2u);
+  EXPECT_EQ(nic.choices[0].subrequest, "fast");
+  EXPECT_EQ(nic.choices[0].allocation_mode, AllocationMode::kAll);
+  EXPECT_EQ(nic.choices[1].pointer, "/spec/devices/requests/0/firstAvailable/1");
+  EXPECT_TRUE(spec->has_constraints_array);
+  ASSERT_EQ(spec->constraints.size(), 2u);
+  EXPECT_EQ(spec->constraints[0].requests, std::vector<std::string>{"nic/fast"});
+  EXPECT_EQ(spec->constraints[0].match_attribute, "resource.kubernetes.io/pcieRoot");
+  EXPECT_EQ(spec->constraints[1].distinct_attribute, "x.io/y");
+  EXPECT_EQ(spec->constraints[1].pointer, "/spec/devices/constraints/1");
+}
+
+struct BadCase {
+  std::string_view note;
+  std::string yaml;
+  ErrorCode code;
+  std::string field;
+};
+
+class ClaimSpecErrorsTest : public ::testing::TestWithParam<BadCase> {};
+
+// Wrong types are errors that name the field, never a crash or a silent skip.
+TEST_P(ClaimSpecErrorsTest, NamesTheField) {
+  const BadCase& c = GetParam();
+  auto spec = read_claim_spec(parse(c.yaml));
+  ASSERT_FALSE(spec);
+  EXPECT_EQ(spec.error().code, c.code);
+  EXPECT_EQ(spec.error().location.field, c.field);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Errors, ClaimSpecErrorsTest,
+    ::testing::Values(
+        BadCase{"requests_not_list",
+                "kind: ResourceClaim\nspec: {devices: {requests: {name: a}}}",
+                ErrorCode::kWrongType, "/spec/devices/requests"},
+        BadCase{"count_is_string",
+                "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: "
+                "{deviceClassName: c, count: '2'}}]}}",
+                ErrorCode::kWrongType, "/spec/devices/requests/0/exactly/count"},
+        BadCase{"request_without_name",
+                "kind: ResourceClaim\nspec: {devices: {requests: [{exactly: {deviceClassName: "
+                "c}}]}}",
+                ErrorCode::kMissingField, "/spec/devices/requests/0/name"},
+        BadCase{"bad_allocation_mode",
+                "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, deviceClassName: c, "
+                "allocationMode: Some}]}}",
+                ErrorCode::kInvalidValue, "/spec/devices/requests/0/allocationMode"},
+        BadCase{"constraint_requests_not_strings",
+                "kind: ResourceClaim\nspec: {devices: {requests: [], constraints: [{requests: "
+                "[1]}]}}",
+                ErrorCode::kWrongType, "/spec/devices/constraints/0/requests/0"},
+        BadCase{"spec_is_list", "kind: ResourceClaimTemplate\nspec: []", ErrorCode::kWrongType,
+                "/spec"}),
+    topoguard::testing::NoteName());
+
+}  // namespace
+}  // namespace topoguard::k8s
