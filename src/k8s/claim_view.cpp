@@ -193,10 +193,13 @@ Result<DeviceConstraint> read_constraint(const Json& constraint, const std::stri
 
 }  // namespace
 
+bool is_claim_kind_name(std::string_view kind) {
+  return kind == "ResourceClaim" || kind == "ResourceClaimTemplate" ||
+         kind == "ClusterResourceClaimTemplate";
+}
+
 bool is_claim_kind(std::string_view group, std::string_view kind) {
-  return group == "resource.k8s.io" &&
-         (kind == "ResourceClaim" || kind == "ResourceClaimTemplate" ||
-          kind == "ClusterResourceClaimTemplate");
+  return group == "resource.k8s.io" && is_claim_kind_name(kind);
 }
 
 Result<ClaimSpec> read_claim_spec(const Json& object) {

@@ -84,6 +84,15 @@ bool is_workload_kind(std::string_view group, std::string_view kind) {
   return find_kind(group, kind) != nullptr;
 }
 
+bool is_workload_kind_name(std::string_view kind) {
+  for (const WorkloadKind& entry : kWorkloadKinds) {
+    if (entry.kind == kind) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::vector<PodTemplateLocation> locate_pod_templates(const Json& object) {
   std::vector<PodTemplateLocation> locations;
   const std::string api_version = string_member(object, "apiVersion");

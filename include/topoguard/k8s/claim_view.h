@@ -53,6 +53,9 @@ struct ClaimSpec {
 // cluster-scoped ClusterResourceClaimTemplate of KEP-5978).
 [[nodiscard]] bool is_claim_kind(std::string_view group, std::string_view kind);
 
+// True for ResourceClaim, ResourceClaimTemplate and ClusterResourceClaimTemplate.
+[[nodiscard]] bool is_claim_kind_name(std::string_view kind);
+
 // Reads the claim spec of a claim-kind object. Errors name the offending field (JSON pointer)
 // and say what type was expected.
 [[nodiscard]] Result<ClaimSpec> read_claim_spec(const Json& object);

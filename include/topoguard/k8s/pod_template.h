@@ -18,6 +18,9 @@ struct PodTemplateLocation {
 // True when (group, kind) carries pod templates.
 [[nodiscard]] bool is_workload_kind(std::string_view group, std::string_view kind);
 
+// True when some group has a workload kind of this name (for validating policy `kinds`).
+[[nodiscard]] bool is_workload_kind_name(std::string_view kind);
+
 // Every pod template of a workload object, in document order; empty for other kinds or when
 // the templates are absent.
 [[nodiscard]] std::vector<PodTemplateLocation> locate_pod_templates(const Json& object);
