@@ -1,0 +1,58 @@
+// Loads AlignmentPolicy files into a validated PolicySet: the policy module's only file I/O.
+// `topoguard serve` and `audit` call load_policies() once at startup (and on reload);
+// `topoguard policy lint` calls lint_policy_files() to list every error of every file.
+// Functions are reentrant; the returned sets are immutable values.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "topoguard/common/result.h"
+#include "topoguard/policy/policy.h"
+#include "topoguard/policy/policy_set.h"
+
+namespace topoguard::policy {
+
+// File name that errors and Policy::origin use for the compiled-in default policy.
+inline constexpr std::string_view kBuiltinPolicyFile = "builtin:policies/default.yaml";
+
+// Every policy and every error of one multi-document YAML/JSON text. Pure (no I/O).
+struct PolicyStreamOutcome {
+  std::vector<Policy> policies;  // valid documents, in stream order
+  std::vector<Error> errors;     // YAML errors and policy errors, in stream order
+};
+[[nodiscard]] PolicyStreamOutcome parse_policy_stream(std::string_view text,
+                                                      const std::string& file_name);
+
+// The exact text of policies/default.yaml as compiled into the binary.
+[[nodiscard]] std::string_view builtin_policy_text();
+
+// Parses the compiled-in default policy.
+[[nodiscard]] Result<PolicySet> load_builtin_policies();
+
+// Loads files and directories (recursively: *.yaml, *.yml, *.json; entries whose name starts
+// with '.' are skipped, so Kubernetes ConfigMap volumes (..data, ..2024_...) load once).
+// Files are read in sorted path order, documents in stream order. Policy names must be unique
+// across the set. On any error the result is the first error, its message ending in
+// "(and N more errors ...)" when there are more; lint_policy_files() lists them all.
+[[nodiscard]] Result<PolicySet> load_policy_files(const std::vector<std::string>& paths);
+
+// load_builtin_policies() when `paths` is empty, else load_policy_files(paths): `--policies`
+// replaces the built-in policy.
+[[nodiscard]] Result<PolicySet> load_policies(const std::vector<std::string>& paths);
+
+struct PolicyLintReport {
+  std::vector<Error> errors;        // every error of every file, files in sorted order
+  std::size_t files = 0;            // files read
+  std::size_t valid_policies = 0;   // documents that parsed into a policy
+
+  // True when some path could not be read (exit code 2 in `topoguard policy lint`).
+  [[nodiscard]] bool has_io_error() const;
+};
+
+// Reads the same inputs as load_policy_files() and reports every error instead of failing.
+[[nodiscard]] PolicyLintReport lint_policy_files(const std::vector<std::string>& paths);
+
+}  // namespace topoguard::policy

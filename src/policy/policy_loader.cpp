@@ -1,0 +1,217 @@
+#include "topoguard/policy/policy_loader.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <system_error>
+#include <utility>
+
+#include "builtin_policy.h"
+#include "topoguard/common/yaml_document.h"
+#include "topoguard/policy/policy_parser.h"
+
+namespace topoguard::policy {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Policies are written by hand; anything this big is a wrong path, not a policy.
+constexpr std::uintmax_t kMaxPolicyFileBytes = 16u << 20u;
+
+bool is_policy_file_name(const fs::path& path) {
+  const std::string extension = path.extension().string();
+  return extension == ".yaml" || extension == ".yml" || extension == ".json";
+}
+
+bool is_hidden(const fs::path& path) {
+  const std::string name = path.filename().string();
+  return !name.empty() && name.front() == '.';
+}
+
+Error io_error(const std::string& path, std::string message) {
+  return Error{ErrorCode::kIo, std::move(message), SourceLocation{path, 0, ""}};
+}
+
+// Expands the user's paths into files: explicit files as given, directories walked.
+std::vector<std::string> expand_paths(const std::vector<std::string>& paths,
+                                      std::vector<Error>& errors) {
+  std::vector<std::string> files;
+  for (const std::string& path : paths) {
+    std::error_code error;
+    const fs::file_status status = fs::status(path, error);
+    if (error || !fs::exists(status)) {
+      errors.push_back(io_error(path, "cannot read: " + (error ? error.message()
+                                                               : std::string("no such file"))));
+      continue;
+    }
+    if (!fs::is_directory(status)) {
+      files.push_back(path);
+      continue;
+    }
+    std::vector<std::string> found;
+    fs::recursive_directory_iterator it(path, error);
+    for (; !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
+      if (is_hidden(it->path())) {
+        if (it->is_directory(error)) {
+          it.disable_recursion_pending();
+        }
+        continue;
+      }
+      if (is_policy_file_name(it->path()) && it->is_regular_file(error)) {
+        found.push_back(it->path().string());
+      }
+    }
+    if (error) {
+      errors.push_back(io_error(path, "cannot list directory: " + error.message()));
+      continue;
+    }
+    if (found.empty()) {
+      errors.push_back(io_error(path, "no .yaml, .yml or .json files in directory"));
+      continue;
+    }
+    std::sort(found.begin(), found.end());
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  return files;
+}
+
+Result<std::string> read_file(const std::string& path) {
+  std::error_code error;
+  const std::uintmax_t size = fs::file_size(path, error);
+  if (!error && size > kMaxPolicyFileBytes) {
+    return Error{ErrorCode::kTooLarge,
+                 "policy file is larger than " + std::to_string(kMaxPolicyFileBytes) + " bytes",
+                 SourceLocation{path, 0, ""}};
+  }
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream) {
+    return io_error(path, "cannot open file");
+  }
+  std::ostringstream text;
+  text << stream.rdbuf();
+  if (stream.bad()) {
+    return io_error(path, "read failed");
+  }
+  return text.str();
+}
+
+struct Collected {
+  std::vector<Policy> policies;
+  std::vector<Error> errors;
+  std::size_t files = 0;
+};
+
+// Names are what findings, metrics and exceptions refer to, so two policies may not share one.
+void reject_duplicate_names(Collected& collected) {
+  std::map<std::string, const Policy*, std::less<>> first;
+  for (Policy& policy : collected.policies) {
+    auto [it, inserted] = first.emplace(policy.name, &policy);
+    if (inserted) {
+      continue;
+    }
+    const SourceLocation& other = it->second->origin;
+    collected.errors.push_back(
+        Error{ErrorCode::kInvalidValue,
+              "duplicate policy name \"" + policy.name + "\" (also defined at " + other.file +
+                  ":" + std::to_string(other.line) + ")",
+              SourceLocation{policy.origin.file, policy.origin.line, "/metadata/name"}});
+  }
+}
+
+Collected collect(const std::vector<std::string>& paths) {
+  Collected collected;
+  for (const std::string& file : expand_paths(paths, collected.errors)) {
+    Result<std::string> text = read_file(file);
+    if (!text) {
+      collected.errors.push_back(text.error());
+      continue;
+    }
+    ++collected.files;
+    PolicyStreamOutcome outcome = parse_policy_stream(*text, file);
+    std::move(outcome.policies.begin(), outcome.policies.end(),
+              std::back_inserter(collected.policies));
+    std::move(outcome.errors.begin(), outcome.errors.end(), std::back_inserter(collected.errors));
+  }
+  reject_duplicate_names(collected);
+  if (collected.errors.empty() && collected.policies.empty()) {
+    collected.errors.push_back(Error{ErrorCode::kInvalidValue,
+                                     "no AlignmentPolicy documents found",
+                                     SourceLocation{paths.empty() ? "" : paths.front(), 0, ""}});
+  }
+  return collected;
+}
+
+Result<PolicySet> to_set(Collected&& collected) {
+  if (collected.errors.empty()) {
+    return PolicySet(std::move(collected.policies));
+  }
+  Error first = std::move(collected.errors.front());
+  if (collected.errors.size() > 1) {
+    const std::size_t more = collected.errors.size() - 1;
+    first.message += " (and " + std::to_string(more) + " more error" + (more == 1 ? "" : "s") +
+                     "; `topoguard policy lint` lists them all)";
+  }
+  return first;
+}
+
+}  // namespace
+
+PolicyStreamOutcome parse_policy_stream(std::string_view text, const std::string& file_name) {
+  PolicyStreamOutcome outcome;
+  YamlStream stream = parse_yaml_stream(text, file_name);
+  // Keep errors in document order: YAML errors carry lines, so merge by line.
+  std::vector<Error> errors = std::move(stream.errors);
+  for (const YamlDocument& document : stream.documents) {
+    PolicyParseOutcome parsed = parse_policy(document.value, document.lines, file_name);
+    if (parsed.policy) {
+      outcome.policies.push_back(std::move(*parsed.policy));
+    }
+    std::move(parsed.errors.begin(), parsed.errors.end(), std::back_inserter(errors));
+  }
+  std::stable_sort(errors.begin(), errors.end(), [](const Error& a, const Error& b) {
+    return a.location.line < b.location.line;
+  });
+  outcome.errors = std::move(errors);
+  return outcome;
+}
+
+std::string_view builtin_policy_text() { return detail::builtin_policy_source(); }
+
+Result<PolicySet> load_builtin_policies() {
+  Collected collected;
+  PolicyStreamOutcome outcome =
+      parse_policy_stream(builtin_policy_text(), std::string(kBuiltinPolicyFile));
+  collected.policies = std::move(outcome.policies);
+  collected.errors = std::move(outcome.errors);
+  reject_duplicate_names(collected);
+  return to_set(std::move(collected));
+}
+
+Result<PolicySet> load_policy_files(const std::vector<std::string>& paths) {
+  return to_set(collect(paths));
+}
+
+Result<PolicySet> load_policies(const std::vector<std::string>& paths) {
+  return paths.empty() ? load_builtin_policies() : load_policy_files(paths);
+}
+
+bool PolicyLintReport::has_io_error() const {
+  return std::any_of(errors.begin(), errors.end(),
+                     [](const Error& error) { return error.code == ErrorCode::kIo; });
+}
+
+PolicyLintReport lint_policy_files(const std::vector<std::string>& paths) {
+  Collected collected = collect(paths);
+  PolicyLintReport report;
+  report.files = collected.files;
+  report.valid_policies = collected.policies.size();
+  report.errors = std::move(collected.errors);
+  return report;
+}
+
+}  // namespace topoguard::policy
