@@ -1,0 +1,405 @@
+// deploy/webhook is data that no compiler checks, and a mistake in it (failurePolicy, selector,
+// a port or a file name) breaks clusters rather than builds. These tests read the manifests with
+// the project's own YAML parser and pin the settings the admission contract depends on.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "note_name.h"
+#include "topoguard/common/json.h"
+#include "topoguard/common/yaml_document.h"
+#include "topoguard/k8s/claim_view.h"
+#include "topoguard/k8s/pod_template.h"
+
+namespace topoguard {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kDeployDir = fs::path(TOPOGUARD_SOURCE_DIR) / "deploy" / "webhook";
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<fs::path> yaml_files_under(const fs::path& dir) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    const std::string ext = entry.path().extension().string();
+    if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml")) {
+      files.push_back(entry.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::vector<Json> parse_file(const fs::path& path) {
+  YamlStream stream = parse_yaml_stream(read_file(path), path.string());
+  std::vector<Json> documents;
+  for (const Error& error : stream.errors) {
+    ADD_FAILURE() << error.to_string();
+  }
+  for (YamlDocument& document : stream.documents) {
+    documents.push_back(std::move(document.value));
+  }
+  return documents;
+}
+
+// Every object of the base (and of the overlay when `with_overlay`), keyed "Kind/name".
+std::map<std::string, Json> load_objects(bool with_overlay) {
+  std::map<std::string, Json> objects;
+  for (const fs::path& path : yaml_files_under(kDeployDir)) {
+    const std::string relative = fs::relative(path, kDeployDir).generic_string();
+    const bool in_overlay = relative.rfind("cert-manager/", 0) == 0;
+    if (relative.rfind("base/policies/", 0) == 0 || (in_overlay && !with_overlay)) {
+      continue;
+    }
+    for (Json& document : parse_file(path)) {
+      if (document.is_object() && document.contains("kind") && document.contains("metadata")) {
+        std::string key = document["kind"].get<std::string>() + "/" +
+                          document["metadata"]["name"].get<std::string>();
+        objects.emplace(std::move(key), std::move(document));
+      }
+    }
+  }
+  return objects;
+}
+
+const Json& object_named(const std::map<std::string, Json>& objects, const std::string& key) {
+  static const Json kNull;
+  auto it = objects.find(key);
+  if (it == objects.end()) {
+    ADD_FAILURE() << "deploy/webhook has no " << key;
+    return kNull;
+  }
+  return it->second;
+}
+
+// Every YAML file in deploy/webhook parses, and every document is a Kubernetes object, a
+// kustomization, an AlignmentPolicy, or a JSON6902 patch (a list of operations).
+TEST(DeployManifestsTest, EveryFileParses) {
+  const std::vector<fs::path> files = yaml_files_under(kDeployDir);
+  ASSERT_GE(files.size(), 8u);
+  for (const fs::path& path : files) {
+    SCOPED_TRACE(path.string());
+    const std::vector<Json> documents = parse_file(path);
+    ASSERT_FALSE(documents.empty());
+    for (const Json& document : documents) {
+      if (document.is_array()) {
+        for (const Json& op : document) {
+          EXPECT_TRUE(op.contains("op") && op.contains("path")) << op.dump();
+        }
+        continue;
+      }
+      ASSERT_TRUE(document.is_object());
+      EXPECT_TRUE(document.contains("apiVersion")) << "no apiVersion";
+      EXPECT_TRUE(document.contains("kind")) << "no kind";
+    }
+  }
+}
+
+// Each kustomization names only files (or kustomization folders) that exist, and every YAML
+// file of the folder is used by some kustomization: no stale or forgotten manifest.
+TEST(DeployManifestsTest, KustomizationsListExistingFilesAndNothingIsOrphaned) {
+  std::set<fs::path> referenced;
+  int kustomizations = 0;
+  for (const fs::path& path : yaml_files_under(kDeployDir)) {
+    if (path.filename() != "kustomization.yaml") {
+      continue;
+    }
+    ++kustomizations;
+    referenced.insert(fs::weakly_canonical(path));
+    const std::vector<Json> documents = parse_file(path);
+    ASSERT_EQ(documents.size(), 1u) << path;
+    const Json& kustomization = documents[0];
+    const fs::path dir = path.parent_path();
+    std::vector<std::string> entries;
+    for (const Json& resource : kustomization.value("resources", Json::array())) {
+      entries.push_back(resource.get<std::string>());
+    }
+    for (const Json& patch : kustomization.value("patches", Json::array())) {
+      if (patch.contains("path")) {
+        entries.push_back(patch["path"].get<std::string>());
+      }
+    }
+    for (const Json& generator : kustomization.value("configMapGenerator", Json::array())) {
+      for (const Json& file : generator.value("files", Json::array())) {
+        std::string name = file.get<std::string>();
+        entries.push_back(name.substr(name.find('=') + 1));  // "key=path" or "path"
+      }
+    }
+    ASSERT_FALSE(entries.empty()) << path;
+    for (const std::string& entry : entries) {
+      const fs::path target = fs::weakly_canonical(dir / entry);
+      if (fs::is_directory(target)) {
+        EXPECT_TRUE(fs::exists(target / "kustomization.yaml")) << path << ": " << entry;
+      } else {
+        EXPECT_TRUE(fs::is_regular_file(target)) << path << ": missing " << entry;
+        referenced.insert(target);
+      }
+    }
+  }
+  EXPECT_EQ(kustomizations, 3);  // deploy/webhook, base, cert-manager
+  for (const fs::path& path : yaml_files_under(kDeployDir)) {
+    EXPECT_TRUE(referenced.count(fs::weakly_canonical(path)) == 1)
+        << path << " is not listed in any kustomization.yaml";
+  }
+}
+
+// The ConfigMap serves the same default policy that is compiled into the binary.
+TEST(DeployManifestsTest, ConfigMapPolicyIsTheRepositoryDefault) {
+  const fs::path repository = fs::path(TOPOGUARD_SOURCE_DIR) / "policies" / "default.yaml";
+  const fs::path copy = kDeployDir / "base" / "policies" / "default.yaml";
+  ASSERT_TRUE(fs::exists(repository));
+  ASSERT_TRUE(fs::exists(copy));
+  EXPECT_EQ(read_file(copy), read_file(repository))
+      << "deploy/webhook/base/policies/default.yaml differs from policies/default.yaml; run: "
+         "cp policies/default.yaml deploy/webhook/base/policies/default.yaml";
+}
+
+struct WebhookCase {
+  std::string_view note;
+  std::string object_key;
+  std::string webhook_name;
+  std::string path;
+  std::string failure_policy;
+  std::vector<std::string> operations;
+  bool reinvoked;
+};
+
+class WebhookConfigurationTest : public ::testing::TestWithParam<WebhookCase> {};
+
+// Each webhook keeps the settings the admission contract relies on (fail open for mutation,
+// fail closed for validation, v1 reviews, no side effects, short timeout, safe namespaces).
+TEST_P(WebhookConfigurationTest, KeepsSafetySettings) {
+  const WebhookCase& c = GetParam();
+  const auto objects = load_objects(false);
+  const Json& configuration = object_named(objects, c.object_key);
+  ASSERT_TRUE(configuration.contains("webhooks"));
+  ASSERT_EQ(configuration["webhooks"].size(), 1u);
+  const Json& webhook = configuration["webhooks"][0];
+  EXPECT_EQ(webhook.value("name", ""), c.webhook_name);
+  EXPECT_EQ(webhook.value("failurePolicy", ""), c.failure_policy);
+  EXPECT_EQ(webhook.value("sideEffects", ""), "None");
+  EXPECT_EQ(webhook.value("matchPolicy", ""), "Equivalent");
+  EXPECT_EQ(webhook["admissionReviewVersions"], Json::array({"v1"}));
+  const int timeout = webhook.value("timeoutSeconds", 0);
+  EXPECT_GE(timeout, 1);
+  EXPECT_LE(timeout, 10);
+  EXPECT_EQ(webhook.value("reinvocationPolicy", "Never") == "IfNeeded", c.reinvoked);
+
+  const Json& service = webhook["clientConfig"]["service"];
+  EXPECT_EQ(service.value("name", ""), "topoguard");
+  EXPECT_EQ(service.value("namespace", ""), "topoguard");
+  EXPECT_EQ(service.value("path", ""), c.path);
+  EXPECT_EQ(service.value("port", 0), 443);
+
+  bool excludes_system_namespaces = false;
+  for (const Json& expression : webhook["namespaceSelector"]["matchExpressions"]) {
+    if (expression.value("key", "") == "kubernetes.io/metadata.name" &&
+        expression.value("operator", "") == "NotIn") {
+      const Json& values = expression["values"];
+      excludes_system_namespaces =
+          std::find(values.begin(), values.end(), Json("kube-system")) != values.end() &&
+          std::find(values.begin(), values.end(), Json("topoguard")) != values.end();
+    }
+  }
+  EXPECT_TRUE(excludes_system_namespaces);
+
+  ASSERT_FALSE(webhook["rules"].empty());
+  for (const Json& rule : webhook["rules"]) {
+    std::vector<std::string> operations = rule["operations"].get<std::vector<std::string>>();
+    EXPECT_EQ(operations, c.operations) << rule.dump();
+    EXPECT_EQ(rule.value("scope", ""), "Namespaced");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Webhooks, WebhookConfigurationTest,
+                         ::testing::Values(WebhookCase{"mutating_fails_open",
+                                                       "MutatingWebhookConfiguration/topoguard",
+                                                       "mutate.topoguard.dev",
+                                                       "/mutate",
+                                                       "Ignore",
+                                                       {"CREATE"},
+                                                       true},
+                                           WebhookCase{"validating_fails_closed",
+                                                       "ValidatingWebhookConfiguration/topoguard",
+                                                       "validate.topoguard.dev",
+                                                       "/validate",
+                                                       "Fail",
+                                                       {"CREATE", "UPDATE"},
+                                                       false}),
+                         topoguard::testing::NoteName());
+
+// (group, resource) pairs of a webhook's rules, every listed version expanded.
+std::set<std::pair<std::string, std::string>> matched_resources(const Json& configuration) {
+  std::set<std::pair<std::string, std::string>> resources;
+  for (const Json& rule : configuration["webhooks"][0]["rules"]) {
+    for (const Json& group : rule["apiGroups"]) {
+      for (const Json& resource : rule["resources"]) {
+        resources.emplace(group.get<std::string>(), resource.get<std::string>());
+      }
+    }
+  }
+  return resources;
+}
+
+// Both webhooks match the same resources, each of them a kind the engine evaluates (a workload
+// with pod templates or a claim), and together every kind the admission contract names.
+TEST(DeployManifestsTest, WebhooksMatchTheKindsTheEngineEvaluates) {
+  // Resource plural -> kind, for the resources the webhooks may list.
+  const std::map<std::pair<std::string, std::string>, std::string> kinds = {
+      {{"", "pods"}, "Pod"},
+      {{"", "replicationcontrollers"}, "ReplicationController"},
+      {{"apps", "deployments"}, "Deployment"},
+      {{"apps", "replicasets"}, "ReplicaSet"},
+      {{"apps", "statefulsets"}, "StatefulSet"},
+      {{"apps", "daemonsets"}, "DaemonSet"},
+      {{"batch", "jobs"}, "Job"},
+      {{"batch", "cronjobs"}, "CronJob"},
+      {{"leaderworkerset.x-k8s.io", "leaderworkersets"}, "LeaderWorkerSet"},
+      {{"disaggregatedset.x-k8s.io", "disaggregatedsets"}, "DisaggregatedSet"},
+      {{"kubeflow.org", "mpijobs"}, "MPIJob"},
+      {{"kubeflow.org", "pytorchjobs"}, "PyTorchJob"},
+      {{"resource.k8s.io", "resourceclaims"}, "ResourceClaim"},
+      {{"resource.k8s.io", "resourceclaimtemplates"}, "ResourceClaimTemplate"},
+  };
+  const auto objects = load_objects(false);
+  const auto mutating =
+      matched_resources(object_named(objects, "MutatingWebhookConfiguration/topoguard"));
+  const auto validating =
+      matched_resources(object_named(objects, "ValidatingWebhookConfiguration/topoguard"));
+  EXPECT_EQ(mutating, validating);
+  for (const auto& [group, resource] : validating) {
+    auto it = kinds.find({group, resource});
+    ASSERT_NE(it, kinds.end()) << group << "/" << resource << " has no kind in this test's table";
+    EXPECT_TRUE(k8s::is_workload_kind(group, it->second) || k8s::is_claim_kind(group, it->second))
+        << it->second << " is matched by the webhooks but not evaluated by the engine";
+  }
+  for (const auto& [resource, kind] : kinds) {
+    EXPECT_EQ(validating.count(resource), 1u) << resource.first << "/" << resource.second;
+  }
+  for (const Json& rule :
+       object_named(objects, "ValidatingWebhookConfiguration/topoguard")["webhooks"][0]["rules"]) {
+    if (rule["apiGroups"] == Json::array({"resource.k8s.io"})) {
+      EXPECT_EQ(rule["apiVersions"], Json::array({"v1", "v1beta2", "v1beta1"}));
+    }
+  }
+}
+
+std::string flag_value(const Json& args, std::string_view flag) {
+  for (const Json& arg : args) {
+    const std::string text = arg.get<std::string>();
+    if (text.rfind(std::string(flag) + "=", 0) == 0) {
+      return text.substr(flag.size() + 1);
+    }
+  }
+  return "";
+}
+
+int container_port(const Json& container, std::string_view name) {
+  for (const Json& port : container["ports"]) {
+    if (port.value("name", "") == name) {
+      return port.value("containerPort", 0);
+    }
+  }
+  return 0;
+}
+
+// The Deployment, Service, volumes and flags agree with each other: the Service's 443 reaches the
+// port topoguard listens on, TLS and policy flags point into the mounted volumes, and the pods
+// run with the restricted security settings.
+TEST(DeployManifestsTest, DeploymentServiceAndFlagsAgree) {
+  const auto objects = load_objects(false);
+  const Json& deployment = object_named(objects, "Deployment/topoguard");
+  const Json& service = object_named(objects, "Service/topoguard");
+  const Json& pod = deployment["spec"]["template"]["spec"];
+  ASSERT_EQ(pod["containers"].size(), 1u);
+  const Json& container = pod["containers"][0];
+  const Json& args = container["args"];
+
+  EXPECT_EQ(args[0], "serve");
+  EXPECT_EQ(deployment["spec"].value("replicas", 0), 3);
+  EXPECT_EQ(flag_value(args, "--listen"),
+            "0.0.0.0:" + std::to_string(container_port(container, "https")));
+  EXPECT_EQ(flag_value(args, "--metrics-listen"),
+            "0.0.0.0:" + std::to_string(container_port(container, "metrics")));
+  for (const Json& port : service["spec"]["ports"]) {
+    EXPECT_NE(container_port(container, port.value("targetPort", "")), 0) << port.dump();
+  }
+
+  std::map<std::string, std::string> mounts;  // volume name -> mount path
+  for (const Json& mount : container["volumeMounts"]) {
+    mounts[mount["name"].get<std::string>()] = mount["mountPath"].get<std::string>();
+    EXPECT_TRUE(mount.value("readOnly", false)) << mount.dump();
+  }
+  std::string tls_secret;
+  std::string policy_config_map;
+  for (const Json& volume : pod["volumes"]) {
+    if (volume.contains("secret")) {
+      tls_secret = volume["secret"].value("secretName", "");
+      EXPECT_EQ(flag_value(args, "--tls-cert"),
+                mounts[volume["name"].get<std::string>()] + "/tls.crt");
+      EXPECT_EQ(flag_value(args, "--tls-key"),
+                mounts[volume["name"].get<std::string>()] + "/tls.key");
+    }
+    if (volume.contains("configMap")) {
+      policy_config_map = volume["configMap"].value("name", "");
+      EXPECT_EQ(flag_value(args, "--policies"), mounts[volume["name"].get<std::string>()]);
+    }
+  }
+  EXPECT_EQ(tls_secret, "topoguard-tls");
+  EXPECT_EQ(policy_config_map, "topoguard-policies");
+
+  EXPECT_TRUE(pod["securityContext"].value("runAsNonRoot", false));
+  EXPECT_EQ(pod["securityContext"]["seccompProfile"].value("type", ""), "RuntimeDefault");
+  const Json& security = container["securityContext"];
+  EXPECT_TRUE(security.value("readOnlyRootFilesystem", false));
+  EXPECT_FALSE(security.value("allowPrivilegeEscalation", true));
+  EXPECT_EQ(security["capabilities"]["drop"], Json::array({"ALL"}));
+  EXPECT_EQ(container["readinessProbe"]["httpGet"].value("path", ""), "/readyz");
+  EXPECT_EQ(container["livenessProbe"]["httpGet"].value("path", ""), "/healthz");
+  EXPECT_FALSE(pod.value("priorityClassName", "").empty());
+  EXPECT_TRUE(pod["affinity"].contains("podAntiAffinity"));
+  EXPECT_TRUE(container["resources"].contains("requests"));
+  EXPECT_TRUE(container["resources"]["limits"].contains("memory"));
+
+  const Json& budget = object_named(objects, "PodDisruptionBudget/topoguard");
+  EXPECT_EQ(budget["spec"]["selector"]["matchLabels"],
+            deployment["spec"]["selector"]["matchLabels"]);
+  EXPECT_EQ(service["spec"]["selector"], deployment["spec"]["selector"]["matchLabels"]);
+}
+
+// The cert-manager overlay issues the Secret the Deployment mounts, for the Service's DNS names,
+// and its CA-injection annotation names that Certificate.
+TEST(DeployManifestsTest, CertManagerOverlayIssuesTheMountedSecret) {
+  const auto objects = load_objects(true);
+  const Json& certificate = object_named(objects, "Certificate/topoguard-serving-cert");
+  EXPECT_EQ(certificate["spec"].value("secretName", ""), "topoguard-tls");
+  const Json& names = certificate["spec"]["dnsNames"];
+  EXPECT_NE(std::find(names.begin(), names.end(), Json("topoguard.topoguard.svc")), names.end());
+
+  const std::vector<Json> patch = parse_file(kDeployDir / "cert-manager" / "inject-ca.yaml");
+  ASSERT_EQ(patch.size(), 1u);
+  ASSERT_TRUE(patch[0].is_array());
+  ASSERT_EQ(patch[0].size(), 1u);
+  const std::string injected_from =
+      patch[0][0]["value"].value("cert-manager.io/inject-ca-from", "");
+  EXPECT_EQ(injected_from, certificate["metadata"].value("namespace", "") + "/" +
+                               certificate["metadata"].value("name", ""));
+}
+
+}  // namespace
+}  // namespace topoguard
