@@ -1,0 +1,313 @@
+#!/usr/bin/env bash
+# Load benchmark of `topoguard serve` against nginx answering a fixed AdmissionReview, in the same
+# run, over TLS with the same certificate, driven by wrk (HTTP/1.1 keep-alive POSTs of a real
+# ResourceClaimTemplate AdmissionReview). Builds nothing: it expects build/topoguard.
+# wrk and both servers share the machine's cores, so latency under saturation is mostly queueing.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+usage() {
+  cat <<'USAGE'
+usage: bench/webhook-load.sh [options]
+
+  --topoguard PATH   topoguard binary (default: $TOPOGUARD_BIN or build/topoguard)
+  --duration SEC     seconds per measured run (default: $BENCH_DURATION or 10)
+  --warmup SEC       unmeasured seconds before each run (default: $BENCH_WARMUP or 1)
+  --endpoint PATH    /mutate or /validate (default: /mutate)
+  --body FILE        AdmissionReview to POST (default: examples/admission/bench-rct-create.json)
+  --nginx-workers N  nginx worker processes (default: $BENCH_NGINX_WORKERS or 2)
+  --strict           also exit 1 when a target is missed (default: only on errors)
+  --keep             keep the temporary directory (certs, configs, logs)
+
+Runs: 1 thread/1 connection (latency), 2 threads/16 connections, 2 threads/64 connections,
+each against topoguard then nginx. Prints req/s, p50/p99 latency, errors (socket errors +
+non-2xx), peak RSS (VmHWM) and the topoguard/nginx ratios. Exit: 0 ok, 1 errors seen (or a
+missed target with --strict), 2 usage or setup failure.
+USAGE
+}
+
+topoguard_bin="${TOPOGUARD_BIN:-${repo}/build/topoguard}"
+duration="${BENCH_DURATION:-10}"
+warmup="${BENCH_WARMUP:-1}"
+endpoint="/mutate"
+body_file="${repo}/examples/admission/bench-rct-create.json"
+nginx_workers="${BENCH_NGINX_WORKERS:-2}"
+strict=0
+keep=0
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --topoguard) topoguard_bin="${2:?}"; shift 2 ;;
+    --duration) duration="${2:?}"; shift 2 ;;
+    --warmup) warmup="${2:?}"; shift 2 ;;
+    --endpoint) endpoint="${2:?}"; shift 2 ;;
+    --body) body_file="${2:?}"; shift 2 ;;
+    --nginx-workers) nginx_workers="${2:?}"; shift 2 ;;
+    --strict) strict=1; shift ;;
+    --keep) keep=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "webhook-load: unknown argument: $1" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
+die() { echo "webhook-load: $*" >&2; exit 2; }
+log() { echo "webhook-load: $*" >&2; }
+
+for n in "$duration" "$nginx_workers"; do
+  [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "durations and worker counts must be positive integers"
+done
+[[ "$warmup" =~ ^[0-9]+$ ]] || die "--warmup must be a non-negative integer"
+case "$endpoint" in /mutate|/validate) ;; *) die "--endpoint must be /mutate or /validate" ;; esac
+[ -x "$topoguard_bin" ] || die "no topoguard binary at ${topoguard_bin} (build first, or --topoguard)"
+[ -r "$body_file" ] || die "cannot read ${body_file}"
+for tool in wrk nginx openssl curl ss; do
+  command -v "$tool" >/dev/null || die "${tool} not found (tools/setup.sh installs it)"
+done
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/topoguard-bench.XXXXXX")"
+pids=()
+
+stop_pid() {
+  local pid="$1" i
+  kill -0 "$pid" 2>/dev/null || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for i in $(seq 50); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+
+cleanup() {
+  local status=$? pid
+  trap - EXIT INT TERM
+  for pid in "${pids[@]}"; do stop_pid "$pid"; done
+  if [ "$keep" -eq 1 ]; then
+    log "kept ${work}"
+  else
+    rm -rf "$work"
+  fi
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+used_ports=" "
+free_port() {
+  local port attempt
+  for attempt in $(seq 200); do
+    port=$((20000 + RANDOM % 40000))
+    case "$used_ports" in *" ${port} "*) continue ;; esac
+    if [ -z "$(ss -Htln "sport = :${port}")" ]; then
+      used_ports+="${port} "
+      echo "$port"
+      return 0
+    fi
+  done
+  die "no free port found"
+}
+
+# --- certificates and the fixed response ----------------------------------------------------
+eval "$("${repo}/certs/generate-dev-certs.sh" --out "${work}/certs" --quiet)"
+
+# nginx answers with exactly what topoguard answers for this review, so both send the same bytes.
+"$topoguard_bin" review --mode "${endpoint#/}" "$body_file" >"${work}/response.json" \
+  2>"${work}/review.log" || die "topoguard review failed: $(cat "${work}/review.log")"
+response="$(tr -d '\n' <"${work}/response.json")"
+uid="$(grep -o '"uid": *"[^"]*"' "$body_file" | head -1 | sed 's/.*"\([^"]*\)"$/\1/')"
+[ -n "$uid" ] || die "no request uid in ${body_file}"
+grep -q "\"${uid}\"" <<<"$response" || die "topoguard review did not echo uid ${uid}"
+case "$response" in *'$'*) die "the response holds '\$', which nginx would expand" ;; esac
+nginx_body="${response//\\/\\\\}"
+nginx_body="${nginx_body//\'/\\\'}"
+
+# --- topoguard --------------------------------------------------------------------------------
+tg_port="$(free_port)"
+tg_metrics_port="$(free_port)"
+"$topoguard_bin" serve --tls-cert "$TLS_CERT" --tls-key "$TLS_KEY" \
+  --listen "127.0.0.1:${tg_port}" --metrics-listen "127.0.0.1:${tg_metrics_port}" \
+  >"${work}/topoguard.log" 2>&1 &
+tg_pid=$!
+pids+=("$tg_pid")
+
+# --- nginx ------------------------------------------------------------------------------------
+nginx_port="$(free_port)"
+mkdir -p "${work}/nginx/logs"
+cat >"${work}/nginx/nginx.conf" <<NGINX
+daemon off;
+master_process on;
+worker_processes ${nginx_workers};
+pid ${work}/nginx/nginx.pid;
+error_log ${work}/nginx/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${work}/nginx/body;
+  proxy_temp_path ${work}/nginx/proxy;
+  fastcgi_temp_path ${work}/nginx/fastcgi;
+  uwsgi_temp_path ${work}/nginx/uwsgi;
+  scgi_temp_path ${work}/nginx/scgi;
+  keepalive_requests 100000000;
+  keepalive_timeout 300s;
+  client_max_body_size 4m;
+  client_body_buffer_size 64k;
+  server {
+    listen 127.0.0.1:${nginx_port} ssl;
+    ssl_certificate ${TLS_CERT};
+    ssl_certificate_key ${TLS_KEY};
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_session_cache shared:tls:1m;
+    location / {
+      # A static file would get 405 for POST; return answers every method with the fixed body.
+      default_type application/json;
+      return 200 '${nginx_body}';
+    }
+  }
+}
+NGINX
+nginx -p "${work}/nginx" -c "${work}/nginx/nginx.conf" -e "${work}/nginx/logs/error.log" \
+  >"${work}/nginx/logs/stdout.log" 2>&1 &
+nginx_pid=$!
+pids+=("$nginx_pid")
+
+wait_until() {
+  local what="$1" pid="$2"; shift 2
+  local i
+  for i in $(seq 100); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  die "${what} did not become ready; log: $(tail -5 "${work}/topoguard.log" "${work}/nginx/logs/error.log" 2>/dev/null)"
+}
+curl_tls=(curl -sS --fail --max-time 5 --cacert "$CA_CERT")
+wait_until topoguard "$tg_pid" "${curl_tls[@]}" "https://127.0.0.1:${tg_port}/readyz"
+wait_until nginx "$nginx_pid" "${curl_tls[@]}" -X POST --data-binary @"$body_file" \
+  "https://127.0.0.1:${nginx_port}${endpoint}"
+
+# Both answer this review with HTTP 200 and the request's uid before anything is measured.
+for url in "https://127.0.0.1:${tg_port}${endpoint}" "https://127.0.0.1:${nginx_port}${endpoint}"; do
+  answer="$("${curl_tls[@]}" -H 'Content-Type: application/json' --data-binary @"$body_file" "$url")" ||
+    die "POST ${url} failed"
+  grep -q "\"${uid}\"" <<<"$answer" || die "POST ${url} did not echo uid ${uid}: ${answer:0:300}"
+done
+
+# --- load -------------------------------------------------------------------------------------
+wrk_pid=""
+run_wrk() {  # threads connections seconds url -> WRKSTATS line on stdout
+  local out="${work}/wrk.out"
+  TG_BENCH_BODY="$body_file" wrk -t "$1" -c "$2" -d "${3}s" --timeout 5s --latency \
+    -s "${repo}/bench/webhook-load.lua" "$4" >"$out" 2>&1 &
+  wrk_pid=$!
+  pids+=("$wrk_pid")
+  wait "$wrk_pid" || die "wrk failed: $(cat "$out")"
+  grep '^WRKSTATS ' "$out" || die "wrk printed no results: $(cat "$out")"
+}
+
+field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<" $2"; }
+
+declare -A result
+scenarios=("1 1" "2 16" "2 64")
+servers=(topoguard nginx)
+declare -A url=(
+  [topoguard]="https://127.0.0.1:${tg_port}${endpoint}"
+  [nginx]="https://127.0.0.1:${nginx_port}${endpoint}"
+)
+
+log "topoguard pid ${tg_pid} on :${tg_port}, nginx pid ${nginx_pid} on :${nginx_port}" \
+  "(${nginx_workers} workers); ${duration}s per run, ${warmup}s warm-up; POST ${endpoint}"
+for scenario in "${scenarios[@]}"; do
+  read -r threads connections <<<"$scenario"
+  for server in "${servers[@]}"; do
+    if [ "$warmup" -gt 0 ]; then run_wrk "$threads" "$connections" "$warmup" "${url[$server]}" >/dev/null; fi
+    line="$(run_wrk "$threads" "$connections" "$duration" "${url[$server]}")"
+    key="${server}_${connections}"
+    requests="$(field requests "$line")"
+    duration_us="$(field duration_us "$line")"
+    result[${key}_rps]="$(awk -v r="$requests" -v d="$duration_us" 'BEGIN { printf "%.0f", r / (d / 1e6) }')"
+    result[${key}_p50]="$(field p50_us "$line")"
+    result[${key}_p99]="$(field p99_us "$line")"
+    errors=0
+    for kind in connect read write status timeout; do
+      errors=$((errors + $(field "$kind" "$line")))
+    done
+    result[${key}_errors]="$errors"
+    result[${key}_detail]="$(sed 's/^WRKSTATS //' <<<"$line")"
+    result[body_bytes]="$(field body_bytes "$line")"
+  done
+done
+
+# --- peak memory ------------------------------------------------------------------------------
+vm_hwm_kb() { awk '/^VmHWM:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+tg_rss_kb="$(vm_hwm_kb "$tg_pid")"
+nginx_rss_kb=0
+nginx_procs=0
+for pid in "$nginx_pid" $(pgrep -P "$nginx_pid" || true); do
+  nginx_rss_kb=$((nginx_rss_kb + $(vm_hwm_kb "$pid")))
+  nginx_procs=$((nginx_procs + 1))
+done
+
+# --- report -----------------------------------------------------------------------------------
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "inf"; else printf "%.2f", a / b }'; }
+us() { awk -v v="$1" 'BEGIN { if (v >= 10000) printf "%.1f ms", v / 1000; else printf "%d us", v }'; }
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
+
+echo
+echo "topoguard webhook load: POST ${endpoint}, $(basename "$body_file") (${result[body_bytes]} bytes" \
+  "compact), response $(wc -c <"${work}/response.json") bytes, ${duration}s per run," \
+  "$(nproc) cores shared by wrk and servers"
+printf '%-22s %-10s %10s %10s %10s %8s\n' "run" "server" "req/s" "p50" "p99" "errors"
+total_errors=0
+for scenario in "${scenarios[@]}"; do
+  read -r threads connections <<<"$scenario"
+  label="${threads} thr, ${connections} conn"
+  for server in "${servers[@]}"; do
+    key="${server}_${connections}"
+    printf '%-22s %-10s %10s %10s %10s %8s\n' "$label" "$server" "${result[${key}_rps]}" \
+      "$(us "${result[${key}_p50]}")" "$(us "${result[${key}_p99]}")" "${result[${key}_errors]}"
+    total_errors=$((total_errors + ${result[${key}_errors]}))
+    label=""
+  done
+  printf '%-22s %-10s %10s %10s %10s\n' "" "tg/nginx" \
+    "$(ratio "${result[topoguard_${connections}_rps]}" "${result[nginx_${connections}_rps]}")" \
+    "$(ratio "${result[topoguard_${connections}_p50]}" "${result[nginx_${connections}_p50]}")" \
+    "$(ratio "${result[topoguard_${connections}_p99]}" "${result[nginx_${connections}_p99]}")"
+done
+echo "peak RSS (VmHWM): topoguard $(mib "$tg_rss_kb"), nginx $(mib "$nginx_rss_kb")" \
+  "(${nginx_procs} processes summed), ratio $(ratio "$tg_rss_kb" "$nginx_rss_kb")"
+echo "raw wrk results:"
+for scenario in "${scenarios[@]}"; do
+  read -r threads connections <<<"$scenario"
+  for server in "${servers[@]}"; do
+    echo "  ${server} t${threads} c${connections}: ${result[${server}_${connections}_detail]}"
+  done
+done
+
+missed=0
+check() {  # description ok(0/1)
+  if [ "$2" -eq 1 ]; then echo "  ok    $1"; else echo "  MISS  $1"; missed=$((missed + 1)); fi
+}
+at_least() { awk -v a="$1" -v b="$2" 'BEGIN { print (a >= b) ? 1 : 0 }'; }
+echo "targets:"
+for connections in 16 64; do
+  r="$(ratio "${result[topoguard_${connections}_rps]}" "${result[nginx_${connections}_rps]}")"
+  check "throughput ratio at ${connections} connections ${r} >= 0.5" "$(at_least "$r" 0.5)"
+done
+r="$(ratio "${result[topoguard_1_p99]}" "${result[nginx_1_p99]}")"
+check "p99 at one connection ${r}x nginx <= 3x" "$(at_least 3 "$r")"
+check "errors ${total_errors} == 0" "$([ "$total_errors" -eq 0 ] && echo 1 || echo 0)"
+check "topoguard peak RSS $(mib "$tg_rss_kb") <= 50 MB" "$(at_least 51200 "$tg_rss_kb")"
+
+if [ "$total_errors" -ne 0 ]; then
+  log "${total_errors} errors; see wrk's raw results above and ${work}/topoguard.log" \
+    "(re-run with --keep to look at it)"
+  exit 1
+fi
+if [ "$strict" -eq 1 ] && [ "$missed" -ne 0 ]; then
+  log "${missed} target(s) missed"
+  exit 1
+fi
+exit 0
