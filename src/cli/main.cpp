@@ -8,6 +8,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(TOPOGUARD_VERSION));
   int exit_code = topoguard::cli::kExitOk;
+  topoguard::cli::add_audit_command(app, exit_code);
+  topoguard::cli::add_fix_command(app, exit_code);
   topoguard::cli::add_policy_command(app, exit_code);
 
   try {

@@ -87,12 +87,10 @@ Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer)
     return *error;
   }
   if (value != nullptr) {
-    const auto& mode = value->get_ref<const std::string&>();
-    if (mode == "All") {
+    // Modes other than All allocate counted devices; unknown ones (a newer API) are read as
+    // ExactCount rather than failing the whole input.
+    if (value->get_ref<const std::string&>() == "All") {
       choice.allocation_mode = AllocationMode::kAll;
-    } else if (mode != "ExactCount") {
-      return field_error(ErrorCode::kInvalidValue, append_pointer(pointer, "allocationMode"),
-                         "allocationMode must be ExactCount or All, got \"" + mode + "\"");
     }
   }
   if (auto error = optional_member(holder, pointer, "count", "integer", kIsInteger, value)) {

@@ -115,6 +115,16 @@ spec:
   EXPECT_EQ(spec->constraints[1].pointer, "/spec/devices/constraints/1");
 }
 
+// An allocationMode this version does not know is read as ExactCount, not rejected.
+TEST(ClaimSpecTest, UnknownAllocationModeCountsDevices) {
+  auto spec = read_claim_spec(parse(
+      "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, deviceClassName: c, "
+      "allocationMode: Future, count: 3}]}}"));
+  ASSERT_TRUE(spec) << spec.error().to_string();
+  EXPECT_EQ(spec->requests[0].choices[0].allocation_mode, AllocationMode::kExactCount);
+  EXPECT_EQ(spec->requests[0].choices[0].count, 3);
+}
+
 struct BadCase {
   std::string_view note;
   std::string yaml;
@@ -147,10 +157,6 @@ INSTANTIATE_TEST_SUITE_P(
                 "kind: ResourceClaim\nspec: {devices: {requests: [{exactly: {deviceClassName: "
                 "c}}]}}",
                 ErrorCode::kMissingField, "/spec/devices/requests/0/name"},
-        BadCase{"bad_allocation_mode",
-                "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, deviceClassName: c, "
-                "allocationMode: Some}]}}",
-                ErrorCode::kInvalidValue, "/spec/devices/requests/0/allocationMode"},
         BadCase{"constraint_requests_not_strings",
                 "kind: ResourceClaim\nspec: {devices: {requests: [], constraints: [{requests: "
                 "[1]}]}}",

@@ -1,0 +1,45 @@
+// The result of an audit: findings with their source file and line, counts, input errors, and
+// the exit-code rule (0 clean, 1 a finding reached --fail-on, 2 invalid or unreadable input).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "topoguard/common/result.h"
+#include "topoguard/engine/finding.h"
+
+namespace topoguard::audit {
+
+struct ReportedFinding {
+  engine::Finding finding;
+  std::string file;
+  int line = 0;
+};
+
+struct AuditSummary {
+  std::size_t resources = 0;  // objects the engine or its inventory used
+  std::size_t skipped = 0;    // objects of kinds that do not matter here
+  std::size_t deny = 0;
+  std::size_t warn = 0;
+  std::size_t audit = 0;
+};
+
+struct AuditReport {
+  AuditSummary summary;
+  std::vector<ReportedFinding> findings;  // sorted by file, line, rule, policy
+  std::vector<Error> errors;              // invalid or unreadable input
+};
+
+// --fail-on: the least severe action that fails the run; nullopt = never.
+using FailOn = std::optional<policy::Action>;
+[[nodiscard]] Result<FailOn> parse_fail_on(const std::string& text);
+
+inline constexpr int kExitClean = 0;
+inline constexpr int kExitFindings = 1;
+inline constexpr int kExitInvalidInput = 2;
+
+[[nodiscard]] int exit_code(const AuditReport& report, FailOn fail_on);
+
+}  // namespace topoguard::audit

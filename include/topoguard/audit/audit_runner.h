@@ -1,0 +1,29 @@
+// Runs the engine over a set of manifests, as the webhook would over each object, but with an
+// inventory of the whole input so pods see the templates, claims, DeviceClasses and
+// NetworkAttachmentDefinitions they reference. Pure: reading the input happens before.
+#pragma once
+
+#include <vector>
+
+#include "topoguard/audit/audit_report.h"
+#include "topoguard/audit/manifest_reader.h"
+#include "topoguard/engine/evaluate.h"
+#include "topoguard/policy/policy_set.h"
+
+namespace topoguard::audit {
+
+struct ManifestEvaluation {
+  const Manifest* manifest = nullptr;
+  engine::Evaluation evaluation;
+};
+
+// Every evaluated manifest with its engine result (findings and enabled-fix patch), in input
+// order, plus the counts of resources and skipped objects. Used by `audit` and `fix`.
+struct AuditRun {
+  std::vector<ManifestEvaluation> evaluations;
+  AuditReport report;
+};
+
+[[nodiscard]] AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& policies);
+
+}  // namespace topoguard::audit

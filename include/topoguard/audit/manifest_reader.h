@@ -1,0 +1,56 @@
+// Reads manifests for the audit: files, directories (recursive: .yaml .yml .json) and "-" for
+// stdin; multi-document streams; `kind: List` expanded into its items. The module's only input
+// I/O. Unreadable or broken input becomes an Error naming file and line; the rest is still read.
+#pragma once
+
+#include <cstddef>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "topoguard/common/json.h"
+#include "topoguard/common/result.h"
+#include "topoguard/common/yaml_document.h"
+
+namespace topoguard::audit {
+
+struct SourceFile {
+  std::string path;  // as given or found; "-" for stdin
+  std::string text;
+  YamlStream stream;
+};
+
+// One Kubernetes object of the input: a document, or an item of a `kind: List` document.
+struct Manifest {
+  std::size_t file = 0;      // index into ManifestSet::files
+  std::size_t document = 0;  // index into that file's stream.documents
+  std::string base_pointer;  // "" for a document, "/items/<i>" for a List item
+  const Json* object = nullptr;
+};
+
+struct ManifestSet {
+  std::vector<SourceFile> files;
+  std::vector<Manifest> manifests;  // in input order
+  std::vector<Error> errors;        // unreadable paths and unparseable documents
+
+  // Line of `pointer` (relative to the manifest's object) in its file; 0 when unknown.
+  [[nodiscard]] int line_of(const Manifest& manifest, const std::string& pointer) const;
+  [[nodiscard]] const std::string& path_of(const Manifest& manifest) const {
+    return files[manifest.file].path;
+  }
+};
+
+struct ReadLimits {
+  std::size_t max_file_bytes = 256u << 20;
+  ParseLimits parse;
+};
+
+// Reads every path; `standard_input` serves "-". Directories are walked recursively in sorted order.
+[[nodiscard]] ManifestSet read_manifests(const std::vector<std::string>& paths, std::istream& standard_input,
+                                         const ReadLimits& limits = {});
+
+// Parses already-loaded texts (for tests and benchmarks): (path, text) pairs.
+[[nodiscard]] ManifestSet parse_manifests(std::vector<std::pair<std::string, std::string>> texts,
+                                          const ReadLimits& limits = {});
+
+}  // namespace topoguard::audit

@@ -1,0 +1,64 @@
+#include "topoguard/audit/audit_runner.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace topoguard::audit {
+
+AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& policies) {
+  AuditRun run;
+  AuditReport& report = run.report;
+  report.errors = manifests.errors;
+
+  engine::Inventory inventory(engine::Inventory::Claims::kKnown);
+  std::vector<bool> indexed(manifests.manifests.size(), false);
+  for (std::size_t i = 0; i < manifests.manifests.size(); ++i) {
+    indexed[i] = inventory.add(*manifests.manifests[i].object);
+  }
+
+  for (std::size_t i = 0; i < manifests.manifests.size(); ++i) {
+    const Manifest& manifest = manifests.manifests[i];
+    const bool evaluated = engine::is_evaluated_kind(*manifest.object);
+    if (!evaluated) {
+      ++(indexed[i] ? report.summary.resources : report.summary.skipped);
+      continue;
+    }
+    ++report.summary.resources;
+    engine::Evaluation evaluation = engine::evaluate(*manifest.object, policies, inventory);
+    const std::string& file = manifests.path_of(manifest);
+    for (Error error : evaluation.errors) {
+      error.location.file = file;
+      error.location.line = manifests.line_of(manifest, error.location.field);
+      report.errors.push_back(std::move(error));
+    }
+    for (const engine::Finding& finding : evaluation.findings) {
+      switch (finding.action) {
+        case policy::Action::kDeny:
+          ++report.summary.deny;
+          break;
+        case policy::Action::kWarn:
+          ++report.summary.warn;
+          break;
+        case policy::Action::kAudit:
+          ++report.summary.audit;
+          break;
+        case policy::Action::kOff:
+          break;
+      }
+      report.findings.push_back(
+          ReportedFinding{finding, file, manifests.line_of(manifest, finding.pointer)});
+    }
+    run.evaluations.push_back(ManifestEvaluation{&manifest, std::move(evaluation)});
+  }
+
+  std::stable_sort(report.findings.begin(), report.findings.end(),
+                   [](const ReportedFinding& a, const ReportedFinding& b) {
+                     return std::forward_as_tuple(a.file, a.line, a.finding.rule,
+                                                  a.finding.policy) <
+                            std::forward_as_tuple(b.file, b.line, b.finding.rule,
+                                                  b.finding.policy);
+                   });
+  return run;
+}
+
+}  // namespace topoguard::audit

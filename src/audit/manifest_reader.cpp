@@ -1,0 +1,187 @@
+#include "topoguard/audit/manifest_reader.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <istream>
+#include <iterator>
+#include <sstream>
+#include <system_error>
+
+namespace topoguard::audit {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool has_manifest_extension(const fs::path& path) {
+  const std::string extension = path.extension().string();
+  return extension == ".yaml" || extension == ".yml" || extension == ".json";
+}
+
+Error io_error(const std::string& path, const std::string& message) {
+  return Error{ErrorCode::kIo, message, SourceLocation{path, 0, ""}};
+}
+
+Result<std::string> read_stream(std::istream& in, const std::string& path, std::size_t limit) {
+  std::string text;
+  char buffer[65536];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > limit) {
+      return Error{ErrorCode::kTooLarge,
+                   "input is larger than " + std::to_string(limit >> 20) + " MiB",
+                   SourceLocation{path, 0, ""}};
+    }
+  }
+  if (in.bad()) {
+    return io_error(path, "read failed");
+  }
+  return text;
+}
+
+Result<std::string> read_file(const std::string& path, std::size_t limit) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (!ec && size > limit) {
+    return Error{ErrorCode::kTooLarge,
+                 "file is larger than " + std::to_string(limit >> 20) + " MiB",
+                 SourceLocation{path, 0, ""}};
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return io_error(path, "cannot open: " + std::generic_category().message(errno));
+  }
+  return read_stream(in, path, limit);
+}
+
+void collect_paths(const std::string& path, std::vector<std::string>& files,
+                   std::vector<Error>& errors) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) {
+    errors.push_back(io_error(path, "no such file or directory"));
+    return;
+  }
+  if (!fs::is_directory(status)) {
+    files.push_back(path);
+    return;
+  }
+  std::vector<std::string> found;
+  fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec) && has_manifest_extension(it->path())) {
+      found.push_back(it->path().string());
+    }
+  }
+  if (ec) {
+    errors.push_back(io_error(path, "cannot read directory: " + ec.message()));
+  }
+  std::sort(found.begin(), found.end());
+  files.insert(files.end(), found.begin(), found.end());
+}
+
+void index_manifests(ManifestSet& set, std::size_t file_index) {
+  const SourceFile& file = set.files[file_index];
+  for (std::size_t d = 0; d < file.stream.documents.size(); ++d) {
+    const Json& value = file.stream.documents[d].value;
+    if (!value.is_object()) {
+      set.errors.push_back(Error{ErrorCode::kWrongType,
+                                 std::string("a manifest must be an object, got ") +
+                                     json_type_name(value),
+                                 SourceLocation{file.path, file.stream.documents[d].first_line, ""}});
+      continue;
+    }
+    const Json* items = member(value, "items");
+    const bool is_list = string_member(value, "kind") == "List" ||
+                         (string_member(value, "kind").ends_with("List") && items != nullptr &&
+                          items->is_array());
+    if (!is_list) {
+      set.manifests.push_back(Manifest{file_index, d, "", &value});
+      continue;
+    }
+    if (items == nullptr || items->is_null()) {
+      continue;  // an empty List
+    }
+    if (!items->is_array()) {
+      set.errors.push_back(Error{ErrorCode::kWrongType, "List items must be an array",
+                                 SourceLocation{file.path,
+                                                file.stream.documents[d].lines.line_of("/items"),
+                                                "/items"}});
+      continue;
+    }
+    for (std::size_t i = 0; i < items->size(); ++i) {
+      const Json& item = (*items)[i];
+      const std::string pointer = append_pointer("/items", i);
+      if (!item.is_object()) {
+        set.errors.push_back(
+            Error{ErrorCode::kWrongType, "List item must be an object",
+                  SourceLocation{file.path, file.stream.documents[d].lines.line_of(pointer),
+                                 pointer}});
+        continue;
+      }
+      set.manifests.push_back(Manifest{file_index, d, pointer, &item});
+    }
+  }
+}
+
+void add_file(ManifestSet& set, std::string path, std::string text, const ReadLimits& limits) {
+  SourceFile file;
+  file.stream = parse_yaml_stream(text, path, limits.parse);
+  file.path = std::move(path);
+  file.text = std::move(text);
+  for (const Error& error : file.stream.errors) {
+    set.errors.push_back(error);
+  }
+  set.files.push_back(std::move(file));
+  index_manifests(set, set.files.size() - 1);
+}
+
+}  // namespace
+
+int ManifestSet::line_of(const Manifest& manifest, const std::string& pointer) const {
+  return files[manifest.file].stream.documents[manifest.document].lines.line_of(
+      manifest.base_pointer + pointer);
+}
+
+ManifestSet read_manifests(const std::vector<std::string>& paths, std::istream& standard_input,
+                           const ReadLimits& limits) {
+  ManifestSet set;
+  std::vector<std::pair<std::string, std::string>> texts;
+  for (const std::string& path : paths) {
+    if (path == "-") {
+      auto text = read_stream(standard_input, "-", limits.max_file_bytes);
+      if (!text) {
+        set.errors.push_back(text.error());
+        continue;
+      }
+      texts.emplace_back("-", std::move(text).value());
+      continue;
+    }
+    std::vector<std::string> files;
+    collect_paths(path, files, set.errors);
+    for (const std::string& file : files) {
+      auto text = read_file(file, limits.max_file_bytes);
+      if (!text) {
+        set.errors.push_back(text.error());
+        continue;
+      }
+      texts.emplace_back(file, std::move(text).value());
+    }
+  }
+  ManifestSet parsed = parse_manifests(std::move(texts), limits);
+  parsed.errors.insert(parsed.errors.begin(), set.errors.begin(), set.errors.end());
+  return parsed;
+}
+
+ManifestSet parse_manifests(std::vector<std::pair<std::string, std::string>> texts,
+                            const ReadLimits& limits) {
+  ManifestSet set;
+  set.files.reserve(texts.size());  // manifests point into files' documents
+  for (auto& [path, text] : texts) {
+    add_file(set, std::move(path), std::move(text), limits);
+  }
+  return set;
+}
+
+}  // namespace topoguard::audit

@@ -1,0 +1,60 @@
+// `topoguard audit`: flags -> load policies -> read manifests -> run -> write report -> exit code.
+#include <iostream>
+
+#include "commands.h"
+#include "topoguard/audit/audit_runner.h"
+#include "topoguard/audit/manifest_reader.h"
+#include "topoguard/audit/report_writer.h"
+#include "topoguard/policy/policy_loader.h"
+
+namespace topoguard::cli {
+
+namespace {
+
+struct AuditOptions {
+  std::vector<std::string> policies;
+  std::string format = "text";
+  std::string fail_on = "deny";
+  std::vector<std::string> paths;
+};
+
+int run_audit_command(const AuditOptions& options) {
+  auto format = audit::parse_report_format(options.format);
+  auto fail_on = audit::parse_fail_on(options.fail_on);
+  for (const Error* error : {format ? nullptr : &format.error(),
+                             fail_on ? nullptr : &fail_on.error()}) {
+    if (error != nullptr) {
+      std::cerr << "topoguard audit: " << error->message << '\n';
+      return kExitUsage;
+    }
+  }
+  auto policies = policy::load_policies(options.policies);
+  if (!policies) {
+    std::cerr << "topoguard audit: " << policies.error().to_string() << '\n';
+    return kExitUsage;
+  }
+  const audit::ManifestSet manifests = audit::read_manifests(options.paths, std::cin);
+  const audit::AuditRun run = audit::run_audit(manifests, *policies);
+  audit::make_report_writer(*format)->write(run.report, std::cout, std::cerr);
+  return audit::exit_code(run.report, *fail_on);
+}
+
+}  // namespace
+
+void add_audit_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<AuditOptions>();
+  CLI::App* command = app.add_subcommand(
+      "audit", "Report GPU/NIC PCIe-alignment findings for manifests (files, dirs, - for stdin)");
+  command->add_option("--policies", options->policies,
+                      "Policy file or directory (repeatable); replaces the built-in policy");
+  command->add_option("--format", options->format, "Output format: text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  command->add_option("--fail-on", options->fail_on,
+                      "Exit 1 when a finding reaches this action: deny, warn, audit or never")
+      ->check(CLI::IsMember({"deny", "warn", "audit", "never"}));
+  command->add_option("paths", options->paths, "Manifest files, directories, or - for stdin")
+      ->required();
+  command->callback([options, &exit_code] { exit_code = run_audit_command(*options); });
+}
+
+}  // namespace topoguard::cli

@@ -1,0 +1,122 @@
+// `topoguard fix`: flags -> load policies -> read manifests -> apply enabled fixes -> write.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "commands.h"
+#include "topoguard/audit/audit_runner.h"
+#include "topoguard/audit/manifest_fixer.h"
+#include "topoguard/audit/manifest_reader.h"
+#include "topoguard/policy/policy_loader.h"
+
+namespace topoguard::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct FixOptions {
+  std::vector<std::string> policies;
+  std::string output_dir;
+  bool in_place = false;
+  std::vector<std::string> paths;
+};
+
+bool write_file(const fs::path& path, const std::string& text) {
+  std::error_code ec;
+  if (path.has_parent_path()) {
+    fs::create_directories(path.parent_path(), ec);
+  }
+  // Write next to the target and rename, so an interrupted write never truncates a manifest.
+  const fs::path temporary = path.string() + ".topoguard-tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) {
+      return false;
+    }
+  }
+  fs::rename(temporary, path, ec);
+  return !ec;
+}
+
+// Where a file's output goes under -o DIR: its path relative to the current directory when it
+// lies below it, else its file name; stdin becomes "stdin.yaml".
+fs::path output_path(const std::string& output_dir, const std::string& input) {
+  if (input == "-") {
+    return fs::path(output_dir) / "stdin.yaml";
+  }
+  const fs::path relative = fs::path(input).lexically_normal();
+  const bool escapes = relative.is_absolute() || relative.begin()->string() == "..";
+  return fs::path(output_dir) / (escapes ? relative.filename() : relative);
+}
+
+int run_fix_command(const FixOptions& options) {
+  if (options.in_place && !options.output_dir.empty()) {
+    std::cerr << "topoguard fix: use either -o DIR or --in-place, not both\n";
+    return kExitUsage;
+  }
+  auto policies = policy::load_policies(options.policies);
+  if (!policies) {
+    std::cerr << "topoguard fix: " << policies.error().to_string() << '\n';
+    return kExitUsage;
+  }
+  const audit::ManifestSet manifests = audit::read_manifests(options.paths, std::cin);
+  const audit::AuditRun run = audit::run_audit(manifests, *policies);
+  const audit::FixOutcome outcome = audit::apply_fixes(manifests, run);
+  int exit_code = kExitOk;
+  for (const Error& error : run.report.errors) {
+    std::cerr << error.to_string() << '\n';
+    exit_code = kExitUsage;
+  }
+  for (const Error& error : outcome.errors) {
+    std::cerr << error.to_string() << '\n';
+    exit_code = kExitUsage;
+  }
+  std::size_t fixes = 0;
+  for (const audit::FixedFile& file : outcome.files) {
+    for (const std::string& change : file.changes) {
+      std::cerr << change << '\n';
+      ++fixes;
+    }
+    if (options.in_place) {
+      if (file.changed() && (file.path == "-" || !write_file(file.path, file.text))) {
+        std::cerr << file.path << ": cannot write the fixed file in place\n";
+        exit_code = kExitUsage;
+      }
+    } else if (!options.output_dir.empty()) {
+      if (!write_file(output_path(options.output_dir, file.path), file.text)) {
+        std::cerr << output_path(options.output_dir, file.path).string() << ": cannot write\n";
+        exit_code = kExitUsage;
+      }
+    } else {
+      std::cout << file.text;
+      if (!file.text.empty() && file.text.back() != '\n') {
+        std::cout << '\n';
+      }
+      if (&file != &outcome.files.back()) {
+        std::cout << "---\n";
+      }
+    }
+  }
+  std::cerr << "topoguard fix: applied " << fixes << " fix(es) in " << outcome.files.size()
+            << " file(s)\n";
+  return exit_code;
+}
+
+}  // namespace
+
+void add_fix_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<FixOptions>();
+  CLI::App* command = app.add_subcommand(
+      "fix", "Write manifests with every enabled fix applied (stdout, -o DIR or --in-place)");
+  command->add_option("--policies", options->policies,
+                      "Policy file or directory (repeatable); replaces the built-in policy");
+  command->add_option("-o,--output-dir", options->output_dir, "Write fixed files under DIR");
+  command->add_flag("--in-place", options->in_place, "Rewrite changed files in place");
+  command->add_option("paths", options->paths, "Manifest files, directories, or - for stdin")
+      ->required();
+  command->callback([options, &exit_code] { exit_code = run_fix_command(*options); });
+}
+
+}  // namespace topoguard::cli

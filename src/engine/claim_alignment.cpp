@@ -1,0 +1,266 @@
+#include "claim_alignment.h"
+
+#include <algorithm>
+
+#include "cel_scan.h"
+#include "messages.h"
+
+namespace topoguard::engine {
+
+namespace {
+
+using k8s::ClaimSpec;
+using k8s::DeviceChoice;
+using k8s::DeviceConstraint;
+using k8s::DeviceRequest;
+
+bool names(const DeviceConstraint& constraint, const std::string& entry) {
+  return std::find(constraint.requests.begin(), constraint.requests.end(), entry) !=
+         constraint.requests.end();
+}
+
+// Whether `constraint` binds the `role` devices of `request`: an absent or empty list covers
+// every request, "req" covers all of its subrequests, "req/sub" only that subrequest, so a
+// request is covered through subrequest entries only when all of its `role` subrequests are.
+bool covers(const DeviceConstraint& constraint, const DeviceRequest& request, Role role,
+            const DeviceRoles& roles) {
+  if (constraint.requests.empty() || names(constraint, request.name)) {
+    return true;
+  }
+  if (!request.first_available) {
+    return false;
+  }
+  bool any = false;
+  for (const DeviceChoice& choice : request.choices) {
+    if (!DeviceRoles::has(roles.of_choice(choice), role)) {
+      continue;
+    }
+    any = true;
+    if (!names(constraint, request.name + "/" + choice.subrequest)) {
+      return false;
+    }
+  }
+  return any;
+}
+
+// Whether `constraint` binds this particular choice (for counting devices under it).
+bool covers_choice(const DeviceConstraint& constraint, const DeviceRequest& request,
+                   const DeviceChoice& choice) {
+  return constraint.requests.empty() || names(constraint, request.name) ||
+         (request.first_available && names(constraint, request.name + "/" + choice.subrequest));
+}
+
+class ClaimAnalyzer {
+ public:
+  ClaimAnalyzer(const ClaimSpec& spec, const DeviceRoles& roles, const policy::Policy& policy)
+      : spec_(spec), roles_(roles), policy_(policy) {
+    for (const DeviceRequest& request : spec.requests) {
+      const Roles request_roles = roles.of_request(request);
+      if (request_roles.gpu) {
+        gpus_.push_back(&request);
+      }
+      if (request_roles.nic) {
+        nics_.push_back(&request);
+      }
+    }
+  }
+
+  ClaimVerdict run() {
+    ClaimVerdict verdict;
+    verdict.roles = Roles{!gpus_.empty(), !nics_.empty()};
+    if (!gpus_.empty() && !nics_.empty()) {
+      check_alignment(verdict);
+    }
+    check_multi_device(verdict);
+    return verdict;
+  }
+
+ private:
+  bool tied_by(const DeviceRequest& gpu, const DeviceRequest& nic, bool numa) const {
+    return std::any_of(spec_.constraints.begin(), spec_.constraints.end(),
+                       [&](const DeviceConstraint& constraint) {
+                         const bool kind_matches =
+                             numa ? policy_.numa_attributes.matches_any(constraint.match_attribute)
+                                  : policy_.is_alignment_attribute(constraint.match_attribute);
+                         return !constraint.match_attribute.empty() && kind_matches &&
+                                covers(constraint, gpu, Role::kGpu, roles_) &&
+                                covers(constraint, nic, Role::kNic, roles_);
+                       });
+  }
+
+  bool pinned_to_numa(const DeviceRequest& request, Role role) const {
+    for (const DeviceChoice& choice : request.choices) {
+      if (!DeviceRoles::has(roles_.of_choice(choice), role)) {
+        continue;
+      }
+      for (const std::string& selector : choice.selectors) {
+        for (const std::string& attribute : attributes_in_cel(selector)) {
+          if (policy_.numa_attributes.matches_any(attribute)) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
+  }
+
+  // Only NUMA relates the two: a NUMA constraint ties them, or a selector pins one of them to a
+  // NUMA node, which says the author meant them to be close.
+  bool numa_related(const DeviceRequest& gpu, const DeviceRequest& nic) const {
+    return tied_by(gpu, nic, /*numa=*/true) || pinned_to_numa(gpu, Role::kGpu) ||
+           pinned_to_numa(nic, Role::kNic);
+  }
+
+  void check_alignment(ClaimVerdict& verdict) const {
+    std::vector<const DeviceRequest*> untied_gpus;
+    std::vector<const DeviceRequest*> untied_nics;
+    for (const DeviceRequest* gpu : gpus_) {
+      if (std::none_of(nics_.begin(), nics_.end(),
+                       [&](const DeviceRequest* nic) { return tied_by(*gpu, *nic, false); })) {
+        untied_gpus.push_back(gpu);
+      }
+    }
+    for (const DeviceRequest* nic : nics_) {
+      if (std::none_of(gpus_.begin(), gpus_.end(),
+                       [&](const DeviceRequest* gpu) { return tied_by(*gpu, *nic, false); })) {
+        untied_nics.push_back(nic);
+      }
+    }
+    if (untied_gpus.empty() && untied_nics.empty()) {
+      return;
+    }
+    const bool only_numa =
+        std::all_of(untied_gpus.begin(), untied_gpus.end(),
+                    [&](const DeviceRequest* gpu) {
+                      return std::any_of(nics_.begin(), nics_.end(), [&](const DeviceRequest* nic) {
+                        return numa_related(*gpu, *nic);
+                      });
+                    }) &&
+        std::all_of(untied_nics.begin(), untied_nics.end(), [&](const DeviceRequest* nic) {
+          return std::any_of(gpus_.begin(), gpus_.end(),
+                             [&](const DeviceRequest* gpu) { return numa_related(*gpu, *nic); });
+        });
+
+    ClaimFinding finding;
+    finding.rule = only_numa ? policy::RuleId::kNumaOnlyAlignment
+                             : policy::RuleId::kMissingPcieAlignment;
+    finding.pointer = only_numa ? numa_pointer(untied_gpus, untied_nics) : spec_.devices_pointer;
+    const std::vector<std::pair<std::string, std::string>> pairs = fix_pairs();
+    const std::string& attribute = policy_.alignment_attribute;
+    if (pairs.empty()) {
+      finding.message = only_numa ? messages::numa_only_ambiguous(untied_gpus, untied_nics,
+                                                                  gpus_, nics_, attribute)
+                                  : messages::missing_ambiguous(untied_gpus, untied_nics, gpus_,
+                                                                nics_, attribute);
+    } else {
+      finding.message = only_numa ? messages::numa_only(pairs, attribute)
+                                  : messages::missing(pairs, attribute);
+      finding.fix = fix_operations(pairs);
+    }
+    verdict.misalignment = finding.rule;
+    verdict.findings.push_back(std::move(finding));
+  }
+
+  std::string numa_pointer(const std::vector<const DeviceRequest*>& untied_gpus,
+                           const std::vector<const DeviceRequest*>& untied_nics) const {
+    for (const DeviceConstraint& constraint : spec_.constraints) {
+      if (policy_.numa_attributes.matches_any(constraint.match_attribute)) {
+        return constraint.pointer;
+      }
+    }
+    for (const DeviceRequest* gpu : untied_gpus) {
+      if (pinned_to_numa(*gpu, Role::kGpu)) {
+        return gpu->pointer;
+      }
+    }
+    for (const DeviceRequest* nic : untied_nics) {
+      if (pinned_to_numa(*nic, Role::kNic)) {
+        return nic->pointer;
+      }
+    }
+    return spec_.devices_pointer;
+  }
+
+  // GPU and NIC requests pair unambiguously when there are as many of each: in document order.
+  // Pairs already tied need nothing. A request that is both GPU and NIC cannot be paired.
+  std::vector<std::pair<std::string, std::string>> fix_pairs() const {
+    std::vector<std::pair<std::string, std::string>> pairs;
+    if (gpus_.size() != nics_.size()) {
+      return pairs;
+    }
+    for (const DeviceRequest* gpu : gpus_) {
+      if (std::find(nics_.begin(), nics_.end(), gpu) != nics_.end()) {
+        return pairs;
+      }
+    }
+    for (std::size_t i = 0; i < gpus_.size(); ++i) {
+      if (!tied_by(*gpus_[i], *nics_[i], false)) {
+        pairs.emplace_back(gpus_[i]->name, nics_[i]->name);
+      }
+    }
+    return pairs;
+  }
+
+  // One constraint per pair, naming both requests (never an empty list, which would also bind
+  // devices that lack the attribute). `add` the whole array when it is absent, else append.
+  Json fix_operations(const std::vector<std::pair<std::string, std::string>>& pairs) const {
+    Json constraints = Json::array();
+    for (const auto& [gpu, nic] : pairs) {
+      Json constraint = Json::object();
+      constraint["requests"] = Json::array({gpu, nic});
+      constraint["matchAttribute"] = policy_.alignment_attribute;
+      constraints.push_back(std::move(constraint));
+    }
+    Json operations = Json::array();
+    if (!spec_.has_constraints_array) {
+      operations.push_back(
+          Json{{"op", "add"}, {"path", spec_.constraints_pointer}, {"value", constraints}});
+      return operations;
+    }
+    for (Json& constraint : constraints) {
+      operations.push_back(Json{{"op", "add"},
+                                {"path", spec_.constraints_pointer + "/-"},
+                                {"value", std::move(constraint)}});
+    }
+    return operations;
+  }
+
+  void check_multi_device(ClaimVerdict& verdict) const {
+    for (const DeviceConstraint& constraint : spec_.constraints) {
+      if (constraint.match_attribute.empty() ||
+          !policy_.is_alignment_attribute(constraint.match_attribute)) {
+        continue;
+      }
+      std::vector<std::string> offenders;
+      for (const DeviceRequest& request : spec_.requests) {
+        for (const DeviceChoice& choice : request.choices) {
+          const bool many = choice.allocation_mode == k8s::AllocationMode::kAll || choice.count > 1;
+          if (many && covers_choice(constraint, request, choice)) {
+            offenders.push_back(messages::describe_choice(request, choice));
+          }
+        }
+      }
+      if (!offenders.empty()) {
+        verdict.findings.push_back(ClaimFinding{policy::RuleId::kMultiDeviceAlignment,
+                                                constraint.pointer,
+                                                messages::multi_device(offenders, constraint),
+                                                Json::array()});
+      }
+    }
+  }
+
+  const ClaimSpec& spec_;
+  const DeviceRoles& roles_;
+  const policy::Policy& policy_;
+  std::vector<const DeviceRequest*> gpus_;
+  std::vector<const DeviceRequest*> nics_;
+};
+
+}  // namespace
+
+ClaimVerdict analyze_claim(const ClaimSpec& spec, const DeviceRoles& roles,
+                           const policy::Policy& policy) {
+  return ClaimAnalyzer(spec, roles, policy).run();
+}
+
+}  // namespace topoguard::engine

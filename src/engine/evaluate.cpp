@@ -1,0 +1,295 @@
+#include "topoguard/engine/evaluate.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "claim_alignment.h"
+#include "device_roles.h"
+#include "messages.h"
+#include "topoguard/engine/json_patch.h"
+#include "topoguard/k8s/claim_view.h"
+#include "topoguard/k8s/object.h"
+#include "topoguard/k8s/pod_spec_view.h"
+#include "topoguard/k8s/pod_template.h"
+
+namespace topoguard::engine {
+
+namespace {
+
+using policy::RuleId;
+
+bool is_cluster_scoped(const k8s::ObjectRef& ref) {
+  return ref.kind == "ClusterResourceClaimTemplate";
+}
+
+bool matches(const policy::Match& match, const Json& object, const k8s::ObjectRef& ref,
+             const std::vector<k8s::PodTemplateLocation>& templates) {
+  if (!match.kinds.empty() &&
+      std::find(match.kinds.begin(), match.kinds.end(), ref.kind) == match.kinds.end()) {
+    return false;
+  }
+  if (!match.names.empty() && !match.names.matches_any(ref.name)) {
+    return false;
+  }
+  if (!is_cluster_scoped(ref)) {
+    const std::string namespace_name = k8s::effective_namespace(ref);
+    if (!match.include_namespaces.empty() &&
+        !match.include_namespaces.matches_any(namespace_name)) {
+      return false;
+    }
+    if (match.exclude_namespaces.matches_any(namespace_name)) {
+      return false;
+    }
+  }
+  if (match.selector) {
+    if (match.selector->matches(k8s::labels_of(object))) {
+      return true;
+    }
+    // Workloads also match by the labels their pods get.
+    return std::any_of(templates.begin(), templates.end(),
+                       [&](const k8s::PodTemplateLocation& location) {
+                         const Json* pod_template = find_at(object, location.template_pointer);
+                         return !location.template_pointer.empty() && pod_template != nullptr &&
+                                match.selector->matches(k8s::labels_of(*pod_template));
+                       });
+  }
+  return true;
+}
+
+// Evaluates one object under one policy.
+class PolicyEvaluator {
+ public:
+  PolicyEvaluator(const policy::Policy& policy, const Inventory& inventory, const Json& object,
+                  const k8s::ObjectRef& ref, const std::vector<k8s::PodTemplateLocation>& templates,
+                  Evaluation& out)
+      : policy_(policy),
+        inventory_(inventory),
+        roles_(policy, inventory),
+        object_(object),
+        ref_(ref),
+        templates_(templates),
+        out_(out) {}
+
+  void run() {
+    if (k8s::is_claim_kind(k8s::api_group(ref_.api_version), ref_.kind)) {
+      evaluate_claim();
+      return;
+    }
+    for (const k8s::PodTemplateLocation& location : templates_) {
+      evaluate_pod(k8s::read_pod_spec(object_, location));
+    }
+  }
+
+ private:
+  struct ClaimUse {
+    const k8s::PodClaimReference* reference;
+    std::string source;  // for messages: claim "x" (ResourceClaimTemplate y)
+    ClaimVerdict verdict;
+  };
+
+  void evaluate_claim() {
+    auto spec = k8s::read_claim_spec(object_);
+    if (!spec) {
+      out_.errors.push_back(spec.error());
+      return;
+    }
+    for (ClaimFinding& finding : analyze_claim(*spec, roles_, policy_).findings) {
+      emit(finding.rule, finding.pointer, std::move(finding.message), std::move(finding.fix));
+    }
+  }
+
+  void evaluate_pod(const k8s::PodSpecView& pod) {
+    const std::string namespace_name = k8s::effective_namespace(ref_);
+    std::vector<ClaimUse> uses;
+    for (const k8s::PodClaimReference& reference : pod.claims) {
+      if (auto use = resolve(reference, namespace_name)) {
+        uses.push_back(std::move(*use));
+      }
+    }
+
+    std::vector<std::string> gpu_sources;
+    std::vector<std::string> nic_sources;
+    for (const ClaimUse& use : uses) {
+      if (use.verdict.roles.gpu) {
+        gpu_sources.push_back(use.source);
+      }
+      if (use.verdict.roles.nic) {
+        nic_sources.push_back(use.source);
+      }
+    }
+    std::optional<std::string> plugin_gpu_pointer;
+    std::optional<std::string> plugin_nic_pointer;
+    for (const k8s::ExtendedResourceRequest& request : pod.extended_resources) {
+      const Roles roles = roles_.of_extended_resource(request.resource);
+      const std::string source = "extended resource " + request.resource;
+      if (roles.gpu) {
+        gpu_sources.push_back(source);
+        plugin_gpu_pointer = plugin_gpu_pointer.value_or(request.pointer);
+      }
+      if (roles.nic) {
+        nic_sources.push_back(source);
+        plugin_nic_pointer = plugin_nic_pointer.value_or(request.pointer);
+      }
+    }
+    for (const k8s::NetworkAttachment& network : pod.networks) {
+      const std::string* resource = inventory_.network_resource(
+          network.namespace_name.empty() ? namespace_name : network.namespace_name, network.name);
+      if (resource != nullptr && roles_.of_extended_resource(*resource).nic) {
+        nic_sources.push_back("Multus network \"" + network.name + "\" (resource " + *resource +
+                              ")");
+        plugin_nic_pointer = plugin_nic_pointer.value_or(pod.networks_pointer);
+      }
+    }
+
+    if (!gpu_sources.empty() && !nic_sources.empty()) {
+      if (plugin_gpu_pointer || plugin_nic_pointer) {
+        emit(RuleId::kDevicePluginPairing, plugin_nic_pointer.value_or(*plugin_gpu_pointer),
+             messages::device_plugin_pairing(gpu_sources, nic_sources,
+                                             policy_.alignment_attribute));
+      } else if (is_split(uses)) {
+        emit(RuleId::kSplitClaims, pod.location.spec_pointer + "/resourceClaims",
+             messages::split_claims(gpu_sources, nic_sources, policy_.alignment_attribute));
+      }
+    }
+    for (const ClaimUse& use : uses) {
+      if (use.verdict.roles.gpu && use.verdict.roles.nic && use.verdict.misalignment) {
+        const bool numa_only = *use.verdict.misalignment == RuleId::kNumaOnlyAlignment;
+        emit(*use.verdict.misalignment, use.reference->pointer,
+             messages::inherited(use.source, numa_only, policy_.alignment_attribute));
+      }
+    }
+  }
+
+  // A pod's GPU and NIC are split when one claim holds one role without the other while a
+  // different claim holds the other role.
+  static bool is_split(const std::vector<ClaimUse>& uses) {
+    for (const ClaimUse& use : uses) {
+      const Roles& roles = use.verdict.roles;
+      if (roles.gpu == roles.nic) {
+        continue;
+      }
+      for (const ClaimUse& other : uses) {
+        if (&other != &use && (roles.gpu ? other.verdict.roles.nic : other.verdict.roles.gpu)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  std::optional<ClaimUse> resolve(const k8s::PodClaimReference& reference,
+                                  const std::string& namespace_name) {
+    const bool by_template = !reference.template_name.empty();
+    const std::string& target_name = by_template ? reference.template_name : reference.claim_name;
+    if (target_name.empty()) {
+      return std::nullopt;
+    }
+    const std::string kind = by_template ? "ResourceClaimTemplate" : "ResourceClaim";
+    const Json* target = by_template ? inventory_.claim_template(namespace_name, target_name)
+                                     : inventory_.claim(namespace_name, target_name);
+    if (target == nullptr) {
+      if (inventory_.claims_known()) {
+        emit(RuleId::kUnresolvedClaim, reference.pointer,
+             messages::unresolved(reference.name, kind, target_name, namespace_name));
+      }
+      return std::nullopt;
+    }
+    auto spec = k8s::read_claim_spec(*target);
+    if (!spec) {
+      return std::nullopt;  // reported where the claim itself is evaluated
+    }
+    return ClaimUse{&reference,
+                    "claim \"" + reference.name + "\" (" + kind + " " + target_name + ")",
+                    analyze_claim(*spec, roles_, policy_)};
+  }
+
+  bool excepted(RuleId rule) const {
+    return std::any_of(
+        policy_.exceptions.begin(), policy_.exceptions.end(),
+        [&](const policy::PolicyException& exception) {
+          const bool covers_rule = exception.rules.empty() ||
+                                   std::find(exception.rules.begin(), exception.rules.end(),
+                                             rule) != exception.rules.end();
+          return covers_rule && matches(exception.match, object_, ref_, templates_);
+        });
+  }
+
+  void emit(RuleId rule, std::string pointer, std::string message, Json fix = Json::array()) {
+    const policy::RuleSettings& settings = policy_.rule(rule);
+    if (settings.action == policy::Action::kOff || excepted(rule)) {
+      return;
+    }
+    Finding finding;
+    finding.policy = policy_.name;
+    finding.rule = rule;
+    finding.action = settings.action;
+    finding.message = std::move(message);
+    finding.resource = ref_;
+    finding.pointer = std::move(pointer);
+    finding.fix_enabled = !fix.empty() && settings.mutate;
+    finding.fix = std::move(fix);
+    out_.findings.push_back(std::move(finding));
+  }
+
+  const policy::Policy& policy_;
+  const Inventory& inventory_;
+  DeviceRoles roles_;
+  const Json& object_;
+  const k8s::ObjectRef& ref_;
+  const std::vector<k8s::PodTemplateLocation>& templates_;
+  Evaluation& out_;
+};
+
+}  // namespace
+
+bool is_evaluated_kind(const Json& object) {
+  const std::string api_version = string_member(object, "apiVersion");
+  const std::string kind = string_member(object, "kind");
+  const std::string_view group = k8s::api_group(api_version);
+  return k8s::is_claim_kind(group, kind) || k8s::is_workload_kind(group, kind);
+}
+
+Evaluation evaluate(const Json& object, const policy::PolicySet& policies,
+                    const Inventory& inventory) {
+  Evaluation evaluation;
+  if (!object.is_object() || !is_evaluated_kind(object)) {
+    return evaluation;
+  }
+  const k8s::ObjectRef ref = k8s::object_ref(object);
+  // Later policies see the fixes of earlier ones, so the combined patch applies in order.
+  std::optional<Json> patched;
+  const auto& all = policies.policies();
+  for (std::size_t index = 0; index < all.size(); ++index) {
+    const policy::Policy& policy = all[index];
+    const Json& current = patched ? *patched : object;
+    const auto templates = k8s::locate_pod_templates(current);
+    if (!matches(policy.match, current, ref, templates)) {
+      continue;
+    }
+    const std::size_t first_new = evaluation.findings.size();
+    PolicyEvaluator(policy, inventory, current, ref, templates, evaluation).run();
+    const bool later_policies = index + 1 < all.size();
+    for (std::size_t i = first_new; i < evaluation.findings.size(); ++i) {
+      Finding& finding = evaluation.findings[i];
+      if (!finding.fix_enabled) {
+        continue;
+      }
+      if (later_policies) {
+        auto next = apply_patch(patched ? *patched : object, finding.fix);
+        if (!next) {
+          finding.fix_enabled = false;
+          evaluation.errors.push_back(Error{ErrorCode::kInternal, next.error().message,
+                                            SourceLocation{"", 0, finding.pointer}});
+          continue;
+        }
+        patched = std::move(next).value();
+      }
+      for (const Json& operation : finding.fix) {
+        evaluation.patch.push_back(operation);
+      }
+    }
+  }
+  return evaluation;
+}
+
+}  // namespace topoguard::engine

@@ -1,0 +1,102 @@
+#include "topoguard/engine/inventory.h"
+
+#include "topoguard/k8s/claim_view.h"
+#include "topoguard/k8s/object.h"
+
+namespace topoguard::engine {
+
+namespace {
+
+constexpr std::string_view kNetworkResourceAnnotation = "k8s.v1.cni.cncf.io/resourceName";
+constexpr std::string_view kImplicitExtendedResourcePrefix = "deviceclass.resource.kubernetes.io/";
+
+DeviceClassInfo read_device_class(const Json& object, std::string name) {
+  DeviceClassInfo info;
+  info.name = std::move(name);
+  const Json* spec = member(object, "spec");
+  if (spec == nullptr) {
+    return info;
+  }
+  info.extended_resource_name = string_member(*spec, "extendedResourceName");
+  const Json* selectors = member(*spec, "selectors");
+  if (selectors == nullptr || !selectors->is_array()) {
+    return info;
+  }
+  for (const Json& selector : *selectors) {
+    const Json* cel = member(selector, "cel");
+    if (cel == nullptr) {
+      continue;
+    }
+    for (std::string& driver : drivers_in_cel(string_member(*cel, "expression"))) {
+      info.drivers.push_back(std::move(driver));
+    }
+  }
+  return info;
+}
+
+}  // namespace
+
+bool Inventory::add(const Json& object) {
+  const k8s::ObjectRef ref = k8s::object_ref(object);
+  const std::string_view group = k8s::api_group(ref.api_version);
+  if (ref.name.empty()) {
+    return false;
+  }
+  Key key{k8s::effective_namespace(ref), ref.name};
+  if (group == "resource.k8s.io" && ref.kind == "DeviceClass") {
+    device_classes_.insert_or_assign(ref.name, read_device_class(object, ref.name));
+    return true;
+  }
+  if (group == "resource.k8s.io" && ref.kind == "ResourceClaimTemplate") {
+    claim_templates_.insert_or_assign(std::move(key), &object);
+    return true;
+  }
+  if (group == "resource.k8s.io" && ref.kind == "ResourceClaim") {
+    claims_by_name_.insert_or_assign(std::move(key), &object);
+    return true;
+  }
+  if (group == "k8s.cni.cncf.io" && ref.kind == "NetworkAttachmentDefinition") {
+    const Json* resource = member(k8s::annotations_of(object), kNetworkResourceAnnotation);
+    network_resources_.insert_or_assign(
+        std::move(key), resource != nullptr && resource->is_string() ? resource->get<std::string>()
+                                                                     : std::string());
+    return true;
+  }
+  return false;
+}
+
+const DeviceClassInfo* Inventory::device_class(std::string_view name) const {
+  auto it = device_classes_.find(name);
+  return it == device_classes_.end() ? nullptr : &it->second;
+}
+
+const DeviceClassInfo* Inventory::device_class_for_resource(std::string_view resource) const {
+  if (resource.starts_with(kImplicitExtendedResourcePrefix)) {
+    return device_class(resource.substr(kImplicitExtendedResourcePrefix.size()));
+  }
+  for (const auto& [name, info] : device_classes_) {
+    if (!info.extended_resource_name.empty() && info.extended_resource_name == resource) {
+      return &info;
+    }
+  }
+  return nullptr;
+}
+
+const Json* Inventory::claim_template(std::string_view namespace_name,
+                                      std::string_view name) const {
+  auto it = claim_templates_.find(Key{namespace_name, name});
+  return it == claim_templates_.end() ? nullptr : it->second;
+}
+
+const Json* Inventory::claim(std::string_view namespace_name, std::string_view name) const {
+  auto it = claims_by_name_.find(Key{namespace_name, name});
+  return it == claims_by_name_.end() ? nullptr : it->second;
+}
+
+const std::string* Inventory::network_resource(std::string_view namespace_name,
+                                               std::string_view name) const {
+  auto it = network_resources_.find(Key{namespace_name, name});
+  return it == network_resources_.end() || it->second.empty() ? nullptr : &it->second;
+}
+
+}  // namespace topoguard::engine

@@ -1,0 +1,44 @@
+// The text of every finding, in one place so that wording, numbers and the fix a user should
+// write stay consistent across rules.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "topoguard/k8s/claim_view.h"
+
+namespace topoguard::engine::messages {
+
+using RequestList = std::vector<const k8s::DeviceRequest*>;
+using PairList = std::vector<std::pair<std::string, std::string>>;
+
+[[nodiscard]] std::string missing(const PairList& pairs, const std::string& attribute);
+[[nodiscard]] std::string missing_ambiguous(const RequestList& untied_gpus,
+                                            const RequestList& untied_nics,
+                                            const RequestList& gpus, const RequestList& nics,
+                                            const std::string& attribute);
+[[nodiscard]] std::string numa_only(const PairList& pairs, const std::string& attribute);
+[[nodiscard]] std::string numa_only_ambiguous(const RequestList& untied_gpus,
+                                              const RequestList& untied_nics,
+                                              const RequestList& gpus, const RequestList& nics,
+                                              const std::string& attribute);
+[[nodiscard]] std::string describe_choice(const k8s::DeviceRequest& request,
+                                          const k8s::DeviceChoice& choice);
+[[nodiscard]] std::string multi_device(const std::vector<std::string>& offenders,
+                                       const k8s::DeviceConstraint& constraint);
+
+// Pod-level messages. `gpu_sources` / `nic_sources` describe where each device comes from,
+// e.g. "extended resource nvidia.com/gpu" or "claim \"pair\" (ResourceClaimTemplate x)".
+[[nodiscard]] std::string device_plugin_pairing(const std::vector<std::string>& gpu_sources,
+                                                const std::vector<std::string>& nic_sources,
+                                                const std::string& attribute);
+[[nodiscard]] std::string split_claims(const std::vector<std::string>& gpu_sources,
+                                       const std::vector<std::string>& nic_sources,
+                                       const std::string& attribute);
+[[nodiscard]] std::string inherited(const std::string& claim_source, bool numa_only,
+                                    const std::string& attribute);
+[[nodiscard]] std::string unresolved(const std::string& pod_claim, const std::string& kind,
+                                     const std::string& name, const std::string& namespace_name);
+
+}  // namespace topoguard::engine::messages
