@@ -6,7 +6,7 @@ packages=(
   build-essential g++ cmake ninja-build pkg-config git ca-certificates
   libcpp-httplib-dev libssl-dev openssl nlohmann-json3-dev libre2-dev libspdlog-dev
   libyaml-cpp-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-  clang libclang-rt-14-dev curl wrk nginx-light procps
+  clang libclang-rt-14-dev curl jq wrk nginx-light procps
 )
 
 missing=()

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# End-to-end checks of `topoguard audit` and `topoguard fix` through the real binary: exit codes,
+# text and JSON output, stdin, bad input, and fix output that re-audits clean of fixable findings.
+# Usage: cli_test.sh BINARY SOURCE_DIR
+set -uo pipefail
+binary=$(realpath "$1")
+source_dir=$2
+examples="$source_dir/examples/manifests"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+
+check() {  # check NAME CONDITION...
+  local name=$1
+  shift
+  if "$@"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAILED: $name" >&2
+  fi
+}
+
+jq_true() {  # jq_true FILTER FILE: the filter yields true
+  jq -e "$1" "$2" >/dev/null
+}
+
+run() {  # run ARGS... -> $out $err $code
+  "$binary" "$@" >"$work/out" 2>"$work/err" </dev/null
+  code=$?
+  out=$(cat "$work/out")
+  err=$(cat "$work/err")
+}
+
+run audit "$examples"
+check "findings exit 1" test "$code" -eq 1
+check "text line format" grep -qE '^[^:]+/unaligned-template-v1\.yaml:10: deny missing-pcie-alignment ResourceClaimTemplate inference/gpu-nic-unaligned: ' "$work/out"
+check "summary line" grep -qE '^summary: 12 resources, 0 skipped, 6 deny, 2 warn, 0 audit, 0 errors$' "$work/out"
+
+run audit --fail-on never "$examples"
+check "fail-on never exit 0" test "$code" -eq 0
+run audit --fail-on warn "$examples/device-plugin-leaderworkerset.yaml"
+check "fail-on warn reached" test "$code" -eq 1
+run audit "$examples/device-plugin-leaderworkerset.yaml"
+check "warn below fail-on deny" test "$code" -eq 0
+run audit "$examples/aligned-template-v1.yaml"
+check "aligned is clean" test "$code" -eq 0
+check "aligned has no finding lines" test "$(grep -c 'missing-pcie' "$work/out")" -eq 0
+
+run audit --format json "$examples"
+check "json exit 1" test "$code" -eq 1
+check "json is valid" jq_true '.summary.resources == 12 and .summary.deny == 6 and .summary.warn == 2 and .summary.audit == 0 and .summary.skipped == 0' "$work/out"
+check "json finding fields" jq_true '[.findings[] | has("rule","policy","action","message","resource","source","path")] | all' "$work/out"
+check "json fix only when fixable" jq_true '[.findings[] | select(.rule == "split-claims") | has("fix")] == [false]' "$work/out"
+check "json fix ops" jq_true '[.findings[] | select(.resource.name == "gpu-nic-unaligned") | .fix[0].op] == ["add"]' "$work/out"
+
+"$binary" audit - <"$examples/unaligned-template-v1.yaml" >"$work/out" 2>"$work/err"
+code=$?
+check "stdin exit 1" test "$code" -eq 1
+check "stdin file name" grep -q '^-:10: deny missing-pcie-alignment' "$work/out"
+
+run audit "$work/does-not-exist.yaml"
+check "missing path exit 2" test "$code" -eq 2
+check "missing path named" grep -q 'does-not-exist.yaml' "$work/err"
+
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: a\n' >"$work/broken.yaml"
+run audit "$work/broken.yaml" "$examples/unaligned-template-v1.yaml"
+check "broken yaml exit 2" test "$code" -eq 2
+check "broken yaml names file and line" grep -qE 'broken\.yaml:[0-9]+: .*\[invalid_yaml\]' "$work/err"
+check "other files still audited" grep -q 'gpu-nic-unaligned' "$work/out"
+
+printf 'apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: x}\nspec:\n  devices:\n    requests: {name: gpu}\n' >"$work/wrongtype.yaml"
+run audit "$work/wrongtype.yaml"
+check "wrong type exit 2" test "$code" -eq 2
+check "wrong type names line and field" grep -qE 'wrongtype\.yaml:6: /spec/devices/requests: expected array, got object \[wrong_type\]' "$work/err"
+
+run audit --format xml "$examples"
+check "bad format is a usage error" test "$code" -eq 2
+run audit
+check "no path is a usage error" test "$code" -eq 2
+
+run fix "$examples"
+check "fix exit 0" test "$code" -eq 0
+check "fix reports changes on stderr" grep -q 'fixed missing-pcie-alignment ResourceClaimTemplate inference/gpu-nic-unaligned' "$work/err"
+cp "$work/out" "$work/fixed.yaml"
+run audit --format json "$work/fixed.yaml"
+check "fixed output re-audits clean of fixable findings" jq_true '[.findings[] | select(has("fix"))] | length == 0' "$work/out"
+check "fixed output keeps unfixable findings" jq_true '[.findings[] | select(.rule == "split-claims")] | length == 1' "$work/out"
+
+mkdir -p "$work/inplace"
+cp "$examples/unaligned-template-v1.yaml" "$examples/aligned-template-v1.yaml" "$work/inplace/"
+before_aligned=$(cat "$work/inplace/aligned-template-v1.yaml")
+run fix --in-place "$work/inplace"
+check "in-place exit 0" test "$code" -eq 0
+check "in-place leaves clean files byte-identical" test "$before_aligned" == "$(cat "$work/inplace/aligned-template-v1.yaml")"
+run audit "$work/inplace"
+check "in-place result is clean" test "$code" -eq 0
+
+(cd "$examples/.." && "$binary" fix -o "$work/outdir" manifests/unaligned-claim-v1beta1.yaml >/dev/null 2>&1)
+check "-o writes the relative path" test -s "$work/outdir/manifests/unaligned-claim-v1beta1.yaml"
+run fix -o "$work/x" --in-place "$examples"
+check "-o with --in-place is a usage error" test "$code" -eq 2
+
+echo "$passed passed, $failed failed"
+test "$failed" -eq 0
