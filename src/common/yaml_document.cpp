@@ -372,6 +372,18 @@ bool needs_quotes(const std::string& text) {
   return !resolve_plain_scalar(text).is_string();
 }
 
+bool is_short_scalar_list(const Json& array) {
+  std::size_t length = 0;
+  for (const Json& item : array) {
+    if (item.is_structured() || (item.is_string() && item.get_ref<const std::string&>().find(
+                                                         '\n') != std::string::npos)) {
+      return false;
+    }
+    length += item.is_string() ? item.get_ref<const std::string&>().size() + 2 : 8;
+  }
+  return length <= 60;
+}
+
 void emit(YAML::Emitter& out, const Json& value) {
   switch (value.type()) {
     case Json::value_t::object:
@@ -394,6 +406,9 @@ void emit(YAML::Emitter& out, const Json& value) {
       if (value.empty()) {
         out << YAML::Flow << YAML::BeginSeq << YAML::EndSeq;
         return;
+      }
+      if (is_short_scalar_list(value)) {
+        out << YAML::Flow;  // [gpu, nic] reads better than one item per line
       }
       out << YAML::BeginSeq;
       for (const Json& item : value) {

@@ -118,9 +118,12 @@ TEST(YamlStreamTest, AliasExpansionIsBounded) {
     text += "]\n";
     previous = name;
   }
-  YamlStream stream = parse_yaml_stream(text, "bomb.yaml");
+  ParseLimits limits;
+  limits.max_nodes = 50'000;
+  YamlStream stream = parse_yaml_stream(text, "bomb.yaml", limits);
   ASSERT_EQ(stream.errors.size(), 1u);
   EXPECT_EQ(stream.errors[0].code, ErrorCode::kTooLarge);
+  EXPECT_EQ(stream.errors[0].location.file, "bomb.yaml");
 }
 
 // Merge keys copy the anchored mapping's keys that are not set locally.
