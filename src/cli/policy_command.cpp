@@ -16,8 +16,7 @@ int run_lint(const std::vector<std::string>& paths) {
   for (const Error& error : report.errors) {
     std::cout << error.to_string() << '\n';
   }
-  std::cout << report.files << (report.files == 1 ? " file, " : " files, ")
-            << report.valid_policies
+  std::cout << report.files << (report.files == 1 ? " file, " : " files, ") << report.valid_policies
             << (report.valid_policies == 1 ? " valid policy, " : " valid policies, ")
             << report.errors.size() << (report.errors.size() == 1 ? " error" : " errors")
             << std::endl;

@@ -1,8 +1,8 @@
 #include "topoguard/policy/policy_loader.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -45,8 +45,8 @@ std::vector<std::string> expand_paths(const std::vector<std::string>& paths,
     std::error_code error;
     const fs::file_status status = fs::status(path, error);
     if (error || !fs::exists(status)) {
-      errors.push_back(io_error(path, "cannot read: " + (error ? error.message()
-                                                               : std::string("no such file"))));
+      errors.push_back(io_error(
+          path, "cannot read: " + (error ? error.message() : std::string("no such file"))));
       continue;
     }
     if (!fs::is_directory(status)) {
@@ -117,8 +117,8 @@ void reject_duplicate_names(Collected& collected) {
     const SourceLocation& other = it->second->origin;
     collected.errors.push_back(
         Error{ErrorCode::kInvalidValue,
-              "duplicate policy name \"" + policy.name + "\" (also defined at " + other.file +
-                  ":" + std::to_string(other.line) + ")",
+              "duplicate policy name \"" + policy.name + "\" (also defined at " + other.file + ":" +
+                  std::to_string(other.line) + ")",
               SourceLocation{policy.origin.file, policy.origin.line, "/metadata/name"}});
   }
 }
@@ -139,8 +139,7 @@ Collected collect(const std::vector<std::string>& paths) {
   }
   reject_duplicate_names(collected);
   if (collected.errors.empty() && collected.policies.empty()) {
-    collected.errors.push_back(Error{ErrorCode::kInvalidValue,
-                                     "no AlignmentPolicy documents found",
+    collected.errors.push_back(Error{ErrorCode::kInvalidValue, "no AlignmentPolicy documents found",
                                      SourceLocation{paths.empty() ? "" : paths.front(), 0, ""}});
   }
   return collected;

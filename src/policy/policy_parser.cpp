@@ -44,7 +44,9 @@ bool is_c_identifier(std::string_view text, std::size_t max_length) {
   if (text.empty() || text.size() > max_length) {
     return false;
   }
-  auto is_alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  auto is_alpha = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  };
   if (!is_alpha(text.front())) {
     return false;
   }
@@ -363,7 +365,8 @@ class DocumentParser {
       auto it = kOperators.find(*name);
       if (it == kOperators.end()) {
         fail(ErrorCode::kInvalidValue, append_pointer(pointer, "operator"),
-             "unknown operator " + in_quotes(*name) + "; expected In, NotIn, Exists or DoesNotExist");
+             "unknown operator " + in_quotes(*name) +
+                 "; expected In, NotIn, Exists or DoesNotExist");
       } else {
         op = it->second;
       }
@@ -517,18 +520,18 @@ class DocumentParser {
         }
         exception.reason = std::move(*reason);
       }
-      for_each_string(*object, element_pointer, "rules",
-                      [&](std::string name, const std::string& rule_pointer) {
-                        const std::optional<RuleId> rule = parse_rule_name(name);
-                        if (!rule) {
-                          fail(ErrorCode::kUnknownRule, rule_pointer,
-                               "unknown rule " + in_quotes(name) +
-                                   "; known rules: " + known_rule_names());
-                        } else if (std::find(exception.rules.begin(), exception.rules.end(),
-                                             *rule) == exception.rules.end()) {
-                          exception.rules.push_back(*rule);
-                        }
-                      });
+      for_each_string(
+          *object, element_pointer, "rules",
+          [&](std::string name, const std::string& rule_pointer) {
+            const std::optional<RuleId> rule = parse_rule_name(name);
+            if (!rule) {
+              fail(ErrorCode::kUnknownRule, rule_pointer,
+                   "unknown rule " + in_quotes(name) + "; known rules: " + known_rule_names());
+            } else if (std::find(exception.rules.begin(), exception.rules.end(), *rule) ==
+                       exception.rules.end()) {
+              exception.rules.push_back(*rule);
+            }
+          });
       if (const Json* match = required_object(*object, element_pointer, "match")) {
         exception.match = parse_match(*match, append_pointer(element_pointer, "match"));
       }

@@ -44,9 +44,9 @@ struct PolicyStreamOutcome {
 [[nodiscard]] Result<PolicySet> load_policies(const std::vector<std::string>& paths);
 
 struct PolicyLintReport {
-  std::vector<Error> errors;        // every error of every file, files in sorted order
-  std::size_t files = 0;            // files read
-  std::size_t valid_policies = 0;   // documents that parsed into a policy
+  std::vector<Error> errors;       // every error of every file, files in sorted order
+  std::size_t files = 0;           // files read
+  std::size_t valid_policies = 0;  // documents that parsed into a policy
 
   // True when some path could not be read (exit code 2 in `topoguard policy lint`).
   [[nodiscard]] bool has_io_error() const;

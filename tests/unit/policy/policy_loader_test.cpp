@@ -1,5 +1,7 @@
 #include "topoguard/policy/policy_loader.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -7,11 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 #include "note_name.h"
-
 #include "topoguard/policy/policy_parser.h"
 
 namespace topoguard::policy {
@@ -170,7 +168,8 @@ TEST_P(BuiltinRecognitionTest, Recognises) {
   EXPECT_EQ(list->matches_any(c.name), c.expected) << c.name;
 }
 
-#define RC(note, field, name, expected) RecognitionCase{note, Field::field, name, expected}
+#define RC(note, field, name, expected) \
+  RecognitionCase { note, Field::field, name, expected }
 
 INSTANTIATE_TEST_SUITE_P(
     Gpu, BuiltinRecognitionTest,
@@ -280,9 +279,8 @@ TEST(LoadPolicyFilesTest, LoadsDirectoryRecursivelyInSortedOrder) {
   TempDir dir;
   dir.write("b.yaml", policy_yaml("b1") + "---\n" + policy_yaml("b2"));
   dir.write("a/z.yml", policy_yaml("az"));
-  dir.write("c.json",
-            R"({"apiVersion": "topoguard.dev/v1alpha1", "kind": "AlignmentPolicy",)"
-            R"( "metadata": {"name": "c"}, "spec": {}})");
+  dir.write("c.json", R"({"apiVersion": "topoguard.dev/v1alpha1", "kind": "AlignmentPolicy",)"
+                      R"( "metadata": {"name": "c"}, "spec": {}})");
   dir.write("notes.txt", "not a policy");
   dir.write("..2026_01_01/b.yaml", policy_yaml("b1"));
   dir.write(".hidden.yaml", policy_yaml("hidden"));
@@ -352,12 +350,12 @@ TEST_P(BadPathTest, FailsLoadAndLint) {
   EXPECT_EQ(report.has_io_error(), c.code == ErrorCode::kIo);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Paths, BadPathTest,
-    ::testing::Values(BadPathCase{"missing_file", "absent.yaml", ErrorCode::kIo, "cannot read"},
-                      BadPathCase{"empty_directory", "empty/", ErrorCode::kIo,
-                                  "no .yaml, .yml or .json files"}),
-    topoguard::testing::NoteName());
+INSTANTIATE_TEST_SUITE_P(Paths, BadPathTest,
+                         ::testing::Values(BadPathCase{"missing_file", "absent.yaml",
+                                                       ErrorCode::kIo, "cannot read"},
+                                           BadPathCase{"empty_directory", "empty/", ErrorCode::kIo,
+                                                       "no .yaml, .yml or .json files"}),
+                         topoguard::testing::NoteName());
 
 // A file with no documents gives an empty set, which is refused: it would disable every rule.
 TEST(LoadPolicyFilesTest, FileWithoutPoliciesIsRefused) {
@@ -373,8 +371,9 @@ TEST(LoadPolicyFilesTest, FileWithoutPoliciesIsRefused) {
 TEST(LintPolicyFilesTest, ReportsAllErrorsOfAllFiles) {
   TempDir dir;
   dir.write("good.yaml", policy_yaml("good"));
-  dir.write("bad.yaml", policy_with_spec("bad", "  rules:\n    nope: {}\n"
-                                                "    split-claims: {mutate: true}\n"));
+  dir.write("bad.yaml", policy_with_spec("bad",
+                                         "  rules:\n    nope: {}\n"
+                                         "    split-claims: {mutate: true}\n"));
   dir.write("worse.yaml", "apiVersion: v1\nkind: AlignmentPolicy\n---\n" + policy_yaml("ok2"));
   const PolicyLintReport report = lint_policy_files({dir.path()});
   EXPECT_EQ(report.files, 3u);
@@ -382,9 +381,10 @@ TEST(LintPolicyFilesTest, ReportsAllErrorsOfAllFiles) {
   EXPECT_FALSE(report.has_io_error());
   ASSERT_EQ(report.errors.size(), 3u) << all_errors(report.errors);
   EXPECT_EQ(report.errors[0].to_string(),
-            dir.path() + "/bad.yaml:7: /spec/rules/nope: unknown rule \"nope\"; known rules: "
-                         "missing-pcie-alignment, numa-only-alignment, device-plugin-pairing, "
-                         "split-claims, multi-device-alignment, unresolved-claim [unknown_rule]");
+            dir.path() +
+                "/bad.yaml:7: /spec/rules/nope: unknown rule \"nope\"; known rules: "
+                "missing-pcie-alignment, numa-only-alignment, device-plugin-pairing, "
+                "split-claims, multi-device-alignment, unresolved-claim [unknown_rule]");
   EXPECT_EQ(report.errors[1].location.line, 8);
   EXPECT_EQ(report.errors[1].location.field, "/spec/rules/split-claims/mutate");
   EXPECT_EQ(report.errors[2].location.file, dir.path() + "/worse.yaml");

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "note_name.h"
-
 #include "topoguard/common/yaml_document.h"
 
 namespace topoguard::policy {
@@ -69,8 +68,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         ErrorCase{"document_not_object", "- a\n- b\n", ErrorCode::kWrongType, 1, "",
                   "expected an object"},
-        ErrorCase{"missing_api_version",
-                  "kind: AlignmentPolicy\nmetadata: {name: p}\nspec: {}\n",
+        ErrorCase{"missing_api_version", "kind: AlignmentPolicy\nmetadata: {name: p}\nspec: {}\n",
                   ErrorCode::kMissingField, 1, "/apiVersion", "\"apiVersion\" is missing"},
         ErrorCase{"wrong_api_version",
                   "apiVersion: topoguard.dev/v1\nkind: AlignmentPolicy\nmetadata: {name: p}\n"
@@ -113,8 +111,8 @@ INSTANTIATE_TEST_SUITE_P(
                   ErrorCode::kMissingField, 1, "/spec", "\"spec\" is missing"},
         ErrorCase{"spec_wrong_type", kHeader + "  - a\n", ErrorCode::kWrongType, 5, "/spec",
                   "expected an object, got array"},
-        ErrorCase{"unknown_spec_field", kHeader + "  matches: {}\n", ErrorCode::kUnknownField,
-                  6, "/spec/matches", "expected one of: match, devices"}),
+        ErrorCase{"unknown_spec_field", kHeader + "  matches: {}\n", ErrorCode::kUnknownField, 6,
+                  "/spec/matches", "expected one of: match, devices"}),
     topoguard::testing::NoteName());
 
 INSTANTIATE_TEST_SUITE_P(
@@ -158,11 +156,11 @@ INSTANTIATE_TEST_SUITE_P(
                   kHeader + "  match:\n    selector:\n      matchLabels:\n        gpu: true\n",
                   ErrorCode::kWrongType, 9, "/spec/match/selector/matchLabels/gpu",
                   "expected a string, got boolean"},
-        ErrorCase{"match_labels_key_with_slash",
-                  kHeader +
-                      "  match:\n    selector:\n      matchLabels:\n        llm-d.ai/role: 1\n",
-                  ErrorCode::kWrongType, 9, "/spec/match/selector/matchLabels/llm-d.ai~1role",
-                  "got integer"},
+        ErrorCase{
+            "match_labels_key_with_slash",
+            kHeader + "  match:\n    selector:\n      matchLabels:\n        llm-d.ai/role: 1\n",
+            ErrorCode::kWrongType, 9, "/spec/match/selector/matchLabels/llm-d.ai~1role",
+            "got integer"},
         ErrorCase{"match_expressions_not_list",
                   kHeader + "  match:\n    selector:\n      matchExpressions: {key: a}\n",
                   ErrorCode::kWrongType, 8, "/spec/match/selector/matchExpressions",
@@ -174,13 +172,13 @@ INSTANTIATE_TEST_SUITE_P(
                   "\"key\" is missing"},
         ErrorCase{"expression_missing_operator",
                   kHeader + "  match:\n    selector:\n      matchExpressions:\n      - key: a\n",
-                  ErrorCode::kMissingField, 9,
-                  "/spec/match/selector/matchExpressions/0/operator", "\"operator\" is missing"},
+                  ErrorCode::kMissingField, 9, "/spec/match/selector/matchExpressions/0/operator",
+                  "\"operator\" is missing"},
         ErrorCase{"expression_unknown_operator",
                   kHeader + "  match:\n    selector:\n      matchExpressions:\n      - key: a\n"
                             "        operator: Equals\n        values: [b]\n",
-                  ErrorCode::kInvalidValue, 10,
-                  "/spec/match/selector/matchExpressions/0/operator", "unknown operator"},
+                  ErrorCode::kInvalidValue, 10, "/spec/match/selector/matchExpressions/0/operator",
+                  "unknown operator"},
         ErrorCase{"in_needs_values",
                   kHeader + "  match:\n    selector:\n      matchExpressions:\n      - key: a\n"
                             "        operator: In\n",
@@ -219,9 +217,8 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"unknown_device_role", kHeader + "  devices:\n    fpga: {}\n",
                   ErrorCode::kUnknownField, 7, "/spec/devices/fpga", "expected one of: gpu, nic"},
         ErrorCase{"unknown_recognizer_field",
-                  kHeader + "  devices:\n    gpu:\n      classes: [a]\n",
-                  ErrorCode::kUnknownField, 8, "/spec/devices/gpu/classes",
-                  "deviceClassNames, drivers, extendedResources"},
+                  kHeader + "  devices:\n    gpu:\n      classes: [a]\n", ErrorCode::kUnknownField,
+                  8, "/spec/devices/gpu/classes", "deviceClassNames, drivers, extendedResources"},
         ErrorCase{"recognizer_wrong_type", kHeader + "  devices:\n    nic: [a]\n",
                   ErrorCode::kWrongType, 7, "/spec/devices/nic", "expected an object"},
         ErrorCase{"gpu_class_bad_pattern",
@@ -264,21 +261,19 @@ INSTANTIATE_TEST_SUITE_P(
 INSTANTIATE_TEST_SUITE_P(
     Rules, PolicyErrorTest,
     ::testing::Values(
-        ErrorCase{"rules_not_map", kHeader + "  rules: [split-claims]\n", ErrorCode::kWrongType,
-                  6, "/spec/rules", "expected an object, got array"},
+        ErrorCase{"rules_not_map", kHeader + "  rules: [split-claims]\n", ErrorCode::kWrongType, 6,
+                  "/spec/rules", "expected an object, got array"},
         ErrorCase{"unknown_rule_id", kHeader + "  rules:\n    pcie-alignment: {action: deny}\n",
                   ErrorCode::kUnknownRule, 7, "/spec/rules/pcie-alignment",
                   "known rules: missing-pcie-alignment, numa-only-alignment"},
         ErrorCase{"rule_settings_not_object", kHeader + "  rules:\n    split-claims: deny\n",
                   ErrorCode::kWrongType, 7, "/spec/rules/split-claims",
                   "expected an object, got string"},
-        ErrorCase{"unknown_action",
-                  kHeader + "  rules:\n    split-claims:\n      action: block\n",
+        ErrorCase{"unknown_action", kHeader + "  rules:\n    split-claims:\n      action: block\n",
                   ErrorCode::kInvalidValue, 8, "/spec/rules/split-claims/action",
                   "expected deny, warn, audit or off"},
         ErrorCase{"action_wrong_type", kHeader + "  rules:\n    split-claims: {action: 1}\n",
-                  ErrorCode::kWrongType, 7, "/spec/rules/split-claims/action",
-                  "expected a string"},
+                  ErrorCode::kWrongType, 7, "/spec/rules/split-claims/action", "expected a string"},
         ErrorCase{"mutate_on_unfixable_rule",
                   kHeader + "  rules:\n    device-plugin-pairing:\n      action: warn\n"
                             "      mutate: true\n",
@@ -288,10 +283,9 @@ INSTANTIATE_TEST_SUITE_P(
                   kHeader + "  rules:\n    missing-pcie-alignment: {mutate: yes}\n",
                   ErrorCode::kWrongType, 7, "/spec/rules/missing-pcie-alignment/mutate",
                   "expected a boolean, got string"},
-        ErrorCase{"unknown_rule_setting",
-                  kHeader + "  rules:\n    split-claims:\n      severity: high\n",
-                  ErrorCode::kUnknownField, 8, "/spec/rules/split-claims/severity",
-                  "action, mutate"}),
+        ErrorCase{
+            "unknown_rule_setting", kHeader + "  rules:\n    split-claims:\n      severity: high\n",
+            ErrorCode::kUnknownField, 8, "/spec/rules/split-claims/severity", "action, mutate"}),
     topoguard::testing::NoteName());
 
 const std::string kException = R"(  exceptions:
@@ -327,8 +321,7 @@ INSTANTIATE_TEST_SUITE_P(
                   ErrorCode::kInvalidValue, 8, "/spec/exceptions/0/reason", "non-empty reason"},
         ErrorCase{"exception_requires_match",
                   kHeader + "  exceptions:\n  - name: legacy\n    reason: r\n",
-                  ErrorCode::kMissingField, 7, "/spec/exceptions/0/match",
-                  "\"match\" is missing"},
+                  ErrorCode::kMissingField, 7, "/spec/exceptions/0/match", "\"match\" is missing"},
         ErrorCase{"exception_unknown_rule",
                   kHeader + kException + "    rules: [split-claims, numa-alignment]\n",
                   ErrorCode::kUnknownRule, 10, "/spec/exceptions/0/rules/1",
@@ -341,8 +334,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"exception_match_bad_pattern",
                   kHeader + "  exceptions:\n  - name: legacy\n    reason: r\n    match:\n"
                             "      names: ['train-(']\n",
-                  ErrorCode::kInvalidPattern, 10, "/spec/exceptions/0/match/names/0",
-                  "missing )"},
+                  ErrorCode::kInvalidPattern, 10, "/spec/exceptions/0/match/names/0", "missing )"},
         ErrorCase{"exception_match_unknown_field",
                   kHeader + "  exceptions:\n  - name: legacy\n    reason: r\n    match:\n"
                             "      namespace: x\n",
@@ -564,8 +556,9 @@ class SelectorOperatorTest : public ::testing::TestWithParam<SelectorCase> {};
 // Each Kubernetes operator parses and then selects like Kubernetes does.
 TEST_P(SelectorOperatorTest, ParsesAndMatches) {
   const SelectorCase& c = GetParam();
-  PolicyParseOutcome outcome = parse(kHeader + "  match:\n    selector:\n      matchExpressions:\n" +
-                                     "      - " + c.expression + "\n");
+  PolicyParseOutcome outcome =
+      parse(kHeader + "  match:\n    selector:\n      matchExpressions:\n" + "      - " +
+            c.expression + "\n");
   ASSERT_TRUE(outcome.policy.has_value()) << all_errors(outcome);
   ASSERT_TRUE(outcome.policy->match.selector.has_value());
   EXPECT_EQ(outcome.policy->match.selector->matches(c.labels), c.matches);
