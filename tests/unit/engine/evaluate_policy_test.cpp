@@ -1,0 +1,266 @@
+// How policies steer evaluate(): rule actions and `mutate`, exceptions, match, and custom
+// alignment attributes, each with an inline AlignmentPolicy.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "engine_test_support.h"
+#include "note_name.h"
+#include "topoguard/engine/evaluate.h"
+
+namespace topoguard::engine {
+namespace {
+
+using policy::Action;
+using policy::RuleId;
+using testing::InventoryFixture;
+using testing::parse_one;
+using testing::policy_yaml;
+
+// Unaligned GPU+NIC template in namespace ml, labelled team: a.
+const std::string kUnalignedTemplate = R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: t
+  namespace: ml
+  labels: {team: a}
+spec:
+  spec:
+    devices:
+      requests:
+      - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}
+      - {name: nic, exactly: {deviceClassName: dranet}}
+)";
+
+// Device-plugin pairing in a Deployment whose pods (not the Deployment) carry app: serve.
+const std::string kPluginDeployment = R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, namespace: ml}
+spec:
+  template:
+    metadata: {labels: {app: serve}}
+    spec:
+      containers:
+      - name: main
+        resources:
+          limits: {nvidia.com/gpu: "1", rdma/ib: "1"}
+)";
+
+struct PolicyCase {
+  std::string_view note;
+  std::string spec_extra;  // appended to the policy spec
+  std::string object;
+  std::vector<std::pair<RuleId, Action>> expected;
+};
+
+void PrintTo(const PolicyCase& c, std::ostream* os) { *os << c.note; }
+
+class PolicyTest : public ::testing::TestWithParam<PolicyCase> {};
+
+// The object yields exactly the expected (rule, action) findings under the inline policy, named
+// after it; fixes are enabled because the fixable rules default to mutate: true.
+TEST_P(PolicyTest, YieldsExpectedRulesAndActions) {
+  const PolicyCase& c = GetParam();
+  const policy::PolicySet policies = testing::inline_policies(policy_yaml(c.spec_extra));
+  ASSERT_EQ(policies.policies().size(), 1u);
+  const Json object = parse_one(c.object);
+  const Inventory inventory;
+  const Evaluation evaluation = evaluate(object, policies, inventory);
+  SCOPED_TRACE(testing::dump(evaluation));
+  ASSERT_EQ(evaluation.findings.size(), c.expected.size());
+  for (std::size_t i = 0; i < c.expected.size(); ++i) {
+    const Finding& finding = evaluation.findings[i];
+    EXPECT_EQ(finding.rule, c.expected[i].first);
+    EXPECT_EQ(finding.action, c.expected[i].second);
+    EXPECT_EQ(finding.policy, "custom");
+    EXPECT_EQ(finding.fix_enabled, !finding.fix.empty());
+  }
+  testing::expect_fixes_converge(object, evaluation, policies, inventory);
+}
+
+const std::vector<std::pair<RuleId, Action>> kMissingDeny{
+    {RuleId::kMissingPcieAlignment, Action::kDeny}};
+const std::vector<std::pair<RuleId, Action>> kPluginWarn{
+    {RuleId::kDevicePluginPairing, Action::kWarn}};
+
+INSTANTIATE_TEST_SUITE_P(
+    Actions, PolicyTest,
+    ::testing::Values(
+        PolicyCase{"default_rules_deny", "", kUnalignedTemplate, kMissingDeny},
+        PolicyCase{"action_warn", "  rules: {missing-pcie-alignment: {action: warn}}\n",
+                   kUnalignedTemplate, {{RuleId::kMissingPcieAlignment, Action::kWarn}}},
+        PolicyCase{"action_audit", "  rules: {missing-pcie-alignment: {action: audit}}\n",
+                   kUnalignedTemplate, {{RuleId::kMissingPcieAlignment, Action::kAudit}}},
+        PolicyCase{"action_off", "  rules: {missing-pcie-alignment: {action: off}}\n",
+                   kUnalignedTemplate, {}},
+        PolicyCase{"plugin_pairing_deny", "  rules: {device-plugin-pairing: {action: deny}}\n",
+                   kPluginDeployment, {{RuleId::kDevicePluginPairing, Action::kDeny}}},
+        PolicyCase{"plugin_pairing_off", "  rules: {device-plugin-pairing: {action: off}}\n",
+                   kPluginDeployment, {}}),
+    topoguard::testing::NoteName());
+
+INSTANTIATE_TEST_SUITE_P(
+    Exceptions, PolicyTest,
+    ::testing::Values(
+        PolicyCase{"by_namespace", R"(  exceptions:
+  - {name: e, reason: r, match: {namespaces: {include: [ml]}}}
+)",
+                   kUnalignedTemplate, {}},
+        PolicyCase{"other_namespace_does_not_except", R"(  exceptions:
+  - {name: e, reason: r, match: {namespaces: {include: [other]}}}
+)",
+                   kUnalignedTemplate, kMissingDeny},
+        PolicyCase{"by_pod_template_selector", R"(  exceptions:
+  - {name: e, reason: r, match: {selector: {matchLabels: {app: serve}}}}
+)",
+                   kPluginDeployment, {}},
+        PolicyCase{"selector_not_matching", R"(  exceptions:
+  - {name: e, reason: r, match: {selector: {matchLabels: {app: other}}}}
+)",
+                   kPluginDeployment, kPluginWarn},
+        PolicyCase{"by_object_label_expression", R"(  exceptions:
+  - name: e
+    reason: r
+    match: {selector: {matchExpressions: [{key: team, operator: In, values: [a, b]}]}}
+)",
+                   kUnalignedTemplate, {}},
+        PolicyCase{"by_kind", R"(  exceptions:
+  - {name: e, reason: r, match: {kinds: [ResourceClaimTemplate]}}
+)",
+                   kUnalignedTemplate, {}},
+        PolicyCase{"other_kind_does_not_except", R"(  exceptions:
+  - {name: e, reason: r, match: {kinds: [Deployment]}}
+)",
+                   kUnalignedTemplate, kMissingDeny},
+        PolicyCase{"by_name", R"(  exceptions:
+  - {name: e, reason: r, match: {names: ['t']}}
+)",
+                   kUnalignedTemplate, {}},
+        PolicyCase{"name_pattern_is_full_match", R"(  exceptions:
+  - {name: e, reason: r, match: {names: ['t.+']}}
+)",
+                   kUnalignedTemplate, kMissingDeny},
+        PolicyCase{"by_rule", R"(  exceptions:
+  - {name: e, reason: r, rules: [missing-pcie-alignment], match: {namespaces: {include: [ml]}}}
+)",
+                   kUnalignedTemplate, {}},
+        PolicyCase{"other_rule_does_not_except", R"(  exceptions:
+  - {name: e, reason: r, rules: [device-plugin-pairing], match: {namespaces: {include: [ml]}}}
+)",
+                   kUnalignedTemplate, kMissingDeny}),
+    topoguard::testing::NoteName());
+
+INSTANTIATE_TEST_SUITE_P(
+    Match, PolicyTest,
+    ::testing::Values(
+        PolicyCase{"include_is_full_match", "  match: {namespaces: {include: ['m']}}\n",
+                   kUnalignedTemplate, {}},
+        PolicyCase{"include_pattern_matches", "  match: {namespaces: {include: ['m.*']}}\n",
+                   kUnalignedTemplate, kMissingDeny},
+        PolicyCase{"exclude_namespace", "  match: {namespaces: {exclude: ['ml|prod']}}\n",
+                   kUnalignedTemplate, {}},
+        PolicyCase{"exclude_is_full_match", "  match: {namespaces: {exclude: ['l']}}\n",
+                   kUnalignedTemplate, kMissingDeny},
+        PolicyCase{"selector_on_object_labels", "  match: {selector: {matchLabels: {team: a}}}\n",
+                   kUnalignedTemplate, kMissingDeny},
+        PolicyCase{"selector_not_matching_object",
+                   "  match: {selector: {matchLabels: {team: b}}}\n", kUnalignedTemplate, {}},
+        PolicyCase{"selector_on_pod_template_labels",
+                   "  match: {selector: {matchLabels: {app: serve}}}\n", kPluginDeployment,
+                   kPluginWarn},
+        PolicyCase{"selector_does_not_exist",
+                   "  match: {selector: {matchExpressions: [{key: team, operator: "
+                   "DoesNotExist}]}}\n",
+                   kUnalignedTemplate, {}},
+        PolicyCase{"kinds_include_deployment", "  match: {kinds: [Deployment]}\n",
+                   kPluginDeployment, kPluginWarn},
+        PolicyCase{"kinds_exclude_template", "  match: {kinds: [Deployment]}\n",
+                   kUnalignedTemplate, {}},
+        PolicyCase{"names", "  match: {names: ['d']}\n", kPluginDeployment, kPluginWarn},
+        PolicyCase{"names_not_matching", "  match: {names: ['x']}\n", kPluginDeployment, {}}),
+    topoguard::testing::NoteName());
+
+// mutate: false keeps the fix in the finding (for the report) but out of the patch.
+TEST(PolicyMutateTest, MutateFalseReportsFixButDoesNotPatch) {
+  const policy::PolicySet policies = testing::inline_policies(
+      policy_yaml("  rules: {missing-pcie-alignment: {action: deny, mutate: false}}\n"));
+  const Evaluation evaluation = evaluate(parse_one(kUnalignedTemplate), policies, Inventory());
+  ASSERT_EQ(evaluation.findings.size(), 1u);
+  EXPECT_EQ(evaluation.findings[0].rule, RuleId::kMissingPcieAlignment);
+  EXPECT_FALSE(evaluation.findings[0].fix.empty());
+  EXPECT_FALSE(evaluation.findings[0].fix_enabled);
+  EXPECT_EQ(evaluation.patch, Json::array());
+}
+
+// The policy's alignment attribute is what fixes write; accepted attributes also align.
+TEST(PolicyAttributeTest, CustomAlignmentAttributeIsUsedByTheFix) {
+  const policy::PolicySet policies = testing::inline_policies(
+      policy_yaml("").replace(policy_yaml("").find("attribute: resource.kubernetes.io/pcieRoot"),
+                              std::string("attribute: resource.kubernetes.io/pcieRoot").size(),
+                              "attribute: example.com/pcieRoot"));
+  const Evaluation evaluation = evaluate(parse_one(kUnalignedTemplate), policies, Inventory());
+  ASSERT_EQ(evaluation.findings.size(), 1u);
+  EXPECT_EQ(evaluation.patch,
+            Json::parse(R"([{"op":"add","path":"/spec/spec/devices/constraints","value":[
+                {"requests":["gpu","nic"],"matchAttribute":"example.com/pcieRoot"}]}])"));
+}
+
+TEST(PolicyAttributeTest, AcceptedAttributeCountsAsAligned) {
+  const policy::PolicySet policies = testing::inline_policies(
+      policy_yaml("").replace(policy_yaml("").find("    numaAttributes"), 0,
+                              "    acceptedAttributes: [example.com/root]\n"));
+  const Json object = parse_one(kUnalignedTemplate + R"(      constraints:
+      - {requests: [gpu, nic], matchAttribute: example.com/root}
+)");
+  EXPECT_TRUE(evaluate(object, policies, Inventory()).findings.empty());
+  // The built-in policy does not accept it.
+  EXPECT_EQ(evaluate(object, testing::builtin_policies(), Inventory()).findings.size(), 1u);
+}
+
+// Two policies: each reports under its own name, and the second sees the first one's fix, so
+// the combined patch applies in one go and adds no duplicate constraint.
+TEST(PolicySetTest, LaterPoliciesSeeEarlierFixes) {
+  const policy::PolicySet policies =
+      testing::inline_policies(policy_yaml("", "first") + "---\n" + policy_yaml("", "second"));
+  const Json object = parse_one(kUnalignedTemplate);
+  const Evaluation evaluation = evaluate(object, policies, Inventory());
+  ASSERT_EQ(evaluation.findings.size(), 1u) << testing::dump(evaluation);
+  EXPECT_EQ(evaluation.findings[0].policy, "first");
+  const Json patched = object.patch(evaluation.patch);
+  EXPECT_TRUE(evaluate(patched, policies, Inventory()).findings.empty());
+}
+
+// A claim whose fields have the wrong types is an error with the field's pointer, not a crash.
+TEST(EvaluateErrorsTest, MalformedClaimIsAnErrorNamingTheField) {
+  const Json object = parse_one(R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: t, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests: "gpu"
+)");
+  const Evaluation evaluation = evaluate(object, testing::builtin_policies(), Inventory());
+  EXPECT_TRUE(evaluation.findings.empty());
+  ASSERT_EQ(evaluation.errors.size(), 1u);
+  EXPECT_EQ(evaluation.errors[0].location.field, "/spec/spec/devices/requests");
+  EXPECT_EQ(evaluation.errors[0].code, ErrorCode::kWrongType);
+}
+
+// Objects evaluate() does not judge yield nothing, whatever they contain.
+TEST(EvaluateKindsTest, OtherKindsAndNonObjectsYieldNothing) {
+  for (const std::string yaml :
+       {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: b}\n",
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: x}\n", "[1, 2]\n",
+        "just a string\n"}) {
+    const Json object = parse_one(yaml);
+    EXPECT_FALSE(is_evaluated_kind(object)) << yaml;
+    const Evaluation evaluation = evaluate(object, testing::builtin_policies(), Inventory());
+    EXPECT_TRUE(evaluation.findings.empty()) << yaml;
+    EXPECT_TRUE(evaluation.errors.empty()) << yaml;
+  }
+  EXPECT_TRUE(is_evaluated_kind(parse_one(kUnalignedTemplate)));
+  EXPECT_TRUE(is_evaluated_kind(parse_one(kPluginDeployment)));
+}
+
+}  // namespace
+}  // namespace topoguard::engine

@@ -1,0 +1,111 @@
+#include "topoguard/engine/inventory.h"
+
+#include <gtest/gtest.h>
+
+#include "engine_test_support.h"
+#include "note_name.h"
+
+namespace topoguard::engine {
+namespace {
+
+using testing::parse_one;
+
+struct CelCase {
+  std::string_view note;
+  std::string expression;
+  std::vector<std::string> drivers;
+};
+
+class DriversInCelTest : public ::testing::TestWithParam<CelCase> {};
+
+// Drivers named by equality with device.driver, in either order and quote style.
+TEST_P(DriversInCelTest, FindsDrivers) {
+  EXPECT_EQ(drivers_in_cel(GetParam().expression), GetParam().drivers);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cel, DriversInCelTest,
+    ::testing::Values(
+        CelCase{"double_quotes", R"(device.driver == "gpu.nvidia.com")", {"gpu.nvidia.com"}},
+        CelCase{"single_quotes_reversed", R"('dra.net' == device.driver)", {"dra.net"}},
+        CelCase{"two_drivers", R"(device.driver == 'a.x' || device.driver=="b.y")",
+                {"a.x", "b.y"}},
+        CelCase{"attribute_only", R"(device.attributes["dra.net"].rdma == true)", {}},
+        CelCase{"empty", "", {}}),
+    topoguard::testing::NoteName());
+
+// DeviceClasses are indexed by name with their drivers and extended resource name, and found
+// by extendedResourceName or by the implicit deviceclass.resource.kubernetes.io/<name>.
+TEST(InventoryTest, IndexesDeviceClasses) {
+  const Json device_class = parse_one(R"(apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: vf}
+spec:
+  selectors: [{cel: {expression: "device.driver == 'sriovnetwork.k8snetworkplumbingwg.io'"}}]
+  extendedResourceName: example.com/vf
+)");
+  Inventory inventory;
+  EXPECT_TRUE(inventory.add(device_class));
+  const DeviceClassInfo* info = inventory.device_class("vf");
+  ASSERT_NE(info, nullptr);
+  EXPECT_EQ(info->drivers, std::vector<std::string>{"sriovnetwork.k8snetworkplumbingwg.io"});
+  EXPECT_EQ(info->extended_resource_name, "example.com/vf");
+  EXPECT_EQ(inventory.device_class_for_resource("example.com/vf"), info);
+  EXPECT_EQ(inventory.device_class_for_resource("deviceclass.resource.kubernetes.io/vf"), info);
+  EXPECT_EQ(inventory.device_class_for_resource("example.com/other"), nullptr);
+  EXPECT_EQ(inventory.device_class("other"), nullptr);
+}
+
+// Claims and templates are found by (namespace, name); no namespace means "default".
+TEST(InventoryTest, IndexesClaimsByNamespaceAndName) {
+  const Json claim_template = parse_one(
+      "apiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaimTemplate\nmetadata: {name: t}\n"
+      "spec: {spec: {devices: {requests: []}}}\n");
+  const Json claim = parse_one(
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+      "metadata: {name: c, namespace: ml}\nspec: {devices: {requests: []}}\n");
+  Inventory inventory(Inventory::Claims::kKnown);
+  EXPECT_TRUE(inventory.claims_known());
+  EXPECT_TRUE(inventory.add(claim_template));
+  EXPECT_TRUE(inventory.add(claim));
+  EXPECT_EQ(inventory.claim_template("default", "t"), &claim_template);
+  EXPECT_EQ(inventory.claim_template("ml", "t"), nullptr);
+  EXPECT_EQ(inventory.claim("ml", "c"), &claim);
+  EXPECT_EQ(inventory.claim("ml", "t"), nullptr);
+  EXPECT_FALSE(Inventory().claims_known());
+}
+
+// A NetworkAttachmentDefinition gives its resourceName; one without it gives nothing.
+TEST(InventoryTest, IndexesNetworkAttachmentDefinitions) {
+  const Json with_resource = parse_one(R"(apiVersion: k8s.cni.cncf.io/v1
+kind: NetworkAttachmentDefinition
+metadata:
+  name: rdma-net
+  namespace: ml
+  annotations: {k8s.v1.cni.cncf.io/resourceName: mellanox.com/mlnx_rdma}
+)");
+  const Json without_resource = parse_one(
+      "apiVersion: k8s.cni.cncf.io/v1\nkind: NetworkAttachmentDefinition\n"
+      "metadata: {name: plain, namespace: ml}\n");
+  Inventory inventory;
+  EXPECT_TRUE(inventory.add(with_resource));
+  EXPECT_TRUE(inventory.add(without_resource));
+  const std::string* resource = inventory.network_resource("ml", "rdma-net");
+  ASSERT_NE(resource, nullptr);
+  EXPECT_EQ(*resource, "mellanox.com/mlnx_rdma");
+  EXPECT_EQ(inventory.network_resource("ml", "plain"), nullptr);
+  EXPECT_EQ(inventory.network_resource("default", "rdma-net"), nullptr);
+}
+
+// Other kinds, and objects without a name, are not indexed.
+TEST(InventoryTest, IgnoresOtherObjects) {
+  Inventory inventory;
+  EXPECT_FALSE(inventory.add(parse_one("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n")));
+  EXPECT_FALSE(inventory.add(parse_one("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\n")));
+  EXPECT_FALSE(inventory.add(parse_one("apiVersion: example.com/v1\nkind: DeviceClass\n"
+                                       "metadata: {name: x}\n")));
+  EXPECT_FALSE(inventory.add(Json::array()));
+}
+
+}  // namespace
+}  // namespace topoguard::engine
