@@ -15,5 +15,7 @@ inline constexpr int kExitUsage = 2;     // usage error, unreadable or invalid i
 void add_policy_command(CLI::App& app, int& exit_code);
 void add_audit_command(CLI::App& app, int& exit_code);
 void add_fix_command(CLI::App& app, int& exit_code);
+void add_serve_command(CLI::App& app, int& exit_code);
+void add_review_command(CLI::App& app, int& exit_code);
 
 }  // namespace topoguard::cli

@@ -1,0 +1,71 @@
+// The admission decision: one AdmissionRequest + a PolicySet snapshot -> one AdmissionResponse.
+// It runs the engine, checks its patch by applying it in-process (API-server JSONPatch semantics)
+// and re-evaluating, and shapes denials, warnings and audit annotations. No I/O, no logging, no
+// clock: what the server logs and counts comes back in ReviewOutcome. Safe to call concurrently.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "topoguard/admission/admission_review.h"
+#include "topoguard/policy/policy.h"
+#include "topoguard/policy/policy_set.h"
+
+namespace topoguard::admission {
+
+enum class Mode { kMutate, kValidate };
+enum class FailureMode { kClosed, kOpen };  // what an internal error turns into: deny | allow
+
+[[nodiscard]] std::string_view mode_name(Mode mode);
+[[nodiscard]] std::string_view failure_mode_name(FailureMode mode);
+
+// How a request ended, for metrics, logs and auditAnnotations["decision"].
+enum class Decision {
+  kSkip,        // not evaluated: DELETE/CONNECT or a kind the engine does not handle
+  kAllow,       // evaluated, allowed without a patch
+  kPatch,       // allowed with a patch
+  kDeny,        // denied by deny-action findings
+  kErrorAllow,  // internal error, allowed (failure mode open)
+  kErrorDeny,   // internal error, denied (failure mode closed)
+};
+[[nodiscard]] std::string_view decision_name(Decision decision);
+
+struct FindingSummary {
+  policy::RuleId rule = policy::RuleId::kMissingPcieAlignment;
+  policy::Action action = policy::Action::kAudit;
+  std::string pointer;
+};
+
+// What the server logs and counts about one review; never the object body.
+struct ReviewOutcome {
+  Decision decision = Decision::kSkip;
+  std::vector<FindingSummary> findings;  // on the object as admitted (after the patch, if any)
+  std::size_t patch_operations = 0;      // operations sent
+  std::string patch_dropped;             // why an engine patch was not sent; empty otherwise
+  std::string error;                     // the internal error, for kErrorAllow / kErrorDeny
+};
+
+struct HandlerOptions {
+  Mode mode = Mode::kValidate;
+  FailureMode failure_mode = FailureMode::kClosed;
+};
+
+struct HandledReview {
+  AdmissionResponse response;
+  ReviewOutcome outcome;
+};
+
+// Never throws: an engine error or exception becomes a response per options.failure_mode.
+[[nodiscard]] HandledReview handle_admission(const AdmissionRequest& request,
+                                             const policy::PolicySet& policies,
+                                             const HandlerOptions& options);
+
+// The response to send when no decision could be made in time or at all (failure mode).
+[[nodiscard]] HandledReview failure_response(const std::string& uid, FailureMode failure_mode,
+                                             std::string reason);
+
+// Shortens `text` to at most `limit` bytes at a UTF-8 boundary, ending in "..." when cut.
+[[nodiscard]] std::string truncate_text(std::string_view text, std::size_t limit);
+
+}  // namespace topoguard::admission

@@ -1,0 +1,69 @@
+// AdmissionReview admission.k8s.io/v1 <-> plain values. The parse side is the trust boundary of
+// the webhook: it accepts any bytes and returns an Error for anything that is not a well-formed
+// v1 request. Pure functions, safe to call concurrently.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "topoguard/common/json.h"
+#include "topoguard/common/result.h"
+
+namespace topoguard::admission {
+
+inline constexpr std::string_view kAdmissionApiVersion = "admission.k8s.io/v1";
+inline constexpr std::string_view kAdmissionKind = "AdmissionReview";
+// Bodies nested deeper than this are refused before nlohmann builds a tree of them.
+inline constexpr int kMaxBodyDepth = 128;
+
+struct GroupVersionKind {
+  std::string group;
+  std::string version;
+  std::string kind;
+};
+
+struct AdmissionRequest {
+  std::string uid;
+  GroupVersionKind kind;
+  std::string operation;  // CREATE | UPDATE | DELETE | CONNECT
+  std::string namespace_name;
+  std::string name;
+  bool dry_run = false;
+  Json object;      // null when absent (DELETE)
+  Json old_object;  // null when absent (CREATE)
+};
+
+struct AdmissionStatus {
+  int code = 0;  // 0: no status in the response
+  std::string reason;
+  std::string message;
+};
+
+// The wire fields of `response`. `patch` is an RFC 6902 array; it is sent (base64, patchType
+// JSONPatch) only when non-empty.
+struct AdmissionResponse {
+  std::string uid;
+  bool allowed = true;
+  AdmissionStatus status;
+  Json patch = Json::array();
+  std::vector<std::string> warnings;
+  std::map<std::string, std::string> audit_annotations;
+};
+
+// Parses an AdmissionReview request body. Errors (code kInvalidJson, kTooDeep, kWrongType,
+// kMissingField, kInvalidValue) carry the offending field as location.field.
+[[nodiscard]] Result<AdmissionRequest> parse_admission_review(std::string_view body);
+
+// The AdmissionReview the API server expects back: apiVersion, kind and `response`.
+[[nodiscard]] Json to_admission_review(const AdmissionResponse& response);
+[[nodiscard]] std::string to_admission_review_json(const AdmissionResponse& response);
+
+// The JSON body of a 4xx/5xx answer that is not an AdmissionReview (bad request, too large).
+[[nodiscard]] std::string error_body_json(int http_status, const Error& error);
+
+// Standard base64 (RFC 4648 with padding), as encoding/json renders []byte.
+[[nodiscard]] std::string base64_encode(std::string_view bytes);
+
+}  // namespace topoguard::admission

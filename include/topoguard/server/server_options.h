@@ -1,0 +1,48 @@
+// Everything `topoguard serve` can be told, as one plain struct filled by the CLI and by tests.
+// Defaults are the production defaults.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "topoguard/admission/admission_handler.h"
+#include "topoguard/common/result.h"
+
+namespace topoguard::server {
+
+struct HostPort {
+  std::string host;  // "0.0.0.0", "127.0.0.1", "::1" (without brackets)
+  int port = 0;      // 0: any free port
+};
+
+// "ADDR:PORT", "[IPV6]:PORT" or ":PORT" (all interfaces).
+[[nodiscard]] Result<HostPort> parse_host_port(std::string_view text);
+
+struct ServerOptions {
+  HostPort listen{"0.0.0.0", 8443};
+  HostPort metrics_listen{"0.0.0.0", 9090};
+  std::string tls_cert;
+  std::string tls_key;
+  std::string client_ca;              // empty: no client certificate is asked for
+  std::vector<std::string> policies;  // empty: the built-in policy
+  admission::FailureMode failure_mode = admission::FailureMode::kClosed;
+
+  std::size_t body_limit = 4 * 1024 * 1024;  // larger bodies get 413
+  // Each keep-alive connection holds one thread of the pool for its lifetime (cpp-httplib), so
+  // the pool must exceed the connections the API servers open (64 and more under load).
+  std::size_t threads = 128;
+  std::chrono::seconds read_timeout{10};
+  std::chrono::seconds write_timeout{10};
+  // Below the shutdown grace, so idle connections are gone when the drain deadline comes.
+  std::chrono::seconds keep_alive_timeout{20};
+  std::size_t keep_alive_max_requests = 1'000'000;
+  int listen_backlog = 1024;
+  std::chrono::milliseconds reload_interval{2000};  // polling of certificate and policy files
+  std::chrono::seconds shutdown_delay{0};  // not ready, still serving, before the drain starts
+  std::chrono::seconds shutdown_grace{25};  // the drain gives up after this
+};
+
+}  // namespace topoguard::server

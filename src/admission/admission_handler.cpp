@@ -1,0 +1,292 @@
+#include "topoguard/admission/admission_handler.h"
+
+#include <exception>
+#include <set>
+
+#include "topoguard/engine/evaluate.h"
+#include "topoguard/engine/json_patch.h"
+
+namespace topoguard::admission {
+namespace {
+
+// Limits from the API server's warning filter (k8s.io/apiserver pkg/endpoints/filters/warning.go)
+// and the AdmissionResponse docs: 120 characters each where possible, 4096 in total.
+constexpr std::size_t kWarningLimit = 120;
+constexpr std::size_t kWarningsTotalLimit = 4096;
+// Denial messages end up in kubectl output and events; keep them readable and bounded.
+constexpr std::size_t kDenialMessageLimit = 16 * 1024;
+// Audit annotations are stored with the audit event of every request.
+constexpr std::size_t kFindingsAnnotationLimit = 8 * 1024;
+
+// The object as the engine should see it: metadata.namespace from the request when the object
+// omits it (kubectl and controllers rely on the API server to fill it in). Never patched.
+Json object_for_evaluation(const Json& object, const std::string& namespace_name) {
+  Json copy = object;
+  if (namespace_name.empty()) {
+    return copy;
+  }
+  Json& metadata = copy["metadata"];
+  if (metadata.is_null()) {
+    metadata = Json::object();
+  }
+  if (!metadata.is_object()) {
+    return copy;
+  }
+  const Json* existing = member(metadata, "namespace");
+  if (existing == nullptr || !existing->is_string() || existing->get<std::string>().empty()) {
+    metadata["namespace"] = namespace_name;
+  }
+  return copy;
+}
+
+std::string where(const engine::Finding& finding) {
+  return finding.pointer.empty() ? std::string("/") : finding.pointer;
+}
+
+std::string describe_errors(const std::vector<Error>& errors) {
+  std::string text = "engine could not evaluate the object: ";
+  for (std::size_t i = 0; i < errors.size(); ++i) {
+    text += (i == 0 ? "" : "; ") + errors[i].to_string();
+  }
+  return truncate_text(text, 1024);
+}
+
+std::vector<std::string> warnings_for(const std::vector<engine::Finding>& findings) {
+  std::vector<std::string> warnings;
+  std::set<std::string> seen;
+  std::size_t total = 0;
+  std::size_t omitted = 0;
+  for (const auto& finding : findings) {
+    if (finding.action != policy::Action::kWarn) {
+      continue;
+    }
+    // The JSON pointer is left to the audit annotations: 120 characters are better spent on
+    // the message.
+    std::string text = truncate_text(
+        std::string(policy::rule_name(finding.rule)) + ": " + finding.message, kWarningLimit);
+    if (!seen.insert(text).second) {
+      continue;
+    }
+    // Leave room for the closing "N more" line.
+    if (total + text.size() > kWarningsTotalLimit - 64) {
+      ++omitted;
+      continue;
+    }
+    total += text.size();
+    warnings.push_back(std::move(text));
+  }
+  if (omitted > 0) {
+    warnings.push_back("topoguard: " + std::to_string(omitted) +
+                       " more warning(s) omitted; see the audit annotations or topoguard audit");
+  }
+  return warnings;
+}
+
+std::string denial_message(const std::vector<engine::Finding>& findings) {
+  std::size_t denies = 0;
+  for (const auto& finding : findings) {
+    denies += finding.action == policy::Action::kDeny ? 1 : 0;
+  }
+  std::string message = "topoguard: " + std::to_string(denies) +
+                        (denies == 1 ? " policy violation" : " policy violations") +
+                        " (rule at JSON pointer: how to fix)";
+  for (const auto& finding : findings) {
+    if (finding.action != policy::Action::kDeny) {
+      continue;
+    }
+    message += "\n- " + std::string(policy::rule_name(finding.rule)) + " at " + where(finding) +
+               " (policy " + finding.policy + "): " + finding.message;
+  }
+  return truncate_text(message, kDenialMessageLimit);
+}
+
+std::string findings_annotation(const std::vector<FindingSummary>& findings) {
+  Json list = Json::array();
+  std::size_t size = 2;
+  for (const auto& finding : findings) {
+    Json item = Json::object();
+    item["rule"] = policy::rule_name(finding.rule);
+    item["action"] = policy::action_name(finding.action);
+    item["path"] = finding.pointer;
+    const std::size_t item_size = item.dump().size() + 1;
+    if (size + item_size > kFindingsAnnotationLimit - 32) {
+      Json more = Json::object();
+      more["truncated"] = findings.size() - list.size();
+      list.push_back(std::move(more));
+      break;
+    }
+    size += item_size;
+    list.push_back(std::move(item));
+  }
+  return list.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::vector<FindingSummary> summarize(const std::vector<engine::Finding>& findings) {
+  std::vector<FindingSummary> out;
+  out.reserve(findings.size());
+  for (const auto& finding : findings) {
+    out.push_back({finding.rule, finding.action, finding.pointer});
+  }
+  return out;
+}
+
+bool has_deny(const std::vector<engine::Finding>& findings) {
+  for (const auto& finding : findings) {
+    if (finding.action == policy::Action::kDeny) {
+      return true;
+    }
+  }
+  return false;
+}
+
+HandledReview decide(const AdmissionRequest& request, const policy::PolicySet& policies,
+                     const HandlerOptions& options) {
+  HandledReview handled;
+  handled.response.uid = request.uid;
+
+  if (request.operation != "CREATE" && request.operation != "UPDATE") {
+    handled.outcome.decision = Decision::kSkip;
+    return handled;
+  }
+  if (!request.object.is_object() || !engine::is_evaluated_kind(request.object)) {
+    handled.outcome.decision = Decision::kSkip;
+    return handled;
+  }
+
+  const engine::Inventory inventory(engine::Inventory::Claims::kUnknown);
+  Json evaluated = object_for_evaluation(request.object, request.namespace_name);
+  engine::Evaluation evaluation = engine::evaluate(evaluated, policies, inventory);
+  if (!evaluation.errors.empty()) {
+    return failure_response(request.uid, options.failure_mode,
+                            describe_errors(evaluation.errors));
+  }
+
+  Json patch = Json::array();
+  const bool may_patch = options.mode == Mode::kMutate && request.operation == "CREATE";
+  if (may_patch && evaluation.patch.is_array() && !evaluation.patch.empty()) {
+    // The API server fails the whole request on a patch that does not apply, even under
+    // failurePolicy Ignore, so the patch is tried on the object exactly as received.
+    Result<Json> patched = engine::apply_patch(request.object, evaluation.patch);
+    if (!patched) {
+      handled.outcome.patch_dropped = patched.error().to_string();
+    } else {
+      engine::Evaluation after = engine::evaluate(
+          object_for_evaluation(*patched, request.namespace_name), policies, inventory);
+      if (!after.errors.empty()) {
+        handled.outcome.patch_dropped =
+            "the patched object does not evaluate: " + describe_errors(after.errors);
+      } else {
+        patch = std::move(evaluation.patch);
+        evaluation = std::move(after);
+      }
+    }
+  }
+
+  handled.outcome.findings = summarize(evaluation.findings);
+  handled.response.warnings = warnings_for(evaluation.findings);
+  if (has_deny(evaluation.findings)) {
+    handled.response.allowed = false;
+    handled.response.status.code = 403;
+    handled.response.status.reason = "Forbidden";
+    handled.response.status.message = denial_message(evaluation.findings);
+    handled.outcome.decision = Decision::kDeny;
+  } else if (!patch.empty()) {
+    handled.outcome.patch_operations = patch.size();
+    handled.response.patch = std::move(patch);
+    handled.outcome.decision = Decision::kPatch;
+  } else {
+    handled.outcome.decision = Decision::kAllow;
+  }
+
+  auto& annotations = handled.response.audit_annotations;
+  annotations["decision"] = std::string(decision_name(handled.outcome.decision));
+  if (!handled.outcome.findings.empty()) {
+    annotations["findings"] = findings_annotation(handled.outcome.findings);
+  }
+  if (!handled.outcome.patch_dropped.empty()) {
+    annotations["patch-dropped"] = truncate_text(handled.outcome.patch_dropped, 1024);
+  }
+  return handled;
+}
+
+}  // namespace
+
+std::string_view mode_name(Mode mode) {
+  return mode == Mode::kMutate ? "mutate" : "validate";
+}
+
+std::string_view failure_mode_name(FailureMode mode) {
+  return mode == FailureMode::kClosed ? "closed" : "open";
+}
+
+std::string_view decision_name(Decision decision) {
+  switch (decision) {
+    case Decision::kSkip:
+      return "skip";
+    case Decision::kAllow:
+      return "allow";
+    case Decision::kPatch:
+      return "patch";
+    case Decision::kDeny:
+      return "deny";
+    case Decision::kErrorAllow:
+      return "error_allow";
+    case Decision::kErrorDeny:
+      return "error_deny";
+  }
+  return "unknown";
+}
+
+HandledReview handle_admission(const AdmissionRequest& request,
+                               const policy::PolicySet& policies, const HandlerOptions& options) {
+  try {
+    return decide(request, policies, options);
+  } catch (const std::exception& exception) {
+    return failure_response(request.uid, options.failure_mode,
+                            std::string("internal error: ") + exception.what());
+  } catch (...) {
+    return failure_response(request.uid, options.failure_mode, "internal error");
+  }
+}
+
+HandledReview failure_response(const std::string& uid, FailureMode failure_mode,
+                               std::string reason) {
+  HandledReview handled;
+  handled.response.uid = uid;
+  handled.outcome.error = std::move(reason);
+  if (failure_mode == FailureMode::kClosed) {
+    handled.response.allowed = false;
+    handled.response.status.code = 500;
+    handled.response.status.reason = "InternalError";
+    handled.response.status.message =
+        "topoguard could not decide (failure mode closed): " + handled.outcome.error;
+    handled.outcome.decision = Decision::kErrorDeny;
+  } else {
+    handled.response.warnings.push_back(truncate_text(
+        "topoguard did not check this object (failure mode open): " + handled.outcome.error,
+        kWarningLimit));
+    handled.outcome.decision = Decision::kErrorAllow;
+  }
+  handled.response.audit_annotations["decision"] =
+      std::string(decision_name(handled.outcome.decision));
+  handled.response.audit_annotations["error"] = truncate_text(handled.outcome.error, 1024);
+  return handled;
+}
+
+std::string truncate_text(std::string_view text, std::size_t limit) {
+  if (text.size() <= limit) {
+    return std::string(text);
+  }
+  constexpr std::string_view kEllipsis = "...";
+  if (limit <= kEllipsis.size()) {
+    return std::string(kEllipsis.substr(0, limit));
+  }
+  std::size_t cut = limit - kEllipsis.size();
+  // Back up over UTF-8 continuation bytes (10xxxxxx) so a character is never split.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U) {
+    --cut;
+  }
+  return std::string(text.substr(0, cut)) + std::string(kEllipsis);
+}
+
+}  // namespace topoguard::admission

@@ -1,0 +1,274 @@
+#include "topoguard/admission/admission_review.h"
+
+#include <array>
+#include <cstdint>
+
+namespace topoguard::admission {
+namespace {
+
+Error make_error(ErrorCode code, std::string message, std::string field = {}) {
+  Error error;
+  error.code = code;
+  error.message = std::move(message);
+  error.location.field = std::move(field);
+  return error;
+}
+
+// Maximum nesting of arrays and objects, outside strings. Stops at the first excess so a 4 MiB
+// run of "[" costs one pass and no allocation.
+bool exceeds_depth(std::string_view text, int limit) {
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) {
+        return true;
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+// A string member that must be present; an Error naming the pointer otherwise.
+Result<std::string> required_string(const Json& object, std::string_view key,
+                                    const std::string& pointer) {
+  const Json* value = member(object, key);
+  if (value == nullptr || value->is_null()) {
+    return make_error(ErrorCode::kMissingField, "missing " + pointer, pointer);
+  }
+  if (!value->is_string()) {
+    return make_error(ErrorCode::kWrongType,
+                      pointer + " must be a string, not " + json_type_name(*value), pointer);
+  }
+  return value->get<std::string>();
+}
+
+// An optional string member: empty when absent or null, an Error when of another type.
+Result<std::string> optional_string(const Json& object, std::string_view key,
+                                    const std::string& pointer) {
+  const Json* value = member(object, key);
+  if (value == nullptr || value->is_null()) {
+    return std::string();
+  }
+  if (!value->is_string()) {
+    return make_error(ErrorCode::kWrongType,
+                      pointer + " must be a string, not " + json_type_name(*value), pointer);
+  }
+  return value->get<std::string>();
+}
+
+Result<Json> optional_object(const Json& object, std::string_view key,
+                             const std::string& pointer) {
+  const Json* value = member(object, key);
+  if (value == nullptr || value->is_null()) {
+    return Json();
+  }
+  if (!value->is_object()) {
+    return make_error(ErrorCode::kWrongType,
+                      pointer + " must be an object, not " + json_type_name(*value), pointer);
+  }
+  return *value;
+}
+
+}  // namespace
+
+Result<AdmissionRequest> parse_admission_review(std::string_view body) {
+  if (exceeds_depth(body, kMaxBodyDepth)) {
+    return make_error(ErrorCode::kTooDeep,
+                      "body nests deeper than " + std::to_string(kMaxBodyDepth) + " levels");
+  }
+  Json review = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (review.is_discarded()) {
+    return make_error(ErrorCode::kInvalidJson, "body is not valid JSON");
+  }
+  if (!review.is_object()) {
+    return make_error(ErrorCode::kWrongType,
+                      std::string("body must be a JSON object, not ") + json_type_name(review));
+  }
+  auto api_version = required_string(review, "apiVersion", "/apiVersion");
+  if (!api_version) {
+    return api_version.error();
+  }
+  if (*api_version != kAdmissionApiVersion) {
+    return make_error(ErrorCode::kInvalidValue,
+                      "apiVersion must be admission.k8s.io/v1, not \"" + *api_version +
+                          "\" (set admissionReviewVersions: [\"v1\"] in the webhook configuration)",
+                      "/apiVersion");
+  }
+  auto kind = required_string(review, "kind", "/kind");
+  if (!kind) {
+    return kind.error();
+  }
+  if (*kind != kAdmissionKind) {
+    return make_error(ErrorCode::kInvalidValue,
+                      "kind must be AdmissionReview, not \"" + *kind + "\"", "/kind");
+  }
+  const Json* request = member(review, "request");
+  if (request == nullptr || request->is_null()) {
+    return make_error(ErrorCode::kMissingField, "missing /request", "/request");
+  }
+  if (!request->is_object()) {
+    return make_error(ErrorCode::kWrongType,
+                      std::string("/request must be an object, not ") + json_type_name(*request),
+                      "/request");
+  }
+
+  AdmissionRequest parsed;
+  auto uid = required_string(*request, "uid", "/request/uid");
+  if (!uid) {
+    return uid.error();
+  }
+  if (uid->empty()) {
+    return make_error(ErrorCode::kInvalidValue, "/request/uid must not be empty", "/request/uid");
+  }
+  parsed.uid = std::move(*uid);
+
+  auto operation = required_string(*request, "operation", "/request/operation");
+  if (!operation) {
+    return operation.error();
+  }
+  parsed.operation = std::move(*operation);
+
+  auto gvk = optional_object(*request, "kind", "/request/kind");
+  if (!gvk) {
+    return gvk.error();
+  }
+  if (gvk->is_object()) {
+    for (auto [key, target] : {std::pair{"group", &parsed.kind.group},
+                               std::pair{"version", &parsed.kind.version},
+                               std::pair{"kind", &parsed.kind.kind}}) {
+      auto value = optional_string(*gvk, key, std::string("/request/kind/") + key);
+      if (!value) {
+        return value.error();
+      }
+      *target = std::move(*value);
+    }
+  }
+  auto namespace_name = optional_string(*request, "namespace", "/request/namespace");
+  if (!namespace_name) {
+    return namespace_name.error();
+  }
+  parsed.namespace_name = std::move(*namespace_name);
+  auto name = optional_string(*request, "name", "/request/name");
+  if (!name) {
+    return name.error();
+  }
+  parsed.name = std::move(*name);
+
+  if (const Json* dry_run = member(*request, "dryRun"); dry_run != nullptr && !dry_run->is_null()) {
+    if (!dry_run->is_boolean()) {
+      return make_error(ErrorCode::kWrongType, "/request/dryRun must be a boolean",
+                        "/request/dryRun");
+    }
+    parsed.dry_run = dry_run->get<bool>();
+  }
+  auto object = optional_object(*request, "object", "/request/object");
+  if (!object) {
+    return object.error();
+  }
+  parsed.object = std::move(*object);
+  auto old_object = optional_object(*request, "oldObject", "/request/oldObject");
+  if (!old_object) {
+    return old_object.error();
+  }
+  parsed.old_object = std::move(*old_object);
+  return parsed;
+}
+
+Json to_admission_review(const AdmissionResponse& response) {
+  Json body = Json::object();
+  body["uid"] = response.uid;
+  body["allowed"] = response.allowed;
+  if (response.status.code != 0) {
+    Json status = Json::object();
+    status["code"] = response.status.code;
+    if (!response.status.reason.empty()) {
+      status["reason"] = response.status.reason;
+    }
+    if (!response.status.message.empty()) {
+      status["message"] = response.status.message;
+    }
+    body["status"] = std::move(status);
+  }
+  if (response.patch.is_array() && !response.patch.empty()) {
+    body["patch"] = base64_encode(response.patch.dump());
+    body["patchType"] = "JSONPatch";
+  }
+  if (!response.warnings.empty()) {
+    body["warnings"] = response.warnings;
+  }
+  if (!response.audit_annotations.empty()) {
+    Json annotations = Json::object();
+    for (const auto& [key, value] : response.audit_annotations) {
+      annotations[key] = value;
+    }
+    body["auditAnnotations"] = std::move(annotations);
+  }
+  Json review = Json::object();
+  review["apiVersion"] = kAdmissionApiVersion;
+  review["kind"] = kAdmissionKind;
+  review["response"] = std::move(body);
+  return review;
+}
+
+std::string to_admission_review_json(const AdmissionResponse& response) {
+  // Replace invalid UTF-8 from the request (echoed in messages) instead of throwing.
+  return to_admission_review(response).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string error_body_json(int http_status, const Error& error) {
+  Json body = Json::object();
+  body["code"] = http_status;
+  body["error"] = error_code_name(error.code);
+  body["message"] = error.message;
+  if (!error.location.field.empty()) {
+    body["field"] = error.location.field;
+  }
+  return body.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string base64_encode(std::string_view bytes) {
+  static constexpr std::string_view kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const std::uint32_t n = (static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16U) |
+                            (static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8U) |
+                            static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 2]));
+    out += kAlphabet[(n >> 18U) & 63U];
+    out += kAlphabet[(n >> 12U) & 63U];
+    out += kAlphabet[(n >> 6U) & 63U];
+    out += kAlphabet[n & 63U];
+  }
+  const std::size_t rest = bytes.size() - i;
+  if (rest > 0) {
+    std::uint32_t n = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16U;
+    if (rest == 2) {
+      n |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8U;
+    }
+    out += kAlphabet[(n >> 18U) & 63U];
+    out += kAlphabet[(n >> 12U) & 63U];
+    out += rest == 2 ? kAlphabet[(n >> 6U) & 63U] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+}  // namespace topoguard::admission

@@ -1,0 +1,101 @@
+#include "topoguard/admission/review_endpoint.h"
+
+#include <cctype>
+#include <utility>
+
+namespace topoguard::admission {
+
+ReviewEndpoint make_review_endpoint(PolicySource policies, HandlerOptions options) {
+  return [policies = std::move(policies), options](const ReviewCall& call) {
+    ReviewReply reply;
+    Result<AdmissionRequest> request = parse_admission_review(call.body);
+    if (!request) {
+      reply.http_status = 400;
+      reply.http_error = request.error().to_string();
+      reply.body = error_body_json(400, request.error());
+      return reply;
+    }
+    reply.request = {request->uid,  request->kind.kind,      request->namespace_name,
+                     request->name, request->operation, request->dry_run};
+
+    HandledReview handled;
+    const policy::PolicySetPtr snapshot = policies ? policies() : nullptr;
+    if (snapshot == nullptr) {
+      handled = failure_response(request->uid, options.failure_mode, "no policy set is loaded");
+    } else {
+      handled = handle_admission(*request, *snapshot, options);
+    }
+    if (call.deadline.has_value() && std::chrono::steady_clock::now() > *call.deadline) {
+      handled = failure_response(request->uid, options.failure_mode,
+                                 "the decision took longer than the request's timeout");
+    }
+    reply.body = to_admission_review_json(handled.response);
+    reply.outcome = std::move(handled.outcome);
+    return reply;
+  };
+}
+
+ReviewEndpoint with_body_limit(std::size_t limit, ReviewEndpoint next) {
+  return [limit, next = std::move(next)](const ReviewCall& call) {
+    if (call.body.size() <= limit) {
+      return next(call);
+    }
+    ReviewReply reply;
+    reply.http_status = 413;
+    Error error;
+    error.code = ErrorCode::kTooLarge;
+    error.message = "body of " + std::to_string(call.body.size()) + " bytes exceeds the limit of " +
+                    std::to_string(limit) + " bytes";
+    reply.http_error = error.message;
+    reply.body = error_body_json(413, error);
+    return reply;
+  };
+}
+
+std::optional<std::chrono::milliseconds> parse_timeout(std::string_view text) {
+  // Go's time.Duration.String() subset the API server produces: [0-9]+(ms|s|m|h) repeated.
+  if (text.empty() || text.size() > 32) {
+    return std::nullopt;
+  }
+  double total_ms = 0;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t start = i;
+    double value = 0;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) != 0) {
+      value = value * 10 + (text[i] - '0');
+      ++i;
+    }
+    if (i < text.size() && text[i] == '.') {
+      ++i;
+      double scale = 0.1;
+      while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) != 0) {
+        value += scale * (text[i] - '0');
+        scale /= 10;
+        ++i;
+      }
+    }
+    if (i == start) {
+      return std::nullopt;
+    }
+    std::size_t unit_start = i;
+    while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i])) != 0) {
+      ++i;
+    }
+    const std::string_view unit = text.substr(unit_start, i - unit_start);
+    if (unit == "ms") {
+      total_ms += value;
+    } else if (unit == "s") {
+      total_ms += value * 1000;
+    } else if (unit == "m") {
+      total_ms += value * 60'000;
+    } else if (unit == "h") {
+      total_ms += value * 3'600'000;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return std::chrono::milliseconds(static_cast<long long>(total_ms));
+}
+
+}  // namespace topoguard::admission

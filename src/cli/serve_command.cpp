@@ -1,0 +1,200 @@
+// `topoguard serve`: flags -> load certificate and policies -> start the HTTPS server -> wait for
+// SIGTERM/SIGINT -> drain. The server itself lives in the server module.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "topoguard/policy/policy_loader.h"
+#include "topoguard/server/cert_reloader.h"
+#include "topoguard/server/https_server.h"
+#include "topoguard/server/json_log.h"
+#include "topoguard/server/metrics.h"
+#include "topoguard/server/policy_reloader.h"
+#include "topoguard/server/server_options.h"
+
+namespace topoguard::cli {
+namespace {
+
+// Self-pipe: the signal handler only writes a byte; the main thread reads it and drains.
+int g_signal_pipe[2] = {-1, -1};
+
+extern "C" void on_stop_signal(int signal_number) {
+  const char byte = static_cast<char>(signal_number);
+  const int saved_errno = errno;
+  [[maybe_unused]] const ssize_t written = ::write(g_signal_pipe[1], &byte, 1);
+  errno = saved_errno;
+}
+
+bool install_signal_handlers() {
+  if (::pipe2(g_signal_pipe, O_CLOEXEC) != 0) {
+    return false;
+  }
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGTERM, &action, nullptr);
+  ::sigaction(SIGINT, &action, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+  return true;
+}
+
+int wait_for_stop_signal() {
+  char byte = 0;
+  while (true) {
+    const ssize_t n = ::read(g_signal_pipe[0], &byte, 1);
+    if (n == 1) {
+      return static_cast<unsigned char>(byte);
+    }
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    return 0;
+  }
+}
+
+void log_fatal(const std::string& message, const Error& error) {
+  Json fields = Json::object();
+  fields["error"] = error.to_string();
+  server::log_event(server::LogLevel::kError, message, fields);
+  std::cerr << "topoguard serve: " << message << ": " << error.to_string() << std::endl;
+}
+
+struct ServeFlags {
+  server::ServerOptions options;
+  std::string listen = "0.0.0.0:8443";
+  std::string metrics_listen = "0.0.0.0:9090";
+  std::string failure_mode = "closed";
+  std::string log_level = "info";
+  long long read_timeout = 10;
+  long long write_timeout = 10;
+  long long keep_alive_timeout = 20;
+  double reload_interval = 2.0;
+  long long shutdown_delay = 0;
+  long long shutdown_grace = 25;
+};
+
+int run_serve(ServeFlags& flags) {
+  server::ServerOptions& options = flags.options;
+  server::set_log_level(*server::parse_log_level(flags.log_level));
+
+  auto listen = server::parse_host_port(flags.listen);
+  auto metrics_listen = server::parse_host_port(flags.metrics_listen);
+  if (!listen || !metrics_listen) {
+    std::cerr << "topoguard serve: " << (!listen ? listen.error() : metrics_listen.error()).message
+              << std::endl;
+    return kExitUsage;
+  }
+  options.listen = *listen;
+  options.metrics_listen = *metrics_listen;
+  options.failure_mode = flags.failure_mode == "open" ? admission::FailureMode::kOpen
+                                                      : admission::FailureMode::kClosed;
+  options.read_timeout = std::chrono::seconds(flags.read_timeout);
+  options.write_timeout = std::chrono::seconds(flags.write_timeout);
+  options.keep_alive_timeout = std::chrono::seconds(flags.keep_alive_timeout);
+  options.reload_interval =
+      std::chrono::milliseconds(static_cast<long long>(flags.reload_interval * 1000.0));
+  options.shutdown_delay = std::chrono::seconds(flags.shutdown_delay);
+  options.shutdown_grace = std::chrono::seconds(flags.shutdown_grace);
+
+  if (!install_signal_handlers()) {
+    std::cerr << "topoguard serve: cannot install signal handlers" << std::endl;
+    return kExitUsage;
+  }
+  auto certs = server::CertReloader::create(options.tls_cert, options.tls_key);
+  if (!certs) {
+    log_fatal("cannot load the serving certificate", certs.error());
+    return kExitUsage;
+  }
+  auto policies = server::PolicyReloader::create(
+      options.policies,
+      [](const std::vector<std::string>& paths) { return policy::load_policies(paths); });
+  if (!policies) {
+    log_fatal("cannot load policies", policies.error());
+    return kExitUsage;
+  }
+  auto metrics = std::make_shared<server::Metrics>(TOPOGUARD_VERSION);
+  server::HttpsServer https(options, *certs, *policies, metrics);
+  if (auto started = https.start(); !started) {
+    log_fatal("cannot start", started.error());
+    return kExitUsage;
+  }
+
+  const int signal_number = wait_for_stop_signal();
+  Json fields = Json::object();
+  fields["signal"] = signal_number;
+  server::log_event(server::LogLevel::kInfo, "stop signal received", fields);
+  if (!https.shutdown()) {
+    // Grace period over with connections still open: leave now rather than be SIGKILLed.
+    std::_Exit(kExitOk);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, int& exit_code) {
+  CLI::App* serve = app.add_subcommand(
+      "serve", "Run the admission webhook: POST /mutate and /validate over TLS, metrics on a "
+               "second port");
+  auto flags = std::make_shared<ServeFlags>();
+  server::ServerOptions& options = flags->options;
+  serve->add_option("--tls-cert", options.tls_cert, "Serving certificate (PEM, chain allowed)")
+      ->required();
+  serve->add_option("--tls-key", options.tls_key, "Private key of the certificate (PEM)")
+      ->required();
+  serve->add_option("--client-ca", options.client_ca,
+                    "Require client certificates signed by these CAs (PEM)");
+  serve->add_option("--listen", flags->listen, "Webhook address ADDR:PORT")
+      ->capture_default_str();
+  serve->add_option("--metrics-listen", flags->metrics_listen,
+                    "Plain HTTP address for /metrics, /healthz, /readyz")
+      ->capture_default_str();
+  serve->add_option("--policies", options.policies,
+                    "Policy files or directories (repeatable); replaces the built-in policy");
+  serve->add_option("--failure-mode", flags->failure_mode,
+                    "Answer to internal errors: closed (deny) or open (allow with a warning)")
+      ->check(CLI::IsMember({"closed", "open"}))
+      ->capture_default_str();
+  serve->add_option("--body-limit", options.body_limit, "Largest request body in bytes (413)")
+      ->capture_default_str();
+  serve->add_option("--threads", options.threads,
+                    "Worker threads; each open keep-alive connection holds one")
+      ->check(CLI::Range(4, 4096))
+      ->capture_default_str();
+  serve->add_option("--read-timeout", flags->read_timeout, "Seconds to read a request")
+      ->check(CLI::Range(1, 300))
+      ->capture_default_str();
+  serve->add_option("--write-timeout", flags->write_timeout, "Seconds to write a response")
+      ->check(CLI::Range(1, 300))
+      ->capture_default_str();
+  serve->add_option("--keep-alive-timeout", flags->keep_alive_timeout,
+                    "Seconds an idle connection stays open")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  serve->add_option("--reload-interval", flags->reload_interval,
+                    "Seconds between checks of certificate and policy files")
+      ->check(CLI::Range(0.05, 3600.0))
+      ->capture_default_str();
+  serve->add_option("--shutdown-delay", flags->shutdown_delay,
+                    "Seconds to keep serving (not ready) after SIGTERM before draining")
+      ->check(CLI::Range(0, 300))
+      ->capture_default_str();
+  serve->add_option("--shutdown-grace", flags->shutdown_grace,
+                    "Seconds the drain may take before the process exits anyway")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  serve->add_option("--log-level", flags->log_level, "debug, info, warn, error or off")
+      ->check(CLI::IsMember({"debug", "info", "warn", "warning", "error", "off"}))
+      ->capture_default_str();
+  serve->callback([flags, &exit_code] { exit_code = run_serve(*flags); });
+}
+
+}  // namespace topoguard::cli

@@ -1,0 +1,161 @@
+#include "topoguard/server/cert_reloader.h"
+
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "topoguard/server/file_fingerprint.h"
+
+namespace topoguard::server {
+namespace {
+
+Error tls_error(std::string message) {
+  const unsigned long code = ERR_get_error();  // NOLINT(google-runtime-int): OpenSSL's type
+  if (code != 0) {
+    char buffer[256];
+    ERR_error_string_n(code, buffer, sizeof(buffer));
+    message += " (" + std::string(buffer) + ")";
+  }
+  ERR_clear_error();
+  Error error;
+  error.code = ErrorCode::kInvalidValue;
+  error.message = std::move(message);
+  return error;
+}
+
+std::int64_t to_epoch(const ASN1_TIME* time) {
+  std::tm tm{};
+  if (time == nullptr || ASN1_TIME_to_tm(time, &tm) != 1) {
+    return 0;
+  }
+  return static_cast<std::int64_t>(timegm(&tm));
+}
+
+Result<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    Error error;
+    error.code = ErrorCode::kIo;
+    error.message = "cannot read " + path;
+    error.location.file = path;
+    return error;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+struct BioDeleter {
+  void operator()(BIO* bio) const { BIO_free(bio); }
+};
+using BioPtr = std::unique_ptr<BIO, BioDeleter>;
+
+}  // namespace
+
+KeyPair::KeyPair(X509* certificate, STACK_OF(X509) * chain, EVP_PKEY* key)
+    : certificate_(certificate), chain_(chain), key_(key) {
+  not_before_ = to_epoch(X509_get0_notBefore(certificate_));
+  not_after_ = to_epoch(X509_get0_notAfter(certificate_));
+}
+
+KeyPair::~KeyPair() {
+  X509_free(certificate_);
+  sk_X509_pop_free(chain_, X509_free);
+  EVP_PKEY_free(key_);
+}
+
+bool KeyPair::valid_at(std::int64_t now) const {
+  return now >= not_before_ && now < not_after_;
+}
+
+Result<KeyPairPtr> parse_key_pair(const std::string& cert_pem, const std::string& key_pem) {
+  ERR_clear_error();
+  BioPtr cert_bio(BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size())));
+  X509* leaf = PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr);
+  if (leaf == nullptr) {
+    return tls_error("no PEM certificate in the certificate file");
+  }
+  STACK_OF(X509)* chain = sk_X509_new_null();
+  while (X509* extra = PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr)) {
+    sk_X509_push(chain, extra);
+  }
+  ERR_clear_error();  // the loop ends on "no start line", which is not an error
+
+  BioPtr key_bio(BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())));
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr);
+  auto pair = std::make_shared<KeyPair>(leaf, chain, key);  // owns all three from here on
+  if (key == nullptr) {
+    return tls_error("no PEM private key in the key file");
+  }
+  if (X509_check_private_key(leaf, key) != 1) {
+    return tls_error("the private key does not match the certificate");
+  }
+  return KeyPairPtr(std::move(pair));
+}
+
+Result<KeyPairPtr> load_key_pair(const std::string& cert_path, const std::string& key_path) {
+  Result<std::string> cert = read_file(cert_path);
+  if (!cert) {
+    return cert.error();
+  }
+  Result<std::string> key = read_file(key_path);
+  if (!key) {
+    return key.error();
+  }
+  Result<KeyPairPtr> pair = parse_key_pair(*cert, *key);
+  if (!pair) {
+    Error error = pair.error();
+    error.message = cert_path + " + " + key_path + ": " + error.message;
+    error.location.file = cert_path;
+    return error;
+  }
+  return pair;
+}
+
+Result<std::shared_ptr<CertReloader>> CertReloader::create(std::string cert_path,
+                                                           std::string key_path) {
+  std::string fingerprint = fingerprint_paths({cert_path, key_path});
+  Result<KeyPairPtr> pair = load_key_pair(cert_path, key_path);
+  if (!pair) {
+    return pair.error();
+  }
+  return std::shared_ptr<CertReloader>(new CertReloader(
+      std::move(cert_path), std::move(key_path), std::move(*pair), std::move(fingerprint)));
+}
+
+CertReloader::CertReloader(std::string cert_path, std::string key_path, KeyPairPtr pair,
+                           std::string fingerprint)
+    : cert_path_(std::move(cert_path)),
+      key_path_(std::move(key_path)),
+      fingerprint_(std::move(fingerprint)),
+      current_(std::move(pair)) {}
+
+KeyPairPtr CertReloader::current() const {
+  std::lock_guard lock(mutex_);
+  return current_;
+}
+
+ReloadReport CertReloader::poll() {
+  std::string fingerprint = fingerprint_paths({cert_path_, key_path_});
+  if (fingerprint == fingerprint_) {
+    return {};
+  }
+  // Remember the attempt even when it fails: a half-written pair is retried when the files
+  // change again, not re-parsed (and re-counted) on every poll.
+  fingerprint_ = std::move(fingerprint);
+  Result<KeyPairPtr> pair = load_key_pair(cert_path_, key_path_);
+  if (!pair) {
+    return {ReloadResult::kFailed, pair.error()};
+  }
+  {
+    std::lock_guard lock(mutex_);
+    current_ = std::move(*pair);
+  }
+  return {ReloadResult::kReloaded, {}};
+}
+
+}  // namespace topoguard::server

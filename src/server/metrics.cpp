@@ -1,0 +1,186 @@
+#include "topoguard/server/metrics.h"
+
+#include <cctype>
+#include <cstdio>
+
+namespace topoguard::server {
+namespace {
+
+std::string format_double(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.9g", value);
+  return buffer;
+}
+
+bool is_simple_name(std::string_view text) {
+  if (text.empty() || text.size() > 63) {
+    return false;
+  }
+  for (const char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '-' && c != '_' && c != '.') {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string decision_label(const admission::ReviewReply& reply) {
+  if (reply.http_status == 400) {
+    return "bad_request";
+  }
+  if (reply.http_status == 413) {
+    return "too_large";
+  }
+  if (reply.http_status != 200) {
+    return "http_" + std::to_string(reply.http_status);
+  }
+  return std::string(admission::decision_name(reply.outcome.decision));
+}
+
+}  // namespace
+
+std::string escape_label_value(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (const char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+Metrics::Metrics(std::string version) : version_(std::move(version)) {}
+
+void Metrics::record_review(std::string_view endpoint, const admission::ReviewReply& reply,
+                            double seconds) {
+  std::string kind = reply.request.kind;
+  std::lock_guard lock(mutex_);
+  if (!is_simple_name(kind)) {
+    kind = kind.empty() ? "" : "other";
+  } else if (kinds_seen_.find(kind) == kinds_seen_.end()) {
+    if (kinds_seen_.size() >= kMaxKindLabels) {
+      kind = "other";
+    } else {
+      kinds_seen_.emplace(kind, 0);
+    }
+  }
+  std::string operation = reply.request.operation;
+  if (!is_simple_name(operation)) {
+    operation = operation.empty() ? "" : "other";
+  }
+  ++requests_[{std::string(endpoint), kind, operation, decision_label(reply)}];
+
+  Histogram& histogram = latency_[std::string(endpoint)];
+  for (std::size_t i = 0; i < kLatencyBuckets.size(); ++i) {
+    if (seconds <= kLatencyBuckets[i]) {
+      ++histogram.buckets[i];
+      break;
+    }
+  }
+  ++histogram.count;
+  histogram.sum += seconds;
+
+  for (const auto& finding : reply.outcome.findings) {
+    ++findings_[{std::string(policy::rule_name(finding.rule)),
+                 std::string(policy::action_name(finding.action))}];
+  }
+  if (!reply.outcome.patch_dropped.empty()) {
+    ++patches_dropped_;
+  }
+}
+
+void Metrics::record_policy_reload(bool ok) {
+  std::lock_guard lock(mutex_);
+  ++policy_reloads_[ok ? 0 : 1];
+}
+
+void Metrics::record_certificate_reload(bool ok) {
+  std::lock_guard lock(mutex_);
+  ++certificate_reloads_[ok ? 0 : 1];
+}
+
+void Metrics::set_certificate_not_after(std::int64_t seconds_since_epoch) {
+  std::lock_guard lock(mutex_);
+  certificate_not_after_ = seconds_since_epoch;
+}
+
+std::string Metrics::render() const {
+  std::lock_guard lock(mutex_);
+  std::string out;
+  out.reserve(4096);
+  out += "# HELP topoguard_build_info Build information; the value is always 1.\n";
+  out += "# TYPE topoguard_build_info gauge\n";
+  out += "topoguard_build_info{version=\"" + escape_label_value(version_) + "\"} 1\n";
+
+  out += "# HELP topoguard_admission_requests_total Admission requests by endpoint, object kind, "
+         "operation and decision.\n";
+  out += "# TYPE topoguard_admission_requests_total counter\n";
+  for (const auto& [key, value] : requests_) {
+    const auto& [endpoint, kind, operation, decision] = key;
+    out += "topoguard_admission_requests_total{endpoint=\"" + escape_label_value(endpoint) +
+           "\",kind=\"" + escape_label_value(kind) + "\",operation=\"" +
+           escape_label_value(operation) + "\",decision=\"" + escape_label_value(decision) +
+           "\"} " + std::to_string(value) + "\n";
+  }
+
+  out += "# HELP topoguard_admission_request_duration_seconds Time from request body to "
+         "response body, by endpoint.\n";
+  out += "# TYPE topoguard_admission_request_duration_seconds histogram\n";
+  for (const auto& [endpoint, histogram] : latency_) {
+    const std::string label = "endpoint=\"" + escape_label_value(endpoint) + "\"";
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < kLatencyBuckets.size(); ++i) {
+      cumulative += histogram.buckets[i];
+      out += "topoguard_admission_request_duration_seconds_bucket{" + label + ",le=\"" +
+             format_double(kLatencyBuckets[i]) + "\"} " + std::to_string(cumulative) + "\n";
+    }
+    out += "topoguard_admission_request_duration_seconds_bucket{" + label + ",le=\"+Inf\"} " +
+           std::to_string(histogram.count) + "\n";
+    out += "topoguard_admission_request_duration_seconds_sum{" + label + "} " +
+           format_double(histogram.sum) + "\n";
+    out += "topoguard_admission_request_duration_seconds_count{" + label + "} " +
+           std::to_string(histogram.count) + "\n";
+  }
+
+  out += "# HELP topoguard_findings_total Findings on admitted objects by rule and action.\n";
+  out += "# TYPE topoguard_findings_total counter\n";
+  for (const auto& [key, value] : findings_) {
+    out += "topoguard_findings_total{rule=\"" + escape_label_value(key.first) + "\",action=\"" +
+           escape_label_value(key.second) + "\"} " + std::to_string(value) + "\n";
+  }
+
+  out += "# HELP topoguard_patches_dropped_total Engine patches not sent because they did not "
+         "apply or the patched object did not evaluate.\n";
+  out += "# TYPE topoguard_patches_dropped_total counter\n";
+  out += "topoguard_patches_dropped_total " + std::to_string(patches_dropped_) + "\n";
+
+  out += "# HELP topoguard_policy_reloads_total Policy reloads by result.\n";
+  out += "# TYPE topoguard_policy_reloads_total counter\n";
+  out += "topoguard_policy_reloads_total{result=\"ok\"} " + std::to_string(policy_reloads_[0]) +
+         "\n";
+  out += "topoguard_policy_reloads_total{result=\"failed\"} " +
+         std::to_string(policy_reloads_[1]) + "\n";
+
+  out += "# HELP topoguard_certificate_reloads_total Serving certificate reloads by result.\n";
+  out += "# TYPE topoguard_certificate_reloads_total counter\n";
+  out += "topoguard_certificate_reloads_total{result=\"ok\"} " +
+         std::to_string(certificate_reloads_[0]) + "\n";
+  out += "topoguard_certificate_reloads_total{result=\"failed\"} " +
+         std::to_string(certificate_reloads_[1]) + "\n";
+
+  out += "# HELP topoguard_certificate_expiry_timestamp_seconds NotAfter of the serving "
+         "certificate in use, in seconds since the epoch.\n";
+  out += "# TYPE topoguard_certificate_expiry_timestamp_seconds gauge\n";
+  out += "topoguard_certificate_expiry_timestamp_seconds " +
+         std::to_string(certificate_not_after_) + "\n";
+  return out;
+}
+
+}  // namespace topoguard::server

@@ -1,0 +1,72 @@
+#include "topoguard/server/tls_context.h"
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+namespace topoguard::server {
+namespace {
+
+Status tls_failure(const std::string& what) {
+  std::string message = what;
+  const unsigned long code = ERR_get_error();  // NOLINT(google-runtime-int): OpenSSL's type
+  if (code != 0) {
+    char buffer[256];
+    ERR_error_string_n(code, buffer, sizeof(buffer));
+    message += " (" + std::string(buffer) + ")";
+  }
+  ERR_clear_error();
+  Error error;
+  error.code = ErrorCode::kInvalidValue;
+  error.message = std::move(message);
+  return error;
+}
+
+// SSL_CTX_set_cert_cb: runs in the handshake, before cipher selection.
+int install_current_pair(SSL* ssl, void* arg) {
+  const auto* certs = static_cast<const CertReloader*>(arg);
+  const KeyPairPtr pair = certs->current();
+  // SSL_use_cert_and_key takes its own references, so the pair may be swapped out meanwhile.
+  return SSL_use_cert_and_key(ssl, pair->certificate(), pair->key(), pair->chain(), 1) == 1 ? 1
+                                                                                             : 0;
+}
+
+}  // namespace
+
+Status configure_tls_context(SSL_CTX& ctx, const CertReloader& certs,
+                             const std::string& client_ca) {
+  ERR_clear_error();
+  if (SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION) != 1) {
+    return tls_failure("cannot set the minimum TLS version");
+  }
+  if (SSL_CTX_set_cipher_list(&ctx, kTls12Ciphers) != 1) {
+    return tls_failure("cannot set the TLS 1.2 ciphers");
+  }
+  if (SSL_CTX_set_ciphersuites(&ctx, kTls13Ciphersuites) != 1) {
+    return tls_failure("cannot set the TLS 1.3 cipher suites");
+  }
+  if (SSL_CTX_set1_groups_list(&ctx, "X25519:P-256:P-384") != 1) {
+    return tls_failure("cannot set the key exchange groups");
+  }
+  SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
+                                SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX_set_cert_cb(&ctx, install_current_pair, const_cast<CertReloader*>(&certs));
+
+  // Session resumption with client verification needs a session id context.
+  static constexpr unsigned char kSessionContext[] = "topoguard";
+  SSL_CTX_set_session_id_context(&ctx, kSessionContext, sizeof(kSessionContext) - 1);
+
+  if (!client_ca.empty()) {
+    if (SSL_CTX_load_verify_locations(&ctx, client_ca.c_str(), nullptr) != 1) {
+      return tls_failure("cannot load the client CA file " + client_ca);
+    }
+    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(client_ca.c_str());
+    if (names == nullptr) {
+      return tls_failure("no CA certificate in the client CA file " + client_ca);
+    }
+    SSL_CTX_set_client_CA_list(&ctx, names);
+    SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  }
+  return Ok{};
+}
+
+}  // namespace topoguard::server

@@ -1,0 +1,178 @@
+#include "topoguard/admission/admission_review.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "note_name.h"
+
+namespace topoguard::admission {
+namespace {
+
+constexpr std::string_view kGoodReview = R"({
+  "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+  "request": {
+    "uid": "abc-123", "kind": {"group": "resource.k8s.io", "version": "v1",
+                               "kind": "ResourceClaimTemplate"},
+    "operation": "CREATE", "namespace": "ml", "name": "gpu-nic", "dryRun": true,
+    "object": {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate"},
+    "oldObject": null
+  }
+})";
+
+struct BadCase {
+  std::string_view note;
+  std::string body;
+  ErrorCode code;
+  std::string_view field;
+};
+
+std::string review_with_request(std::string_view request) {
+  return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":)" +
+         std::string(request) + "}";
+}
+
+class BadReviewTest : public ::testing::TestWithParam<BadCase> {};
+
+// Every malformed body is an Error with a stable code and the offending field, never a throw.
+TEST_P(BadReviewTest, IsRejectedWithCodeAndField) {
+  const BadCase& c = GetParam();
+  Result<AdmissionRequest> parsed = parse_admission_review(c.body);
+  ASSERT_FALSE(parsed.has_value());
+  EXPECT_EQ(parsed.error().code, c.code) << parsed.error().to_string();
+  EXPECT_EQ(parsed.error().location.field, c.field);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Bodies, BadReviewTest,
+    ::testing::Values(
+        BadCase{"EmptyBody", "", ErrorCode::kInvalidJson, ""},
+        BadCase{"TruncatedJson", R"({"apiVersion": "admission.k8s.io/v1")",
+                ErrorCode::kInvalidJson, ""},
+        BadCase{"NotAnObject", "[1,2]", ErrorCode::kWrongType, ""},
+        BadCase{"DeepNesting", std::string(10000, '[') + std::string(10000, ']'),
+                ErrorCode::kTooDeep, ""},
+        BadCase{"MissingApiVersion", R"({"kind":"AdmissionReview","request":{"uid":"u"}})",
+                ErrorCode::kMissingField, "/apiVersion"},
+        BadCase{"V1beta1Review",
+                R"({"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview",
+                    "request":{"uid":"u","operation":"CREATE"}})",
+                ErrorCode::kInvalidValue, "/apiVersion"},
+        BadCase{"WrongKind",
+                R"({"apiVersion":"admission.k8s.io/v1","kind":"Pod","request":{"uid":"u"}})",
+                ErrorCode::kInvalidValue, "/kind"},
+        BadCase{"MissingRequest", R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})",
+                ErrorCode::kMissingField, "/request"},
+        BadCase{"NullRequest", review_with_request("null"), ErrorCode::kMissingField,
+                "/request"},
+        BadCase{"RequestNotObject", review_with_request("\"x\""), ErrorCode::kWrongType,
+                "/request"},
+        BadCase{"MissingUid", review_with_request(R"({"operation":"CREATE"})"),
+                ErrorCode::kMissingField, "/request/uid"},
+        BadCase{"EmptyUid", review_with_request(R"({"uid":"","operation":"CREATE"})"),
+                ErrorCode::kInvalidValue, "/request/uid"},
+        BadCase{"NumericUid", review_with_request(R"({"uid":7,"operation":"CREATE"})"),
+                ErrorCode::kWrongType, "/request/uid"},
+        BadCase{"MissingOperation", review_with_request(R"({"uid":"u"})"),
+                ErrorCode::kMissingField, "/request/operation"},
+        BadCase{"ObjectIsArray",
+                review_with_request(R"({"uid":"u","operation":"CREATE","object":[]})"),
+                ErrorCode::kWrongType, "/request/object"},
+        BadCase{"DryRunIsString",
+                review_with_request(R"({"uid":"u","operation":"CREATE","dryRun":"yes"})"),
+                ErrorCode::kWrongType, "/request/dryRun"},
+        BadCase{"KindIsString",
+                review_with_request(R"({"uid":"u","operation":"CREATE","kind":"Pod"})"),
+                ErrorCode::kWrongType, "/request/kind"}),
+    topoguard::testing::NoteName());
+
+// A well-formed v1 request yields every field the handler and the logs use.
+TEST(AdmissionReviewTest, ParsesEveryUsedField) {
+  Result<AdmissionRequest> parsed = parse_admission_review(kGoodReview);
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().to_string();
+  EXPECT_EQ(parsed->uid, "abc-123");
+  EXPECT_EQ(parsed->kind.group, "resource.k8s.io");
+  EXPECT_EQ(parsed->kind.version, "v1");
+  EXPECT_EQ(parsed->kind.kind, "ResourceClaimTemplate");
+  EXPECT_EQ(parsed->operation, "CREATE");
+  EXPECT_EQ(parsed->namespace_name, "ml");
+  EXPECT_EQ(parsed->name, "gpu-nic");
+  EXPECT_TRUE(parsed->dry_run);
+  EXPECT_TRUE(parsed->object.is_object());
+  EXPECT_TRUE(parsed->old_object.is_null());
+}
+
+// Strings nested inside strings do not count as nesting, so real objects pass the depth check.
+TEST(AdmissionReviewTest, BracketsInsideStringsAreNotNesting) {
+  std::string body(kGoodReview);
+  body.replace(body.find("\"gpu-nic\""), 9, "\"" + std::string(500, '[') + "\\\"{\"");
+  EXPECT_TRUE(parse_admission_review(body).has_value());
+}
+
+// The response has the envelope the API server verifies, and a patch only when there is one.
+TEST(AdmissionReviewTest, ResponseEnvelopeAndOptionalFields) {
+  AdmissionResponse response;
+  response.uid = "abc-123";
+  Json plain = to_admission_review(response);
+  EXPECT_EQ(plain["apiVersion"], "admission.k8s.io/v1");
+  EXPECT_EQ(plain["kind"], "AdmissionReview");
+  EXPECT_EQ(plain["response"]["uid"], "abc-123");
+  EXPECT_EQ(plain["response"]["allowed"], true);
+  EXPECT_FALSE(plain["response"].contains("patch"));
+  EXPECT_FALSE(plain["response"].contains("patchType"));
+  EXPECT_FALSE(plain["response"].contains("status"));
+
+  response.patch = Json::parse(R"([{"op":"add","path":"/a","value":1}])");
+  response.warnings = {"w"};
+  response.audit_annotations["decision"] = "patch";
+  Json patched = to_admission_review(response);
+  EXPECT_EQ(patched["response"]["patchType"], "JSONPatch");
+  EXPECT_EQ(patched["response"]["patch"], base64_encode(R"([{"op":"add","path":"/a","value":1}])"));
+  EXPECT_EQ(patched["response"]["warnings"], Json::array({"w"}));
+  EXPECT_EQ(patched["response"]["auditAnnotations"]["decision"], "patch");
+
+  response.allowed = false;
+  response.status = {403, "Forbidden", "no"};
+  Json denied = to_admission_review(response);
+  EXPECT_EQ(denied["response"]["status"]["code"], 403);
+  EXPECT_EQ(denied["response"]["status"]["reason"], "Forbidden");
+  EXPECT_EQ(denied["response"]["status"]["message"], "no");
+}
+
+struct Base64Case {
+  std::string_view note;
+  std::string_view plain;
+  std::string_view encoded;
+};
+
+class Base64Test : public ::testing::TestWithParam<Base64Case> {};
+
+// RFC 4648 test vectors: the encoding Go's encoding/json uses for []byte.
+TEST_P(Base64Test, MatchesRfc4648) {
+  EXPECT_EQ(base64_encode(GetParam().plain), GetParam().encoded);
+}
+
+INSTANTIATE_TEST_SUITE_P(Vectors, Base64Test,
+                         ::testing::Values(Base64Case{"Empty", "", ""},
+                                           Base64Case{"OneByte", "f", "Zg=="},
+                                           Base64Case{"TwoBytes", "fo", "Zm8="},
+                                           Base64Case{"ThreeBytes", "foo", "Zm9v"},
+                                           Base64Case{"FourBytes", "foob", "Zm9vYg=="},
+                                           Base64Case{"SixBytes", "foobar", "Zm9vYmFy"},
+                                           Base64Case{"HighBytes", "\xff\xfe", "//4="}),
+                         topoguard::testing::NoteName());
+
+// Error bodies are JSON with the HTTP status and a stable error code.
+TEST(AdmissionReviewTest, ErrorBodyIsJson) {
+  Error error;
+  error.code = ErrorCode::kMissingField;
+  error.message = "missing /request/uid";
+  error.location.field = "/request/uid";
+  Json body = Json::parse(error_body_json(400, error));
+  EXPECT_EQ(body["code"], 400);
+  EXPECT_EQ(body["error"], error_code_name(ErrorCode::kMissingField));
+  EXPECT_EQ(body["field"], "/request/uid");
+}
+
+}  // namespace
+}  // namespace topoguard::admission

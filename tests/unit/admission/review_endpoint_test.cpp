@@ -1,0 +1,141 @@
+#include "topoguard/admission/review_endpoint.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "note_name.h"
+#include "topoguard/policy/policy_loader.h"
+
+namespace topoguard::admission {
+namespace {
+
+constexpr std::string_view kReview = R"({
+  "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+  "request": {"uid": "u-7", "kind": {"group": "resource.k8s.io", "version": "v1",
+              "kind": "ResourceClaimTemplate"},
+    "operation": "CREATE", "namespace": "ml", "name": "gpu-nic",
+    "object": {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+      "metadata": {"name": "gpu-nic"},
+      "spec": {"spec": {"devices": {"requests": [
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}},
+        {"name": "nic", "exactly": {"deviceClassName": "dranet.net"}}]}}}}}})";
+
+PolicySource builtin_source() {
+  Result<policy::PolicySet> loaded = policy::load_builtin_policies();
+  EXPECT_TRUE(loaded.has_value());
+  auto set = std::make_shared<const policy::PolicySet>(loaded ? std::move(*loaded)
+                                                              : policy::PolicySet());
+  return [set] { return set; };
+}
+
+// A well-formed request gets 200 and an AdmissionReview echoing the uid, plus the summary
+// that logs and metrics use.
+TEST(ReviewEndpointTest, AnswersWithAdmissionReview) {
+  const ReviewEndpoint endpoint =
+      make_review_endpoint(builtin_source(), {Mode::kMutate, FailureMode::kClosed});
+  const ReviewReply reply = endpoint({kReview, std::nullopt});
+  ASSERT_EQ(reply.http_status, 200) << reply.http_error;
+  const Json body = Json::parse(reply.body);
+  EXPECT_EQ(body["apiVersion"], "admission.k8s.io/v1");
+  EXPECT_EQ(body["response"]["uid"], "u-7");
+  EXPECT_EQ(body["response"]["patchType"], "JSONPatch");
+  EXPECT_EQ(reply.request.kind, "ResourceClaimTemplate");
+  EXPECT_EQ(reply.request.namespace_name, "ml");
+  EXPECT_EQ(reply.request.operation, "CREATE");
+  EXPECT_EQ(reply.outcome.decision, Decision::kPatch);
+}
+
+// A malformed body is a 400 with a JSON error body naming the field.
+TEST(ReviewEndpointTest, MalformedBodyIs400) {
+  const ReviewEndpoint endpoint =
+      make_review_endpoint(builtin_source(), {Mode::kValidate, FailureMode::kOpen});
+  const ReviewReply reply =
+      endpoint({R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})", {}});
+  EXPECT_EQ(reply.http_status, 400);
+  const Json body = Json::parse(reply.body);
+  EXPECT_EQ(body["code"], 400);
+  EXPECT_EQ(body["field"], "/request");
+}
+
+// The body limit decorator answers 413 without calling the endpoint it wraps.
+TEST(ReviewEndpointTest, BodyLimitIs413) {
+  int calls = 0;
+  const ReviewEndpoint counting = [&calls](const ReviewCall&) {
+    ++calls;
+    return ReviewReply{};
+  };
+  const ReviewEndpoint limited = with_body_limit(16, counting);
+  EXPECT_EQ(limited({std::string(17, 'x'), {}}).http_status, 413);
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(limited({std::string(16, 'x'), {}}).http_status, 200);
+  EXPECT_EQ(calls, 1);
+}
+
+struct FailureCase {
+  std::string_view note;
+  bool no_policies;
+  bool deadline_passed;
+  FailureMode failure_mode;
+  bool allowed;
+};
+
+class EndpointFailureTest : public ::testing::TestWithParam<FailureCase> {};
+
+// No policy loaded, or a decision after the request's deadline, is answered per failure mode.
+TEST_P(EndpointFailureTest, AnswersPerFailureMode) {
+  const FailureCase& c = GetParam();
+  PolicySource source = c.no_policies ? PolicySource([] { return policy::PolicySetPtr(); })
+                                      : builtin_source();
+  const ReviewEndpoint endpoint =
+      make_review_endpoint(std::move(source), {Mode::kValidate, c.failure_mode});
+  ReviewCall call{kReview, std::nullopt};
+  if (c.deadline_passed) {
+    call.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  }
+  const ReviewReply reply = endpoint(call);
+  ASSERT_EQ(reply.http_status, 200);
+  const Json body = Json::parse(reply.body);
+  EXPECT_EQ(body["response"]["uid"], "u-7");
+  EXPECT_EQ(body["response"]["allowed"], c.allowed);
+  EXPECT_FALSE(reply.outcome.error.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Failures, EndpointFailureTest,
+    ::testing::Values(FailureCase{"NoPolicyClosed", true, false, FailureMode::kClosed, false},
+                      FailureCase{"NoPolicyOpen", true, false, FailureMode::kOpen, true},
+                      FailureCase{"DeadlinePassedClosed", false, true, FailureMode::kClosed, false},
+                      FailureCase{"DeadlinePassedOpen", false, true, FailureMode::kOpen, true}),
+    topoguard::testing::NoteName());
+
+struct TimeoutCase {
+  std::string_view note;
+  std::string_view text;
+  long long milliseconds;  // -1: invalid
+};
+
+class TimeoutTest : public ::testing::TestWithParam<TimeoutCase> {};
+
+// The API server's ?timeout= values (Go durations) parse; anything else is ignored.
+TEST_P(TimeoutTest, Parses) {
+  const auto parsed = parse_timeout(GetParam().text);
+  if (GetParam().milliseconds < 0) {
+    EXPECT_FALSE(parsed.has_value());
+  } else {
+    ASSERT_TRUE(parsed.has_value());
+    EXPECT_EQ(parsed->count(), GetParam().milliseconds);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Values, TimeoutTest,
+    ::testing::Values(TimeoutCase{"Seconds", "10s", 10000}, TimeoutCase{"Millis", "500ms", 500},
+                      TimeoutCase{"Compound", "1m30s", 90000},
+                      TimeoutCase{"Fraction", "1.5s", 1500}, TimeoutCase{"Empty", "", -1},
+                      TimeoutCase{"NoUnit", "10", -1}, TimeoutCase{"BadUnit", "10x", -1},
+                      TimeoutCase{"Garbage", "s", -1}),
+    topoguard::testing::NoteName());
+
+}  // namespace
+}  // namespace topoguard::admission
