@@ -17,12 +17,13 @@ usage: bench/webhook-load.sh [options]
   --endpoint PATH    /mutate or /validate (default: /mutate)
   --body FILE        AdmissionReview to POST (default: examples/admission/bench-rct-create.json)
   --nginx-workers N  nginx worker processes (default: $BENCH_NGINX_WORKERS or 2)
+  --serve-arg ARG    extra argument for `topoguard serve` (repeatable), e.g. --serve-arg=--threads=96
   --strict           also exit 1 when a target is missed (default: only on errors)
   --keep             keep the temporary directory (certs, configs, logs)
 
 Runs: 1 thread/1 connection (latency), 2 threads/16 connections, 2 threads/64 connections,
 each against topoguard then nginx. Prints req/s, p50/p99 latency, errors (socket errors +
-non-2xx), peak RSS (VmHWM) and the topoguard/nginx ratios. Exit: 0 ok, 1 errors seen (or a
+non-2xx), server CPU time per request, peak RSS (VmHWM) and the topoguard/nginx ratios. Exit: 0 ok, 1 errors seen (or a
 missed target with --strict), 2 usage or setup failure.
 USAGE
 }
@@ -35,6 +36,7 @@ body_file="${repo}/examples/admission/bench-rct-create.json"
 nginx_workers="${BENCH_NGINX_WORKERS:-2}"
 strict=0
 keep=0
+serve_args=()
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -44,6 +46,8 @@ while [ $# -gt 0 ]; do
     --endpoint) endpoint="${2:?}"; shift 2 ;;
     --body) body_file="${2:?}"; shift 2 ;;
     --nginx-workers) nginx_workers="${2:?}"; shift 2 ;;
+    --serve-arg) serve_args+=("${2:?}"); shift 2 ;;
+    --serve-arg=*) serve_args+=("${1#--serve-arg=}"); shift ;;
     --strict) strict=1; shift ;;
     --keep) keep=1; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -129,7 +133,7 @@ tg_port="$(free_port)"
 tg_metrics_port="$(free_port)"
 "$topoguard_bin" serve --tls-cert "$TLS_CERT" --tls-key "$TLS_KEY" \
   --listen "127.0.0.1:${tg_port}" --metrics-listen "127.0.0.1:${tg_metrics_port}" \
-  >"${work}/topoguard.log" 2>&1 &
+  "${serve_args[@]}" >"${work}/topoguard.log" 2>&1 &
 tg_pid=$!
 pids+=("$tg_pid")
 
@@ -209,6 +213,17 @@ run_wrk() {  # threads connections seconds url -> WRKSTATS line on stdout
 
 field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<" $2"; }
 
+# CPU time (user + system, clock ticks) of a server: the process and, for nginx, its workers.
+cpu_ticks() {
+  local pid total=0
+  for pid in "$1" $(pgrep -P "$1" || true); do
+    total=$((total + $(awk '{ print $14 + $15 }' "/proc/${pid}/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$total"
+}
+declare -A server_pid=([topoguard]="$tg_pid" [nginx]="$nginx_pid")
+ticks_per_second="$(getconf CLK_TCK)"
+
 declare -A result
 scenarios=("1 1" "2 16" "2 64")
 servers=(topoguard nginx)
@@ -217,13 +232,15 @@ declare -A url=(
   [nginx]="https://127.0.0.1:${nginx_port}${endpoint}"
 )
 
-log "topoguard pid ${tg_pid} on :${tg_port}, nginx pid ${nginx_pid} on :${nginx_port}" \
+log "topoguard pid ${tg_pid} on :${tg_port} ${serve_args[*]}, nginx pid ${nginx_pid} on :${nginx_port}" \
   "(${nginx_workers} workers); ${duration}s per run, ${warmup}s warm-up; POST ${endpoint}"
 for scenario in "${scenarios[@]}"; do
   read -r threads connections <<<"$scenario"
   for server in "${servers[@]}"; do
     if [ "$warmup" -gt 0 ]; then run_wrk "$threads" "$connections" "$warmup" "${url[$server]}" >/dev/null; fi
+    cpu_before="$(cpu_ticks "${server_pid[$server]}")"
     line="$(run_wrk "$threads" "$connections" "$duration" "${url[$server]}")"
+    cpu_after="$(cpu_ticks "${server_pid[$server]}")"
     key="${server}_${connections}"
     requests="$(field requests "$line")"
     duration_us="$(field duration_us "$line")"
@@ -237,6 +254,9 @@ for scenario in "${scenarios[@]}"; do
     result[${key}_errors]="$errors"
     result[${key}_detail]="$(sed 's/^WRKSTATS //' <<<"$line")"
     result[body_bytes]="$(field body_bytes "$line")"
+    # Server CPU per request: what the server costs independent of how wrk shares the cores.
+    result[${key}_cpu]="$(awk -v t="$((cpu_after - cpu_before))" -v hz="$ticks_per_second" \
+      -v r="$requests" 'BEGIN { if (r == 0) print 0; else printf "%.0f", t / hz * 1e6 / r }')"
   done
 done
 
@@ -259,22 +279,25 @@ echo
 echo "topoguard webhook load: POST ${endpoint}, $(basename "$body_file") (${result[body_bytes]} bytes" \
   "compact), response $(wc -c <"${work}/response.json") bytes, ${duration}s per run," \
   "$(nproc) cores shared by wrk and servers"
-printf '%-22s %-10s %10s %10s %10s %8s\n' "run" "server" "req/s" "p50" "p99" "errors"
+printf '%-22s %-10s %10s %10s %10s %8s %12s\n' "run" "server" "req/s" "p50" "p99" "errors" \
+  "cpu/request"
 total_errors=0
 for scenario in "${scenarios[@]}"; do
   read -r threads connections <<<"$scenario"
   label="${threads} thr, ${connections} conn"
   for server in "${servers[@]}"; do
     key="${server}_${connections}"
-    printf '%-22s %-10s %10s %10s %10s %8s\n' "$label" "$server" "${result[${key}_rps]}" \
-      "$(us "${result[${key}_p50]}")" "$(us "${result[${key}_p99]}")" "${result[${key}_errors]}"
+    printf '%-22s %-10s %10s %10s %10s %8s %12s\n' "$label" "$server" "${result[${key}_rps]}" \
+      "$(us "${result[${key}_p50]}")" "$(us "${result[${key}_p99]}")" "${result[${key}_errors]}" \
+      "$(us "${result[${key}_cpu]}")"
     total_errors=$((total_errors + ${result[${key}_errors]}))
     label=""
   done
-  printf '%-22s %-10s %10s %10s %10s\n' "" "tg/nginx" \
+  printf '%-22s %-10s %10s %10s %10s %8s %12s\n' "" "tg/nginx" \
     "$(ratio "${result[topoguard_${connections}_rps]}" "${result[nginx_${connections}_rps]}")" \
     "$(ratio "${result[topoguard_${connections}_p50]}" "${result[nginx_${connections}_p50]}")" \
-    "$(ratio "${result[topoguard_${connections}_p99]}" "${result[nginx_${connections}_p99]}")"
+    "$(ratio "${result[topoguard_${connections}_p99]}" "${result[nginx_${connections}_p99]}")" "" \
+    "$(ratio "${result[topoguard_${connections}_cpu]}" "${result[nginx_${connections}_cpu]}")"
 done
 echo "peak RSS (VmHWM): topoguard $(mib "$tg_rss_kb"), nginx $(mib "$nginx_rss_kb")" \
   "(${nginx_procs} processes summed), ratio $(ratio "$tg_rss_kb" "$nginx_rss_kb")"
