@@ -1,0 +1,88 @@
+#include "topoguard/audit/audit_runner.h"
+
+#include <gtest/gtest.h>
+
+#include "audit_test_support.h"
+
+namespace topoguard::audit {
+namespace {
+
+// The inventory spans every file of the input: a Deployment in one file inherits the verdict of
+// a template in another, and findings are sorted by file then line.
+TEST(AuditRunnerTest, InventorySpansFilesAndFindingsAreSorted) {
+  const std::string deployment = R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: serve, namespace: ml}
+spec:
+  template:
+    spec:
+      resourceClaims:
+      - {name: devices, resourceClaimTemplateName: gpu-nic}
+      - {name: other, resourceClaimTemplateName: not-here}
+      containers: [{name: main}]
+)";
+  const ManifestSet set = parse_manifests(
+      {{"b.yaml", testing::kUnalignedTemplate}, {"a.yaml", deployment}});
+  const AuditRun run = run_audit(set, testing::builtin_policies());
+  const AuditReport& report = run.report;
+  EXPECT_TRUE(report.errors.empty());
+  ASSERT_EQ(report.findings.size(), 3u);
+  // a.yaml comes first (sorted by file name), its lines in order.
+  EXPECT_EQ(report.findings[0].file, "a.yaml");
+  EXPECT_EQ(report.findings[0].line, 8);
+  EXPECT_EQ(report.findings[0].finding.rule, policy::RuleId::kMissingPcieAlignment);
+  EXPECT_TRUE(report.findings[0].finding.fix.empty());
+  EXPECT_EQ(report.findings[1].file, "a.yaml");
+  EXPECT_EQ(report.findings[1].line, 9);
+  EXPECT_EQ(report.findings[1].finding.rule, policy::RuleId::kUnresolvedClaim);
+  EXPECT_EQ(report.findings[2].file, "b.yaml");
+  EXPECT_EQ(report.findings[2].line, 9);
+  EXPECT_EQ(report.summary.resources, 2u);
+  EXPECT_EQ(report.summary.deny, 2u);
+  EXPECT_EQ(report.summary.audit, 1u);
+  ASSERT_EQ(run.evaluations.size(), 2u);
+  EXPECT_EQ(run.evaluations[0].manifest, &set.manifests[0]);
+}
+
+// DeviceClasses and NetworkAttachmentDefinitions count as resources; other kinds as skipped.
+TEST(AuditRunnerTest, CountsResourcesAndSkipped) {
+  const ManifestSet set = parse_manifests({{"in.yaml", R"(apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.nvidia.com}
+---
+apiVersion: k8s.cni.cncf.io/v1
+kind: NetworkAttachmentDefinition
+metadata: {name: net}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: slice}
+)"}});
+  const AuditReport report = run_audit(set, testing::builtin_policies()).report;
+  EXPECT_EQ(report.summary.resources, 2u);
+  EXPECT_EQ(report.summary.skipped, 2u);
+  EXPECT_TRUE(report.findings.empty());
+}
+
+// A claim with malformed fields is an input error with its file and line.
+TEST(AuditRunnerTest, EngineErrorsGetFileAndLine) {
+  const ManifestSet set = parse_manifests({{"in.yaml", R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c}
+spec:
+  devices:
+    requests: 7
+)"}});
+  const AuditReport report = run_audit(set, testing::builtin_policies()).report;
+  ASSERT_EQ(report.errors.size(), 1u);
+  EXPECT_EQ(report.errors[0].location.file, "in.yaml");
+  EXPECT_EQ(report.errors[0].location.line, 6);
+  EXPECT_EQ(exit_code(report, policy::Action::kDeny), kExitInvalidInput);
+}
+
+}  // namespace
+}  // namespace topoguard::audit

@@ -1,0 +1,60 @@
+// Runs the audit over inline manifests with the built-in policy (helpers for the audit tests).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "topoguard/audit/audit_runner.h"
+#include "topoguard/audit/manifest_reader.h"
+#include "topoguard/policy/policy_loader.h"
+
+namespace topoguard::audit::testing {
+
+inline const policy::PolicySet& builtin_policies() {
+  static const policy::PolicySet set = [] {
+    auto loaded = policy::load_builtin_policies();
+    EXPECT_TRUE(loaded) << loaded.error().to_string();
+    return loaded ? *loaded : policy::PolicySet();
+  }();
+  return set;
+}
+
+// Unaligned v1 template in namespace ml: `missing-pcie-alignment` at line 9 (devices) with a
+// fix that adds the constraints array.
+inline const std::string kUnalignedTemplate = R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: gpu-nic
+  namespace: ml
+spec:
+  spec:
+    # the devices
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.nvidia.com}
+      - name: nic
+        exactly: {deviceClassName: dranet}
+)";
+
+// A Pod pairing device-plugin resources: `device-plugin-pairing` (warn) at line 10.
+inline const std::string kPluginPod = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  containers:
+  - name: main
+    resources:
+      limits:
+        nvidia.com/gpu: "1"
+        rdma/ib: "1"
+)";
+
+inline const std::string kConfigMap =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {a: b}\n";
+
+}  // namespace topoguard::audit::testing

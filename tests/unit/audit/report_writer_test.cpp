@@ -1,0 +1,121 @@
+#include "topoguard/audit/report_writer.h"
+
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "audit_test_support.h"
+
+namespace topoguard::audit {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// Template (findings at line 9), pod (line 26), ConfigMap (skipped).
+AuditReport sample_report() {
+  const ManifestSet set = parse_manifests(
+      {{"in.yaml", testing::kUnalignedTemplate + "---\n" + testing::kPluginPod + "---\n" +
+                       testing::kConfigMap}});
+  EXPECT_TRUE(set.errors.empty());
+  return run_audit(set, testing::builtin_policies()).report;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+// One line per finding, `file:line: <action> <rule> <Kind> <namespace>/<name>: <message>`, in
+// file/line order, then the summary line; nothing on the error stream.
+TEST(TextReportTest, OneLinePerFindingThenSummary) {
+  std::ostringstream out;
+  std::ostringstream errors;
+  make_report_writer(ReportFormat::kText)->write(sample_report(), out, errors);
+  const std::vector<std::string> lines = lines_of(out.str());
+  ASSERT_EQ(lines.size(), 3u) << out.str();
+  EXPECT_THAT(lines[0], StartsWith("in.yaml:9: deny missing-pcie-alignment "
+                                   "ResourceClaimTemplate ml/gpu-nic: GPU request \"gpu\" with "
+                                   "NIC request \"nic\": not tied"));
+  EXPECT_THAT(lines[0], HasSubstr("[fix: topoguard fix]"));
+  EXPECT_THAT(lines[1], StartsWith("in.yaml:26: warn device-plugin-pairing Pod default/p: GPU "
+                                   "from extended resource nvidia.com/gpu and NIC from extended "
+                                   "resource rdma/ib"));
+  EXPECT_EQ(lines[2], "summary: 2 resources, 1 skipped, 1 deny, 1 warn, 0 audit, 0 errors");
+  EXPECT_EQ(errors.str(), "");
+}
+
+// Input errors go to the error stream as file:line and are counted in the summary.
+TEST(TextReportTest, ErrorsGoToErrorStream) {
+  const ManifestSet set =
+      parse_manifests({{"bad.yaml", "kind: Pod\nmetadata: {name: [\n"}, {"ok.yaml", testing::kPluginPod}});
+  const AuditReport report = run_audit(set, testing::builtin_policies()).report;
+  std::ostringstream out;
+  std::ostringstream errors;
+  make_report_writer(ReportFormat::kText)->write(report, out, errors);
+  // yaml-cpp notices the unclosed flow sequence at the end of input (line 3).
+  EXPECT_THAT(errors.str(), StartsWith("bad.yaml:3: "));
+  EXPECT_THAT(out.str(), HasSubstr("ok.yaml:11: warn device-plugin-pairing Pod default/p"));
+  EXPECT_THAT(out.str(), HasSubstr("summary: 1 resources, 0 skipped, 0 deny, 1 warn, 0 audit, "
+                                   "1 errors"));
+}
+
+// The JSON report has the documented schema; `fix` only on fixable findings.
+TEST(JsonReportTest, StableSchema) {
+  const nlohmann::json report = report_to_json(sample_report());
+  const nlohmann::json& summary = report.at("summary");
+  EXPECT_EQ(summary.at("resources"), 2);
+  EXPECT_EQ(summary.at("skipped"), 1);
+  EXPECT_EQ(summary.at("deny"), 1);
+  EXPECT_EQ(summary.at("warn"), 1);
+  EXPECT_EQ(summary.at("audit"), 0);
+  const nlohmann::json& findings = report.at("findings");
+  ASSERT_EQ(findings.size(), 2u);
+  const nlohmann::json& first = findings[0];
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : first.items()) {
+    keys.push_back(key);
+  }
+  EXPECT_THAT(keys, ::testing::UnorderedElementsAre("rule", "policy", "action", "message",
+                                                    "resource", "source", "path", "fix"));
+  EXPECT_EQ(first.at("rule"), "missing-pcie-alignment");
+  EXPECT_EQ(first.at("policy"), "default");
+  EXPECT_EQ(first.at("action"), "deny");
+  EXPECT_EQ(first.at("resource"), (nlohmann::json{{"apiVersion", "resource.k8s.io/v1"},
+                                                   {"kind", "ResourceClaimTemplate"},
+                                                   {"namespace", "ml"},
+                                                   {"name", "gpu-nic"}}));
+  EXPECT_EQ(first.at("source"), (nlohmann::json{{"file", "in.yaml"}, {"line", 9}}));
+  EXPECT_EQ(first.at("path"), "/spec/spec/devices");
+  EXPECT_EQ(first.at("fix"), nlohmann::json::parse(R"([{"op":"add",
+      "path":"/spec/spec/devices/constraints","value":[{"requests":["gpu","nic"],
+      "matchAttribute":"resource.kubernetes.io/pcieRoot"}]}])"));
+  EXPECT_FALSE(findings[1].contains("fix"));
+  EXPECT_EQ(findings[1].at("path"), "/spec/containers/0/resources/limits/rdma~1ib");
+  EXPECT_EQ(findings[1].at("resource").at("namespace"), "default");
+}
+
+// The JSON writer prints exactly report_to_json().
+TEST(JsonReportTest, WriterPrintsReportJson) {
+  const AuditReport report = sample_report();
+  std::ostringstream out;
+  std::ostringstream errors;
+  make_report_writer(ReportFormat::kJson)->write(report, out, errors);
+  EXPECT_EQ(nlohmann::json::parse(out.str()), report_to_json(report));
+}
+
+TEST(ReportFormatTest, ParsesTextAndJsonOnly) {
+  EXPECT_EQ(*parse_report_format("text"), ReportFormat::kText);
+  EXPECT_EQ(*parse_report_format("json"), ReportFormat::kJson);
+  auto bad = parse_report_format("yaml");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ErrorCode::kUsage);
+}
+
+}  // namespace
+}  // namespace topoguard::audit
