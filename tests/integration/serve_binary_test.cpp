@@ -1,0 +1,242 @@
+// `topoguard serve` as a real process: SIGTERM while requests are in flight (bodies half sent)
+// must finish every one of them, refuse new connections and exit 0.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <openssl/ssl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ephemeral_certs.h"
+#include "topoguard/common/json.h"
+#include "webhook_test_support.h"
+
+namespace topoguard::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+int connect_loopback(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// One TLS connection driven by hand, so a request can be left half sent.
+class RawTlsConnection {
+ public:
+  RawTlsConnection(SSL_CTX* ctx, int port) : fd_(connect_loopback(port)) {
+    if (fd_ < 0) {
+      return;
+    }
+    ssl_ = SSL_new(ctx);
+    SSL_set_fd(ssl_, fd_);
+    // SSL_set_tlsext_host_name is a macro with a C cast; call what it expands to.
+    static char kServiceName[] = "topoguard.topoguard.svc";
+    SSL_ctrl(ssl_, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name, kServiceName);
+    SSL_set1_host(ssl_, "topoguard.topoguard.svc");
+    connected_ = SSL_connect(ssl_) == 1;
+  }
+  ~RawTlsConnection() {
+    if (ssl_ != nullptr) {
+      SSL_free(ssl_);
+    }
+    if (fd_ >= 0) {
+      ::close(fd_);
+    }
+  }
+  RawTlsConnection(const RawTlsConnection&) = delete;
+  RawTlsConnection& operator=(const RawTlsConnection&) = delete;
+
+  [[nodiscard]] bool connected() const { return connected_; }
+  bool send(const std::string& bytes) {
+    return SSL_write(ssl_, bytes.data(), static_cast<int>(bytes.size())) ==
+           static_cast<int>(bytes.size());
+  }
+  // Reads one HTTP response (headers + Content-Length body).
+  std::string read_response() {
+    std::string data;
+    char buffer[8192];
+    while (true) {
+      const std::size_t header_end = data.find("\r\n\r\n");
+      if (header_end != std::string::npos) {
+        const std::size_t at = data.find("Content-Length: ");
+        if (at != std::string::npos && at < header_end) {
+          const std::size_t length = std::stoul(data.substr(at + 16));
+          if (data.size() >= header_end + 4 + length) {
+            return data;
+          }
+        }
+      }
+      const int n = SSL_read(ssl_, buffer, sizeof(buffer));
+      if (n <= 0) {
+        return data;
+      }
+      data.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+
+ private:
+  int fd_;
+  SSL* ssl_ = nullptr;
+  bool connected_ = false;
+};
+
+class ServeBinaryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = topoguard::testing::make_temp_dir("topoguard-serve");
+    pki_ = topoguard::testing::make_test_pki();
+    topoguard::testing::write_file(dir_ + "/ca.pem", pki_.ca.cert);
+    topoguard::testing::write_file(dir_ + "/tls.crt", pki_.server.cert);
+    topoguard::testing::write_file(dir_ + "/tls.key", pki_.server.key);
+  }
+  void TearDown() override {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    if (log_reader_.joinable()) {
+      log_reader_.join();
+    }
+    fs::remove_all(dir_);
+  }
+
+  // Starts the binary and returns the port from its "serving" log line.
+  int start_server() {
+    int pipe_fds[2];
+    if (::pipe(pipe_fds) != 0) {
+      return -1;
+    }
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(pipe_fds[1], STDERR_FILENO);
+      ::close(pipe_fds[0]);
+      ::close(pipe_fds[1]);
+      const std::string cert = dir_ + "/tls.crt";
+      const std::string key = dir_ + "/tls.key";
+      ::execl(TOPOGUARD_BINARY, TOPOGUARD_BINARY, "serve", "--tls-cert", cert.c_str(),
+              "--tls-key", key.c_str(), "--listen", "127.0.0.1:0", "--metrics-listen",
+              "127.0.0.1:0", "--shutdown-grace", "10", "--keep-alive-timeout", "2",
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(pipe_fds[1]);
+    FILE* log = ::fdopen(pipe_fds[0], "r");
+    char line[16384];
+    int port = -1;
+    while (port < 0 && std::fgets(line, sizeof(line), log) != nullptr) {
+      log_ += line;
+      const Json entry = Json::parse(line, nullptr, false);
+      if (entry.is_object() && entry.value("msg", "") == "serving") {
+        const std::string listen = entry.value("listen", "");
+        port = std::stoi(listen.substr(listen.rfind(':') + 1));
+      }
+    }
+    // Keep draining the log so the child never blocks on a full pipe.
+    log_reader_ = std::thread([this, log] {
+      char rest[16384];
+      while (std::fgets(rest, sizeof(rest), log) != nullptr) {
+        log_ += rest;
+      }
+      std::fclose(log);
+    });
+    return port;
+  }
+
+  // Waits for the child's exit; -1 on timeout.
+  int wait_exit(std::chrono::seconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return -1;
+  }
+
+  std::string dir_;
+  topoguard::testing::TestPki pki_;
+  pid_t pid_ = -1;
+  std::thread log_reader_;
+  std::string log_;
+};
+
+// SIGTERM with 16 requests in flight: all 16 complete with 200, new connections are refused,
+// and the process exits 0 well within its grace period.
+TEST_F(ServeBinaryTest, SigtermDrainsInFlightRequests) {
+  const int port = start_server();
+  ASSERT_GT(port, 0) << log_;
+
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_client_method()),
+                                                        SSL_CTX_free);
+  SSL_CTX_load_verify_locations(ctx.get(), (dir_ + "/ca.pem").c_str(), nullptr);
+  SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
+
+  const Json object = Json::parse(R"({"apiVersion": "resource.k8s.io/v1",
+    "kind": "ResourceClaimTemplate", "metadata": {"name": "gpu-nic"},
+    "spec": {"spec": {"devices": {"requests": [
+      {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}},
+      {"name": "nic", "exactly": {"deviceClassName": "dranet.net"}}]}}}})");
+  constexpr int kInFlight = 16;
+  std::vector<std::unique_ptr<RawTlsConnection>> connections;
+  std::vector<std::string> bodies;
+  for (int i = 0; i < kInFlight; ++i) {
+    bodies.push_back(topoguard::testing::review_body(object, "drain-" + std::to_string(i)));
+    connections.push_back(std::make_unique<RawTlsConnection>(ctx.get(), port));
+    ASSERT_TRUE(connections.back()->connected());
+    const std::string& body = bodies.back();
+    const std::string head = "POST /mutate?timeout=10s HTTP/1.1\r\nHost: topoguard.topoguard.svc\r\n"
+                             "Content-Type: application/json\r\nContent-Length: " +
+                             std::to_string(body.size()) + "\r\n\r\n";
+    ASSERT_TRUE(connections.back()->send(head + body.substr(0, body.size() / 2)));
+  }
+
+  ASSERT_EQ(::kill(pid_, SIGTERM), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid_, &status, WNOHANG), 0) << "exited before finishing in-flight requests";
+  const int refused = connect_loopback(port);
+  EXPECT_LT(refused, 0) << "new connections must be refused while draining";
+  if (refused >= 0) {
+    ::close(refused);
+  }
+
+  int completed = 0;
+  for (int i = 0; i < kInFlight; ++i) {
+    const std::string& body = bodies[static_cast<std::size_t>(i)];
+    ASSERT_TRUE(connections[static_cast<std::size_t>(i)]->send(body.substr(body.size() / 2)));
+    const std::string response = connections[static_cast<std::size_t>(i)]->read_response();
+    if (response.rfind("HTTP/1.1 200", 0) == 0 &&
+        response.find("\"uid\":\"drain-" + std::to_string(i) + "\"") != std::string::npos) {
+      ++completed;
+    }
+  }
+  EXPECT_EQ(completed, kInFlight);
+  connections.clear();
+  EXPECT_EQ(wait_exit(std::chrono::seconds(10)), 0) << log_;
+}
+
+}  // namespace
+}  // namespace topoguard::server

@@ -1,0 +1,484 @@
+// The webhook over real TLS on 127.0.0.1 with certificates made at test time: round trips for
+// every rule, 400/413, health and metrics, certificate rotation and policy reload under
+// traffic, mTLS, a curl call the way the API server makes it, and 64 keep-alive connections.
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ephemeral_certs.h"
+#include "note_name.h"
+#include "topoguard/policy/policy_loader.h"
+#include "topoguard/server/https_server.h"
+#include "webhook_test_support.h"
+
+namespace topoguard::server {
+namespace {
+
+namespace fs = std::filesystem;
+using topoguard::testing::review_body;
+using topoguard::testing::write_file;
+
+Json rct(const std::string& name, const Json& requests, const Json& constraints = nullptr) {
+  Json object = {{"apiVersion", "resource.k8s.io/v1"},
+                 {"kind", "ResourceClaimTemplate"},
+                 {"metadata", {{"name", name}}},
+                 {"spec", {{"spec", {{"devices", {{"requests", requests}}}}}}}};
+  if (!constraints.is_null()) {
+    object["spec"]["spec"]["devices"]["constraints"] = constraints;
+  }
+  return object;
+}
+
+Json request(const std::string& name, const std::string& device_class, int count = 1) {
+  return {{"name", name}, {"exactly", {{"deviceClassName", device_class}, {"count", count}}}};
+}
+
+// The value of one series in a Prometheus text exposition, -1 when absent.
+long long metric_value(const std::string& text, const std::string& series) {
+  const std::size_t at = text.find("\n" + series + " ");
+  if (at == std::string::npos) {
+    return -1;
+  }
+  return std::stoll(text.substr(at + series.size() + 2));
+}
+
+template <typename Predicate>
+bool eventually(Predicate predicate, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (predicate()) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return predicate();
+}
+
+class WebhookServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = topoguard::testing::make_temp_dir("topoguard-webhook");
+    pki_ = topoguard::testing::make_test_pki();
+    write_file(path("ca.pem"), pki_.ca.cert);
+    write_file(path("tls.crt"), pki_.server.cert);
+    write_file(path("tls.key"), pki_.server.key);
+    write_file(path("client.crt"), pki_.client.cert);
+    write_file(path("client.key"), pki_.client.key);
+    fs::create_directory(path("policies"));
+    write_file(path("policies/default.yaml"), std::string(policy::builtin_policy_text()));
+    options_.listen = {"127.0.0.1", 0};
+    options_.metrics_listen = {"127.0.0.1", 0};
+    options_.tls_cert = path("tls.crt");
+    options_.tls_key = path("tls.key");
+    options_.policies = {path("policies")};
+    options_.reload_interval = std::chrono::milliseconds(50);
+    options_.shutdown_grace = std::chrono::seconds(5);
+  }
+
+  void TearDown() override {
+    server_.reset();
+    fs::remove_all(dir_);
+  }
+
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+
+  void start() {
+    auto certs = CertReloader::create(options_.tls_cert, options_.tls_key);
+    ASSERT_TRUE(certs.has_value()) << certs.error().to_string();
+    auto policies = PolicyReloader::create(
+        options_.policies,
+        [](const std::vector<std::string>& paths) { return policy::load_policies(paths); });
+    ASSERT_TRUE(policies.has_value()) << policies.error().to_string();
+    metrics_ = std::make_shared<Metrics>("test");
+    server_ = std::make_unique<HttpsServer>(options_, *certs, *policies, metrics_);
+    const Status started = server_->start();
+    ASSERT_TRUE(started.has_value()) << started.error().to_string();
+  }
+
+  std::unique_ptr<httplib::SSLClient> client(const std::string& ca = "") const {
+    auto made = std::make_unique<httplib::SSLClient>("127.0.0.1", server_->port());
+    made->set_ca_cert_path(ca.empty() ? path("ca.pem") : ca);
+    made->enable_server_certificate_verification(true);
+    made->set_connection_timeout(5, 0);
+    made->set_read_timeout(10, 0);
+    return made;
+  }
+
+  // POSTs a review and returns the AdmissionReview `response`; fails the test on anything else.
+  Json review(const std::string& endpoint, const std::string& body) const {
+    auto result = client()->Post(endpoint.c_str(), body, "application/json");
+    EXPECT_TRUE(result) << httplib::to_string(result.error());
+    if (!result) {
+      return Json();
+    }
+    EXPECT_EQ(result->status, 200) << result->body;
+    EXPECT_EQ(result->get_header_value("Content-Type"), "application/json");
+    Json parsed = Json::parse(result->body, nullptr, false);
+    EXPECT_EQ(parsed.value("apiVersion", ""), "admission.k8s.io/v1");
+    return parsed.value("response", Json());
+  }
+
+  std::string metrics_text() const {
+    httplib::Client plain("127.0.0.1", server_->metrics_port());
+    auto result = plain.Get("/metrics");
+    return result && result->status == 200 ? result->body : std::string();
+  }
+
+  std::string dir_;
+  topoguard::testing::TestPki pki_;
+  ServerOptions options_;
+  std::shared_ptr<Metrics> metrics_;
+  std::unique_ptr<HttpsServer> server_;
+};
+
+struct RuleCase {
+  std::string_view note;
+  Json object;
+  std::string rule;
+  bool denied_on_validate;  // deny action; otherwise a warning is expected
+  bool fixable;             // mutate returns a patch that makes /validate allow
+};
+
+std::vector<RuleCase> rule_cases() {
+  const Json gpu_nic = Json::array({request("gpu", "gpu.nvidia.com"), request("nic", "dranet.net")});
+  Json v1beta1 = rct("v1beta1", Json::array({{{"name", "gpu"}, {"deviceClassName", "gpu.nvidia.com"}},
+                                             {{"name", "efa"},
+                                              {"deviceClassName", "efa.networking.k8s.aws"}}}));
+  v1beta1["apiVersion"] = "resource.k8s.io/v1beta1";
+  const Json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", "plugin-pod"}}},
+      {"spec",
+       {{"containers",
+         Json::array({{{"name", "c"},
+                       {"image", "vllm"},
+                       {"resources",
+                        {{"limits", {{"nvidia.com/gpu", 1}, {"rdma/hca_shared_devices_a", 1}}}}}}})}}}};
+  return {
+      {"MissingPcieAlignment", rct("unaligned", gpu_nic), "missing-pcie-alignment", true, true},
+      {"MissingPcieAlignmentV1beta1", v1beta1, "missing-pcie-alignment", true, true},
+      {"NumaOnlyAlignment",
+       rct("numa", gpu_nic,
+           Json::array({{{"requests", {"gpu", "nic"}}, {"matchAttribute", "dra.net/numaNode"}}})),
+       "numa-only-alignment", true, true},
+      {"MultiDeviceAlignment",
+       rct("two-by-two",
+           Json::array({request("gpu", "gpu.nvidia.com", 2), request("nic", "dranet.net", 2)}),
+           Json::array({{{"requests", {"gpu", "nic"}},
+                         {"matchAttribute", "resource.kubernetes.io/pcieRoot"}}})),
+       "multi-device-alignment", false, false},
+      {"DevicePluginPairing", pod, "device-plugin-pairing", false, false},
+  };
+}
+
+// Every rule the admission path can see (the webhook has no inventory of other objects, so
+// split-claims and unresolved-claim need `topoguard audit`): /validate denies or warns, and on
+// /mutate a fixable finding gets a patch that, applied with nlohmann's RFC 6902 patch(),
+// re-reviews clean.
+TEST_F(WebhookServerTest, RoundTripForEveryRule) {
+  start();
+  int uid = 0;
+  for (const RuleCase& c : rule_cases()) {
+    SCOPED_TRACE(std::string(c.note));
+    const std::string id = "uid-" + std::to_string(++uid);
+    const Json validated = review("/validate", review_body(c.object, id));
+    EXPECT_EQ(validated.value("uid", ""), id);
+    EXPECT_FALSE(validated.contains("patch"));
+    const std::string findings = validated["auditAnnotations"].value("findings", "");
+    EXPECT_NE(findings.find(c.rule), std::string::npos) << validated.dump();
+    if (c.denied_on_validate) {
+      EXPECT_EQ(validated.value("allowed", true), false);
+      EXPECT_EQ(validated["status"].value("code", 0), 403);
+      EXPECT_NE(validated["status"].value("message", "").find(c.rule), std::string::npos);
+    } else {
+      EXPECT_EQ(validated.value("allowed", false), true);
+      ASSERT_TRUE(validated.contains("warnings")) << validated.dump();
+      EXPECT_NE(validated["warnings"][0].get<std::string>().find(c.rule), std::string::npos);
+    }
+
+    const Json mutated = review("/mutate", review_body(c.object, id + "-m"));
+    EXPECT_EQ(mutated.value("uid", ""), id + "-m");
+    if (!c.fixable) {
+      EXPECT_FALSE(mutated.contains("patch"));
+      continue;
+    }
+    EXPECT_EQ(mutated.value("allowed", false), true) << mutated.dump();
+    ASSERT_EQ(mutated.value("patchType", ""), "JSONPatch");
+    const Json patch = Json::parse(topoguard::testing::base64_decode(mutated["patch"]));
+    const Json patched = c.object.patch(patch);
+    const Json again = review("/validate", review_body(patched, id + "-again"));
+    EXPECT_EQ(again.value("allowed", false), true) << again.dump();
+    EXPECT_EQ(again["auditAnnotations"].value("findings", "").find(c.rule), std::string::npos);
+  }
+}
+
+// UPDATE is evaluated but never patched; DELETE and unhandled kinds are allowed untouched.
+TEST_F(WebhookServerTest, OperationsAndKinds) {
+  start();
+  const Json unaligned =
+      rct("u", Json::array({request("gpu", "gpu.nvidia.com"), request("nic", "dranet.net")}));
+  const Json update = review("/mutate", review_body(unaligned, "up", "UPDATE"));
+  EXPECT_FALSE(update.contains("patch"));
+  EXPECT_EQ(update.value("allowed", true), false);
+  const Json configmap = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "c"}}}};
+  const Json skipped = review("/mutate", review_body(configmap, "cm"));
+  EXPECT_EQ(skipped.value("allowed", false), true);
+  EXPECT_FALSE(skipped.contains("patch"));
+}
+
+struct BadCase {
+  std::string_view note;
+  std::string path;
+  std::string body;
+  int status;
+};
+
+class BadRequestTest : public WebhookServerTest,
+                       public ::testing::WithParamInterface<BadCase> {};
+
+// Malformed reviews get 400, oversized bodies 413, unknown routes 404: always a JSON body.
+TEST_P(BadRequestTest, AnswersWithJsonError) {
+  options_.body_limit = 64 * 1024;
+  start();
+  const BadCase& c = GetParam();
+  auto result = client()->Post(c.path.c_str(), c.body, "application/json");
+  ASSERT_TRUE(result) << httplib::to_string(result.error());
+  EXPECT_EQ(result->status, c.status) << result->body;
+  const Json body = Json::parse(result->body, nullptr, false);
+  ASSERT_TRUE(body.is_object()) << result->body;
+  EXPECT_EQ(body.value("code", 0), c.status);
+  // The server is still healthy afterwards.
+  auto health = client()->Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Bodies, BadRequestTest,
+    ::testing::Values(
+        BadCase{"NotJson", "/validate", "{nope", 400},
+        BadCase{"WrongApiVersion", "/mutate",
+                R"({"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview",
+                    "request":{"uid":"u","operation":"CREATE"}})",
+                400},
+        BadCase{"MissingUid", "/validate",
+                R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
+                    "request":{"operation":"CREATE"}})",
+                400},
+        BadCase{"MissingRequest", "/validate",
+                R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})", 400},
+        BadCase{"TooLarge", "/validate", std::string(100 * 1024, ' '), 413},
+        BadCase{"UnknownRoute", "/admit", "{}", 404}),
+    topoguard::testing::NoteName());
+
+// A ?timeout= that has passed when the decision is ready is answered per failure mode.
+TEST_F(WebhookServerTest, ExpiredTimeoutFollowsFailureMode) {
+  start();
+  const Json aligned = rct("a", Json::array({request("gpu", "gpu.nvidia.com"),
+                                             request("nic", "dranet.net")}),
+                           Json::array({{{"requests", {"gpu", "nic"}},
+                                         {"matchAttribute", "resource.kubernetes.io/pcieRoot"}}}));
+  const Json expired = review("/validate?timeout=0s", review_body(aligned, "t0"));
+  EXPECT_EQ(expired.value("allowed", true), false);
+  EXPECT_EQ(expired["status"].value("code", 0), 500);
+  const Json in_time = review("/validate?timeout=10s", review_body(aligned, "t10"));
+  EXPECT_EQ(in_time.value("allowed", false), true);
+}
+
+// Health on both ports; metrics in Prometheus text with the request just made.
+TEST_F(WebhookServerTest, HealthReadinessAndMetrics) {
+  start();
+  EXPECT_TRUE(server_->ready());
+  for (const char* route : {"/healthz", "/readyz"}) {
+    auto tls = client()->Get(route);
+    ASSERT_TRUE(tls);
+    EXPECT_EQ(tls->status, 200);
+    httplib::Client plain("127.0.0.1", server_->metrics_port());
+    auto result = plain.Get(route);
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->status, 200);
+  }
+  const Json unaligned =
+      rct("u", Json::array({request("gpu", "gpu.nvidia.com"), request("nic", "dranet.net")}));
+  review("/validate", review_body(unaligned, "m1"));
+  const std::string text = metrics_text();
+  EXPECT_NE(text.find("topoguard_admission_requests_total{endpoint=\"validate\",kind=\""
+                      "ResourceClaimTemplate\",operation=\"CREATE\",decision=\"deny\"} 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("topoguard_findings_total{rule=\"missing-pcie-alignment\",action=\"deny\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("topoguard_certificate_expiry_timestamp_seconds 1"), std::string::npos);
+  EXPECT_NE(text.find("topoguard_build_info{version=\"test\"} 1"), std::string::npos);
+}
+
+// Rotation to a certificate from another CA while requests flow (new handshakes and keep-alive
+// connections): no request fails, and afterwards clients that trust only the new CA connect.
+TEST_F(WebhookServerTest, CertificateRotationUnderTrafficLosesNothing) {
+  const auto new_ca = topoguard::testing::make_ca("rotated CA");
+  write_file(path("both-cas.pem"), pki_.ca.cert + new_ca.cert);
+  write_file(path("new-ca.pem"), new_ca.cert);
+  start();
+  const std::string body = review_body(
+      rct("u", Json::array({request("gpu", "gpu.nvidia.com"), request("nic", "dranet.net")})),
+      "rot");
+  std::atomic<bool> stop{false};
+  std::atomic<int> ok{0};
+  std::atomic<int> failed{0};
+  std::vector<std::thread> workers;
+  for (int i = 0; i < 4; ++i) {
+    workers.emplace_back([&, i] {
+      auto keep = client(path("both-cas.pem"));
+      keep->set_keep_alive(true);
+      while (!stop) {
+        // Odd workers reconnect for every request, so handshakes happen during the swap.
+        auto fresh = client(path("both-cas.pem"));
+        auto result = (i % 2 == 0 ? keep : fresh)->Post("/mutate", body, "application/json");
+        (result && result->status == 200 ? ok : failed)++;
+      }
+    });
+  }
+  for (int round = 0; round < 3; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const auto leaf = topoguard::testing::make_leaf(
+        new_ca, "topoguard.topoguard.svc", {"DNS:localhost", "IP:127.0.0.1"}, false, 100 + round);
+    // Key first, then certificate: the reloader sees a mismatched pair in between, refuses
+    // it and keeps serving the old one.
+    write_file(path("tls.key"), leaf.key);
+    std::this_thread::sleep_for(std::chrono::milliseconds(120));
+    write_file(path("tls.crt"), leaf.cert);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  stop = true;
+  for (auto& worker : workers) {
+    worker.join();
+  }
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_GT(ok.load(), 20);
+  auto only_new = client(path("new-ca.pem"))->Get("/healthz");
+  ASSERT_TRUE(only_new) << httplib::to_string(only_new.error());
+  EXPECT_EQ(only_new->status, 200);
+  EXPECT_FALSE(client(path("ca.pem"))->Get("/healthz"));
+  EXPECT_GE(metric_value(metrics_text(), "topoguard_certificate_reloads_total{result=\"ok\"}"),
+            1);
+}
+
+// A good policy change is applied without a restart; a broken one is counted and ignored.
+TEST_F(WebhookServerTest, PolicyReloadGoodAndBad) {
+  start();
+  const std::string body = review_body(
+      rct("u", Json::array({request("gpu", "gpu.nvidia.com"), request("nic", "dranet.net")})),
+      "pol");
+  EXPECT_EQ(review("/validate", body).value("allowed", true), false);
+
+  std::string relaxed(policy::builtin_policy_text());
+  const std::string deny = "missing-pcie-alignment: {action: deny, mutate: true}";
+  ASSERT_NE(relaxed.find(deny), std::string::npos);
+  relaxed.replace(relaxed.find(deny), deny.size(),
+                  "missing-pcie-alignment: {action: warn, mutate: true}");
+  write_file(path("policies/default.yaml"), relaxed);
+  ASSERT_TRUE(eventually([&] { return review("/validate", body).value("allowed", false); }));
+
+  write_file(path("policies/default.yaml"), "apiVersion: topoguard.dev/v1alpha1\nkind: [broken");
+  ASSERT_TRUE(eventually([&] {
+    return metric_value(metrics_text(), "topoguard_policy_reloads_total{result=\"failed\"}") >= 1;
+  }));
+  EXPECT_EQ(review("/validate", body).value("allowed", false), true);
+  EXPECT_GE(metric_value(metrics_text(), "topoguard_policy_reloads_total{result=\"ok\"}"), 1);
+  EXPECT_TRUE(server_->ready());
+}
+
+// With --client-ca, a client certificate from that CA is accepted and no certificate is refused.
+TEST_F(WebhookServerTest, MutualTlsAcceptsAndRefuses) {
+  options_.client_ca = path("ca.pem");
+  start();
+  httplib::SSLClient with_cert("127.0.0.1", server_->port(), path("client.crt"),
+                               path("client.key"));
+  with_cert.set_ca_cert_path(path("ca.pem"));
+  with_cert.enable_server_certificate_verification(true);
+  auto accepted = with_cert.Get("/healthz");
+  ASSERT_TRUE(accepted) << httplib::to_string(accepted.error());
+  EXPECT_EQ(accepted->status, 200);
+
+  auto refused = client()->Get("/healthz");
+  EXPECT_FALSE(refused);
+
+  const auto stranger_ca = topoguard::testing::make_ca("stranger");
+  const auto stranger = topoguard::testing::make_leaf(stranger_ca, "x", {}, true, 9);
+  write_file(path("stranger.crt"), stranger.cert);
+  write_file(path("stranger.key"), stranger.key);
+  httplib::SSLClient wrong("127.0.0.1", server_->port(), path("stranger.crt"),
+                           path("stranger.key"));
+  wrong.set_ca_cert_path(path("ca.pem"));
+  EXPECT_FALSE(wrong.Get("/healthz"));
+}
+
+// The API server's call: HTTPS to the service DNS name (SNI + name check) with the CA bundle.
+TEST_F(WebhookServerTest, CurlWithServiceNameAndCaBundle) {
+  start();
+  write_file(path("review.json"),
+             review_body(rct("u", Json::array({request("gpu", "gpu.nvidia.com"),
+                                               request("nic", "dranet.net")})),
+                         "curl-uid"));
+  const std::string port = std::to_string(server_->port());
+  const std::string command =
+      "curl -sS --fail --http1.1 --tlsv1.2 --cacert " + path("ca.pem") +
+      " --resolve topoguard.topoguard.svc:" + port + ":127.0.0.1" +
+      " -H 'Content-Type: application/json' --data-binary @" + path("review.json") +
+      " https://topoguard.topoguard.svc:" + port + "/validate?timeout=10s";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buffer[4096];
+  while (const std::size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) {
+    output.append(buffer, n);
+  }
+  EXPECT_EQ(::pclose(pipe), 0) << output;
+  const Json response = Json::parse(output, nullptr, false);
+  ASSERT_TRUE(response.is_object()) << output;
+  EXPECT_EQ(response["response"].value("uid", ""), "curl-uid");
+  EXPECT_EQ(response["response"].value("allowed", true), false);
+}
+
+// 64 keep-alive connections open at the same time are all served, with no error.
+TEST_F(WebhookServerTest, SixtyFourKeepAliveConnections) {
+  start();
+  constexpr int kConnections = 64;
+  constexpr int kRequestsEach = 10;
+  const std::string body = review_body(
+      rct("u", Json::array({request("gpu", "gpu.nvidia.com"), request("nic", "dranet.net")})),
+      "ka");
+  std::atomic<int> ok{0};
+  std::atomic<int> failed{0};
+  std::barrier all_connected(kConnections);
+  std::vector<std::thread> workers;
+  for (int i = 0; i < kConnections; ++i) {
+    workers.emplace_back([&] {
+      auto connection = client();
+      connection->set_keep_alive(true);
+      auto first = connection->Post("/mutate", body, "application/json");
+      (first && first->status == 200 ? ok : failed)++;
+      all_connected.arrive_and_wait();  // every connection is open and idle-held now
+      for (int r = 1; r < kRequestsEach; ++r) {
+        auto result = connection->Post("/mutate", body, "application/json");
+        (result && result->status == 200 ? ok : failed)++;
+      }
+    });
+  }
+  for (auto& worker : workers) {
+    worker.join();
+  }
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(ok.load(), kConnections * kRequestsEach);
+}
+
+}  // namespace
+}  // namespace topoguard::server
