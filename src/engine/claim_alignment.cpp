@@ -145,17 +145,21 @@ class ClaimAnalyzer {
     finding.rule = only_numa ? policy::RuleId::kNumaOnlyAlignment
                              : policy::RuleId::kMissingPcieAlignment;
     finding.pointer = only_numa ? numa_pointer(untied_gpus, untied_nics) : spec_.devices_pointer;
-    const std::vector<std::pair<std::string, std::string>> pairs = fix_pairs();
+    const std::vector<std::pair<std::string, std::string>> pairs =
+        fix_pairs(untied_gpus, untied_nics);
     const std::string& attribute = policy_.alignment_attribute;
-    if (pairs.empty()) {
+    if (!pairs.empty()) {
+      finding.message = only_numa ? messages::numa_only(pairs, attribute)
+                                  : messages::missing(pairs, attribute);
+      finding.fix = fix_operations(pairs);
+    } else if (has_multi_device_request(untied_gpus, untied_nics)) {
+      finding.message = messages::multi_device_pairing(untied_gpus, untied_nics, only_numa,
+                                                       attribute);
+    } else {
       finding.message = only_numa ? messages::numa_only_ambiguous(untied_gpus, untied_nics,
                                                                   gpus_, nics_, attribute)
                                   : messages::missing_ambiguous(untied_gpus, untied_nics, gpus_,
                                                                 nics_, attribute);
-    } else {
-      finding.message = only_numa ? messages::numa_only(pairs, attribute)
-                                  : messages::missing(pairs, attribute);
-      finding.fix = fix_operations(pairs);
     }
     verdict.misalignment = finding.rule;
     verdict.findings.push_back(std::move(finding));
@@ -181,11 +185,15 @@ class ClaimAnalyzer {
     return spec_.devices_pointer;
   }
 
-  // GPU and NIC requests pair unambiguously when there are as many of each: in document order.
-  // Pairs already tied need nothing. A request that is both GPU and NIC cannot be paired.
-  std::vector<std::pair<std::string, std::string>> fix_pairs() const {
+  // The untied GPU and NIC requests pair unambiguously when there are as many of each (and as
+  // many GPU as NIC requests in all): in document order. No fix when a request is both, or when
+  // a pair holds several devices: one constraint over them would need every device on one root.
+  std::vector<std::pair<std::string, std::string>> fix_pairs(
+      const std::vector<const DeviceRequest*>& untied_gpus,
+      const std::vector<const DeviceRequest*>& untied_nics) const {
     std::vector<std::pair<std::string, std::string>> pairs;
-    if (gpus_.size() != nics_.size()) {
+    if (gpus_.size() != nics_.size() || untied_gpus.size() != untied_nics.size() ||
+        has_multi_device_request(untied_gpus, untied_nics)) {
       return pairs;
     }
     for (const DeviceRequest* gpu : gpus_) {
@@ -193,12 +201,23 @@ class ClaimAnalyzer {
         return pairs;
       }
     }
-    for (std::size_t i = 0; i < gpus_.size(); ++i) {
-      if (!tied_by(*gpus_[i], *nics_[i], false)) {
-        pairs.emplace_back(gpus_[i]->name, nics_[i]->name);
-      }
+    for (std::size_t i = 0; i < untied_gpus.size(); ++i) {
+      pairs.emplace_back(untied_gpus[i]->name, untied_nics[i]->name);
     }
     return pairs;
+  }
+
+  static bool is_multi_device(const DeviceRequest& request) {
+    return std::any_of(request.choices.begin(), request.choices.end(), [](const DeviceChoice& c) {
+      return c.allocation_mode == k8s::AllocationMode::kAll || c.count > 1;
+    });
+  }
+
+  static bool has_multi_device_request(const std::vector<const DeviceRequest*>& gpus,
+                                       const std::vector<const DeviceRequest*>& nics) {
+    auto multi = [](const DeviceRequest* request) { return is_multi_device(*request); };
+    return std::any_of(gpus.begin(), gpus.end(), multi) ||
+           std::any_of(nics.begin(), nics.end(), multi);
   }
 
   // One constraint per pair, naming both requests (never an empty list, which would also bind

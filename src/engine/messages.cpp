@@ -96,6 +96,19 @@ std::string numa_only_ambiguous(const RequestList& untied_gpus, const RequestLis
          ambiguous_advice(untied_gpus, untied_nics, gpus, nics, attribute);
 }
 
+std::string multi_device_pairing(const RequestList& untied_gpus, const RequestList& untied_nics,
+                                 bool numa_only, const std::string& attribute) {
+  const RequestList& named = untied_gpus.empty() ? untied_nics : untied_gpus;
+  return std::string(numa_only ? "GPU and NIC requests are aligned only by NUMA node"
+                               : "GPU and NIC requests are not tied by a " + attribute +
+                                     " constraint") +
+         " (" + kNumbers + "), and " + quoted_list(named) +
+         " asks for several devices: one constraint over them would need every device on one "
+         "PCIe root, which typical servers cannot satisfy. Split them into one-device requests "
+         "(gpu-0, nic-0, gpu-1, nic-1, ...) and add one constraint per pair, e.g. {requests: "
+         "[gpu-0, nic-0], matchAttribute: " + attribute + "}";
+}
+
 std::string describe_choice(const k8s::DeviceRequest& request, const k8s::DeviceChoice& choice) {
   std::string name = request.name;
   if (!choice.subrequest.empty()) {

@@ -23,6 +23,11 @@ using PairList = std::vector<std::pair<std::string, std::string>>;
                                               const RequestList& untied_nics,
                                               const RequestList& gpus, const RequestList& nics,
                                               const std::string& attribute);
+// GPU/NIC requests of several devices each: one constraint over them would need all of them on
+// one root, so the user has to split them into one-device pairs.
+[[nodiscard]] std::string multi_device_pairing(const RequestList& untied_gpus,
+                                               const RequestList& untied_nics, bool numa_only,
+                                               const std::string& attribute);
 [[nodiscard]] std::string describe_choice(const k8s::DeviceRequest& request,
                                           const k8s::DeviceChoice& choice);
 [[nodiscard]] std::string multi_device(const std::vector<std::string>& offenders,

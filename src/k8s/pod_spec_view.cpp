@@ -53,7 +53,9 @@ void read_container_resources(const Json& spec, const std::string& spec_pointer,
         const bool seen = std::any_of(
             view.extended_resources.begin() + static_cast<std::ptrdiff_t>(first),
             view.extended_resources.end(),
-            [&](const ExtendedResourceRequest& known) { return known.resource == resource; });
+            [&name = resource](const ExtendedResourceRequest& known) {
+              return known.resource == name;
+            });
         if (!seen) {
           view.extended_resources.push_back(
               {resource, container_name,

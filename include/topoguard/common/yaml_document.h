@@ -41,7 +41,7 @@ struct YamlStream {
 
 struct ParseLimits {
   int max_depth = 256;                  // nesting of mappings and sequences
-  std::size_t max_nodes = 1'000'000;    // per document, after alias expansion
+  std::size_t max_nodes = 500'000;      // per document, after alias expansion
 };
 
 // Parses a multi-document YAML stream (JSON is accepted as YAML). Plain scalars resolve with the
