@@ -23,7 +23,7 @@ bool names(const DeviceConstraint& constraint, const std::string& entry) {
 // every request, "req" covers all of its subrequests, "req/sub" only that subrequest, so a
 // request is covered through subrequest entries only when all of its `role` subrequests are.
 bool covers(const DeviceConstraint& constraint, const DeviceRequest& request, Role role,
-            const DeviceRoles& roles) {
+            const std::vector<Roles>& choice_roles) {
   if (constraint.requests.empty() || names(constraint, request.name)) {
     return true;
   }
@@ -31,12 +31,12 @@ bool covers(const DeviceConstraint& constraint, const DeviceRequest& request, Ro
     return false;
   }
   bool any = false;
-  for (const DeviceChoice& choice : request.choices) {
-    if (!DeviceRoles::has(roles.of_choice(choice), role)) {
+  for (std::size_t i = 0; i < request.choices.size(); ++i) {
+    if (!DeviceRoles::has(choice_roles[i], role)) {
       continue;
     }
     any = true;
-    if (!names(constraint, request.name + "/" + choice.subrequest)) {
+    if (!names(constraint, request.name + "/" + request.choices[i].subrequest)) {
       return false;
     }
   }
@@ -53,15 +53,28 @@ bool covers_choice(const DeviceConstraint& constraint, const DeviceRequest& requ
 class ClaimAnalyzer {
  public:
   ClaimAnalyzer(const ClaimSpec& spec, const DeviceRoles& roles, const policy::Policy& policy)
-      : spec_(spec), roles_(roles), policy_(policy) {
+      : spec_(spec), policy_(policy) {
+    // Classify every choice and scan its selectors once; the checks below ask many times.
+    facts_.reserve(spec.requests.size());
     for (const DeviceRequest& request : spec.requests) {
-      const Roles request_roles = roles.of_request(request);
-      if (request_roles.gpu) {
+      RequestFacts facts;
+      for (const DeviceChoice& choice : request.choices) {
+        const Roles choice_roles = roles.of_choice(choice);
+        facts.choice_roles.push_back(choice_roles);
+        facts.roles.gpu = facts.roles.gpu || choice_roles.gpu;
+        facts.roles.nic = facts.roles.nic || choice_roles.nic;
+        if (choice_roles.any() && selects_numa_node(choice)) {
+          facts.gpu_numa_pinned = facts.gpu_numa_pinned || choice_roles.gpu;
+          facts.nic_numa_pinned = facts.nic_numa_pinned || choice_roles.nic;
+        }
+      }
+      if (facts.roles.gpu) {
         gpus_.push_back(&request);
       }
-      if (request_roles.nic) {
+      if (facts.roles.nic) {
         nics_.push_back(&request);
       }
+      facts_.push_back(std::move(facts));
     }
   }
 
@@ -76,6 +89,28 @@ class ClaimAnalyzer {
   }
 
  private:
+  struct RequestFacts {
+    Roles roles;
+    std::vector<Roles> choice_roles;  // parallel to DeviceRequest::choices
+    bool gpu_numa_pinned = false;     // a GPU choice's selectors read a NUMA attribute
+    bool nic_numa_pinned = false;
+  };
+
+  const RequestFacts& facts(const DeviceRequest& request) const {
+    return facts_[static_cast<std::size_t>(&request - spec_.requests.data())];
+  }
+
+  bool selects_numa_node(const DeviceChoice& choice) const {
+    for (const std::string& selector : choice.selectors) {
+      for (const std::string& attribute : attributes_in_cel(selector)) {
+        if (policy_.numa_attributes.matches_any(attribute)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
   bool tied_by(const DeviceRequest& gpu, const DeviceRequest& nic, bool numa) const {
     return std::any_of(spec_.constraints.begin(), spec_.constraints.end(),
                        [&](const DeviceConstraint& constraint) {
@@ -83,25 +118,13 @@ class ClaimAnalyzer {
                              numa ? policy_.numa_attributes.matches_any(constraint.match_attribute)
                                   : policy_.is_alignment_attribute(constraint.match_attribute);
                          return !constraint.match_attribute.empty() && kind_matches &&
-                                covers(constraint, gpu, Role::kGpu, roles_) &&
-                                covers(constraint, nic, Role::kNic, roles_);
+                                covers(constraint, gpu, Role::kGpu, facts(gpu).choice_roles) &&
+                                covers(constraint, nic, Role::kNic, facts(nic).choice_roles);
                        });
   }
 
   bool pinned_to_numa(const DeviceRequest& request, Role role) const {
-    for (const DeviceChoice& choice : request.choices) {
-      if (!DeviceRoles::has(roles_.of_choice(choice), role)) {
-        continue;
-      }
-      for (const std::string& selector : choice.selectors) {
-        for (const std::string& attribute : attributes_in_cel(selector)) {
-          if (policy_.numa_attributes.matches_any(attribute)) {
-            return true;
-          }
-        }
-      }
-    }
-    return false;
+    return role == Role::kGpu ? facts(request).gpu_numa_pinned : facts(request).nic_numa_pinned;
   }
 
   // Only NUMA relates the two: a NUMA constraint ties them, or a selector pins one of them to a
@@ -269,8 +292,8 @@ class ClaimAnalyzer {
   }
 
   const ClaimSpec& spec_;
-  const DeviceRoles& roles_;
   const policy::Policy& policy_;
+  std::vector<RequestFacts> facts_;  // parallel to spec_.requests
   std::vector<const DeviceRequest*> gpus_;
   std::vector<const DeviceRequest*> nics_;
 };

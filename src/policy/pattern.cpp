@@ -26,7 +26,24 @@ bool Pattern::full_match(std::string_view subject) const {
   return re2::RE2::FullMatch(re2::StringPiece(subject.data(), subject.size()), *regex_);
 }
 
+PatternList::PatternList(std::vector<Pattern> patterns) : patterns_(std::move(patterns)) {
+  if (patterns_.empty()) {
+    return;
+  }
+  std::string alternation;
+  for (const Pattern& pattern : patterns_) {
+    alternation += (alternation.empty() ? "(?:" : "|(?:") + pattern.text() + ")";
+  }
+  auto any = std::make_shared<const re2::RE2>(alternation, re2::RE2::Quiet);
+  if (any->ok()) {
+    any_ = std::move(any);
+  }
+}
+
 bool PatternList::matches_any(std::string_view subject) const {
+  if (any_) {
+    return re2::RE2::FullMatch(re2::StringPiece(subject.data(), subject.size()), *any_);
+  }
   return std::any_of(patterns_.begin(), patterns_.end(),
                      [subject](const Pattern& pattern) { return pattern.full_match(subject); });
 }

@@ -31,11 +31,12 @@ class Pattern {
   std::shared_ptr<const re2::RE2> regex_;
 };
 
-// An ordered list of patterns; matches when any pattern fully matches.
+// An ordered list of patterns; matches when any pattern fully matches. The patterns are also
+// compiled into one alternation, so a match is one RE2 pass however long the list.
 class PatternList {
  public:
   PatternList() = default;
-  explicit PatternList(std::vector<Pattern> patterns) : patterns_(std::move(patterns)) {}
+  explicit PatternList(std::vector<Pattern> patterns);
 
   [[nodiscard]] bool matches_any(std::string_view subject) const;
   [[nodiscard]] bool empty() const { return patterns_.empty(); }
@@ -43,6 +44,7 @@ class PatternList {
 
  private:
   std::vector<Pattern> patterns_;
+  std::shared_ptr<const re2::RE2> any_;  // (?:p1)|(?:p2)|...; null when empty or too large
 };
 
 }  // namespace topoguard::policy
