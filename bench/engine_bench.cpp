@@ -141,25 +141,16 @@ Json parse_one(const char* text) {
   return stream.documents.at(0).value;
 }
 
-void engine_template(benchmark::State& state) {
-  const Json object = parse_one(kTemplate);
+void engine_evaluate(benchmark::State& state, const char* manifest) {
+  const Json object = parse_one(manifest);
   const topoguard::engine::Inventory inventory;
   for (auto _ : state) {
     auto evaluation = topoguard::engine::evaluate(object, builtin(), inventory);
     benchmark::DoNotOptimize(evaluation);
   }
 }
-BENCHMARK(engine_template)->Name("engine/template");
-
-void engine_deployment(benchmark::State& state) {
-  const Json object = parse_one(kDeployment);
-  const topoguard::engine::Inventory inventory;
-  for (auto _ : state) {
-    auto evaluation = topoguard::engine::evaluate(object, builtin(), inventory);
-    benchmark::DoNotOptimize(evaluation);
-  }
-}
-BENCHMARK(engine_deployment)->Name("engine/deployment");
+BENCHMARK_CAPTURE(engine_evaluate, template, kTemplate)->Name("engine/template");
+BENCHMARK_CAPTURE(engine_evaluate, deployment, kDeployment)->Name("engine/deployment");
 
 void audit_bundle(benchmark::State& state) {
   for (auto _ : state) {
