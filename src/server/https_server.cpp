@@ -204,6 +204,14 @@ struct HttpsServer::Impl {
       listener.fd = sock;
     });
     add_error_handling(server);
+    // While draining, every response asks the client to close the connection, so keep-alive
+    // connections end after their in-flight request instead of taking new ones until the grace
+    // period runs out (httplib 0.11.4 closes after a response only when the request asked to).
+    server.set_post_routing_handler([this](const httplib::Request&, httplib::Response& res) {
+      if (shutting_down) {
+        res.set_header("Connection", "close");
+      }
+    });
   }
 
   Status bind(httplib::Server& server, const HostPort& address, Listener& listener,
@@ -400,8 +408,17 @@ bool HttpsServer::shutdown() {
     std::this_thread::sleep_for(impl.options.shutdown_delay);
   }
   const auto deadline = std::chrono::steady_clock::now() + impl.options.shutdown_grace;
-  // stop() closes the listening socket; each connection ends after its current request.
-  impl.https->stop();
+  // Not httplib's stop(): it sets svr_sock_ to INVALID_SOCKET, and a worker that has accepted a
+  // connection (TLS handshake done, request maybe half sent) but not yet entered httplib's
+  // keep-alive loop, whose condition is `svr_sock != INVALID_SOCKET && ...`, then closes it
+  // without reading the request. shutdown(2) on the listening socket instead makes the blocked
+  // accept() fail: the accept loop ends (httplib closes the socket itself, leaving svr_sock_ as
+  // it was) and new connections are refused, while every accepted connection keeps being served.
+  // Responses now carry "Connection: close" (see configure()), so clients close keep-alive
+  // connections after their in-flight request; idle ones end at the keep-alive timeout, which is
+  // below the grace period. httplib's pool joins its workers before listen_after_bind() returns.
+  // stop() must not be called after this: it would close the same descriptor number again.
+  ::shutdown(impl.https_listener.fd, SHUT_RDWR);
   const bool drained = Impl::join_within(impl.https_listener, deadline);
 
   {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -102,6 +103,10 @@ class RawTlsConnection {
 
 class ServeBinaryTest : public ::testing::Test {
  protected:
+  // A connection the server closed must fail the test's assertions, not kill the test process
+  // (SSL_write writes with write(2), which raises SIGPIPE).
+  static void SetUpTestSuite() { std::signal(SIGPIPE, SIG_IGN); }
+
   void SetUp() override {
     dir_ = topoguard::testing::make_temp_dir("topoguard-serve");
     pki_ = topoguard::testing::make_test_pki();
@@ -183,8 +188,21 @@ class ServeBinaryTest : public ::testing::Test {
   std::string log_;
 };
 
-// SIGTERM with 16 requests in flight: all 16 complete with 200, new connections are refused,
-// and the process exits 0 well within its grace period.
+std::string request_head(std::size_t content_length) {
+  return "POST /mutate?timeout=10s HTTP/1.1\r\nHost: topoguard.topoguard.svc\r\n"
+         "Content-Type: application/json\r\nContent-Length: " +
+         std::to_string(content_length) + "\r\n\r\n";
+}
+
+bool is_review_answer(const std::string& response, const std::string& uid) {
+  return response.rfind("HTTP/1.1 200", 0) == 0 &&
+         response.find("\"uid\":\"" + uid + "\"") != std::string::npos;
+}
+
+// SIGTERM with 16 requests in flight (TLS handshake done, body half sent) and one idle keep-alive
+// connection: all 16 complete with 200, the idle connection still gets its next request answered,
+// every answer after SIGTERM asks the client to close the connection, new connections are
+// refused, and the process exits 0 well within its grace period.
 TEST_F(ServeBinaryTest, SigtermDrainsInFlightRequests) {
   const int port = start_server();
   ASSERT_GT(port, 0) << log_;
@@ -199,6 +217,16 @@ TEST_F(ServeBinaryTest, SigtermDrainsInFlightRequests) {
     "spec": {"spec": {"devices": {"requests": [
       {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}},
       {"name": "nic", "exactly": {"deviceClassName": "dranet.net"}}]}}}})");
+
+  // A keep-alive connection with one request answered before SIGTERM, idle at the signal.
+  auto idle = std::make_unique<RawTlsConnection>(ctx.get(), port);
+  ASSERT_TRUE(idle->connected());
+  const std::string before = topoguard::testing::review_body(object, "keep-alive-before");
+  ASSERT_TRUE(idle->send(request_head(before.size()) + before));
+  const std::string first = idle->read_response();
+  EXPECT_TRUE(is_review_answer(first, "keep-alive-before")) << first;
+  EXPECT_EQ(first.find("Connection: close"), std::string::npos) << first;
+
   constexpr int kInFlight = 16;
   std::vector<std::unique_ptr<RawTlsConnection>> connections;
   std::vector<std::string> bodies;
@@ -207,10 +235,8 @@ TEST_F(ServeBinaryTest, SigtermDrainsInFlightRequests) {
     connections.push_back(std::make_unique<RawTlsConnection>(ctx.get(), port));
     ASSERT_TRUE(connections.back()->connected());
     const std::string& body = bodies.back();
-    const std::string head = "POST /mutate?timeout=10s HTTP/1.1\r\nHost: topoguard.topoguard.svc\r\n"
-                             "Content-Type: application/json\r\nContent-Length: " +
-                             std::to_string(body.size()) + "\r\n\r\n";
-    ASSERT_TRUE(connections.back()->send(head + body.substr(0, body.size() / 2)));
+    ASSERT_TRUE(
+        connections.back()->send(request_head(body.size()) + body.substr(0, body.size() / 2)));
   }
 
   ASSERT_EQ(::kill(pid_, SIGTERM), 0);
@@ -224,16 +250,26 @@ TEST_F(ServeBinaryTest, SigtermDrainsInFlightRequests) {
   }
 
   int completed = 0;
+  int asked_to_close = 0;
   for (int i = 0; i < kInFlight; ++i) {
     const std::string& body = bodies[static_cast<std::size_t>(i)];
-    ASSERT_TRUE(connections[static_cast<std::size_t>(i)]->send(body.substr(body.size() / 2)));
+    ASSERT_TRUE(connections[static_cast<std::size_t>(i)]->send(body.substr(body.size() / 2)))
+        << "connection " << i << " was closed with its request half sent";
     const std::string response = connections[static_cast<std::size_t>(i)]->read_response();
-    if (response.rfind("HTTP/1.1 200", 0) == 0 &&
-        response.find("\"uid\":\"drain-" + std::to_string(i) + "\"") != std::string::npos) {
-      ++completed;
-    }
+    completed += is_review_answer(response, "drain-" + std::to_string(i)) ? 1 : 0;
+    asked_to_close += response.find("Connection: close") != std::string::npos ? 1 : 0;
   }
   EXPECT_EQ(completed, kInFlight);
+  EXPECT_EQ(asked_to_close, kInFlight);
+
+  const std::string after = topoguard::testing::review_body(object, "keep-alive-after");
+  ASSERT_TRUE(idle->send(request_head(after.size()) + after));
+  const std::string second = idle->read_response();
+  EXPECT_TRUE(is_review_answer(second, "keep-alive-after")) << second;
+  EXPECT_NE(second.find("Connection: close"), std::string::npos) << second;
+
+  // Clients honour "Connection: close"; the server then has nothing left to drain.
+  idle.reset();
   connections.clear();
   EXPECT_EQ(wait_exit(std::chrono::seconds(10)), 0) << log_;
 }
