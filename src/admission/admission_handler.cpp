@@ -18,25 +18,34 @@ constexpr std::size_t kDenialMessageLimit = 16 * 1024;
 // Audit annotations are stored with the audit event of every request.
 constexpr std::size_t kFindingsAnnotationLimit = 8 * 1024;
 
-// The object as the engine should see it: metadata.namespace from the request when the object
-// omits it (kubectl and controllers rely on the API server to fill it in). Never patched.
-Json object_for_evaluation(const Json& object, const std::string& namespace_name) {
-  Json copy = object;
+// Whether the engine must be shown `object` with metadata.namespace filled in from the request:
+// kubectl and controllers rely on the API server to fill it in, and the API server has usually
+// done so by the time it calls the webhook, so this is rarely true.
+bool needs_namespace(const Json& object, const std::string& namespace_name) {
   if (namespace_name.empty()) {
-    return copy;
+    return false;
   }
-  Json& metadata = copy["metadata"];
+  const Json* metadata = member(object, "metadata");
+  if (metadata == nullptr || metadata->is_null()) {
+    return true;
+  }
+  if (!metadata->is_object()) {
+    return false;
+  }
+  const Json* existing = member(*metadata, "namespace");
+  return existing == nullptr || !existing->is_string() || existing->get_ref<const std::string&>().empty();
+}
+
+// Fills in metadata.namespace when needs_namespace() says so.
+void fill_namespace(Json& object, const std::string& namespace_name) {
+  if (!needs_namespace(object, namespace_name)) {
+    return;
+  }
+  Json& metadata = object["metadata"];
   if (metadata.is_null()) {
     metadata = Json::object();
   }
-  if (!metadata.is_object()) {
-    return copy;
-  }
-  const Json* existing = member(metadata, "namespace");
-  if (existing == nullptr || !existing->is_string() || existing->get<std::string>().empty()) {
-    metadata["namespace"] = namespace_name;
-  }
-  return copy;
+  metadata["namespace"] = namespace_name;
 }
 
 std::string where(const engine::Finding& finding) {
@@ -154,8 +163,16 @@ HandledReview decide(const AdmissionRequest& request, const policy::PolicySet& p
   }
 
   const engine::Inventory inventory(engine::Inventory::Claims::kUnknown);
-  Json evaluated = object_for_evaluation(request.object, request.namespace_name);
-  engine::Evaluation evaluation = engine::evaluate(evaluated, policies, inventory);
+  // The object is evaluated in place; only one without its namespace is copied (never patched:
+  // the patch is checked against the object exactly as received).
+  Json with_namespace;
+  const Json* evaluated = &request.object;
+  if (needs_namespace(request.object, request.namespace_name)) {
+    with_namespace = request.object;
+    fill_namespace(with_namespace, request.namespace_name);
+    evaluated = &with_namespace;
+  }
+  engine::Evaluation evaluation = engine::evaluate(*evaluated, policies, inventory);
   if (!evaluation.errors.empty()) {
     return failure_response(request.uid, options.failure_mode,
                             describe_errors(evaluation.errors));
@@ -170,8 +187,8 @@ HandledReview decide(const AdmissionRequest& request, const policy::PolicySet& p
     if (!patched) {
       handled.outcome.patch_dropped = patched.error().to_string();
     } else {
-      engine::Evaluation after = engine::evaluate(
-          object_for_evaluation(*patched, request.namespace_name), policies, inventory);
+      fill_namespace(*patched, request.namespace_name);
+      engine::Evaluation after = engine::evaluate(*patched, policies, inventory);
       if (!after.errors.empty()) {
         handled.outcome.patch_dropped =
             "the patched object does not evaluate: " + describe_errors(after.errors);

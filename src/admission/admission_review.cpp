@@ -1,7 +1,10 @@
 #include "topoguard/admission/admission_review.h"
 
-#include <array>
+#include <charconv>
 #include <cstdint>
+#include <utility>
+
+#include "topoguard/admission/json_reader.h"
 
 namespace topoguard::admission {
 namespace {
@@ -14,34 +17,10 @@ Error make_error(ErrorCode code, std::string message, std::string field = {}) {
   return error;
 }
 
-// Maximum nesting of arrays and objects, outside strings. Stops at the first excess so a 4 MiB
-// run of "[" costs one pass and no allocation.
-bool exceeds_depth(std::string_view text, int limit) {
-  int depth = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (const char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > limit) {
-        return true;
-      }
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return false;
+// A member to move out of; nullptr when absent.
+Json* mutable_member(Json& object, std::string_view key) {
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
 }
 
 // A string member that must be present; an Error naming the pointer otherwise.
@@ -72,9 +51,9 @@ Result<std::string> optional_string(const Json& object, std::string_view key,
   return value->get<std::string>();
 }
 
-Result<Json> optional_object(const Json& object, std::string_view key,
-                             const std::string& pointer) {
-  const Json* value = member(object, key);
+// An optional object member, moved out: null when absent or null, an Error when of another type.
+Result<Json> take_optional_object(Json& object, std::string_view key, const std::string& pointer) {
+  Json* value = mutable_member(object, key);
   if (value == nullptr || value->is_null()) {
     return Json();
   }
@@ -82,20 +61,17 @@ Result<Json> optional_object(const Json& object, std::string_view key,
     return make_error(ErrorCode::kWrongType,
                       pointer + " must be an object, not " + json_type_name(*value), pointer);
   }
-  return *value;
+  return std::move(*value);
 }
 
 }  // namespace
 
 Result<AdmissionRequest> parse_admission_review(std::string_view body) {
-  if (exceeds_depth(body, kMaxBodyDepth)) {
-    return make_error(ErrorCode::kTooDeep,
-                      "body nests deeper than " + std::to_string(kMaxBodyDepth) + " levels");
+  Result<Json> parsed_body = read_json(body, kMaxBodyDepth, JsonFilter::kAdmissionReview);
+  if (!parsed_body) {
+    return parsed_body.error();
   }
-  Json review = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (review.is_discarded()) {
-    return make_error(ErrorCode::kInvalidJson, "body is not valid JSON");
-  }
+  Json& review = *parsed_body;
   if (!review.is_object()) {
     return make_error(ErrorCode::kWrongType,
                       std::string("body must be a JSON object, not ") + json_type_name(review));
@@ -118,7 +94,7 @@ Result<AdmissionRequest> parse_admission_review(std::string_view body) {
     return make_error(ErrorCode::kInvalidValue,
                       "kind must be AdmissionReview, not \"" + *kind + "\"", "/kind");
   }
-  const Json* request = member(review, "request");
+  Json* request = mutable_member(review, "request");
   if (request == nullptr || request->is_null()) {
     return make_error(ErrorCode::kMissingField, "missing /request", "/request");
   }
@@ -144,7 +120,7 @@ Result<AdmissionRequest> parse_admission_review(std::string_view body) {
   }
   parsed.operation = std::move(*operation);
 
-  auto gvk = optional_object(*request, "kind", "/request/kind");
+  auto gvk = take_optional_object(*request, "kind", "/request/kind");
   if (!gvk) {
     return gvk.error();
   }
@@ -177,12 +153,12 @@ Result<AdmissionRequest> parse_admission_review(std::string_view body) {
     }
     parsed.dry_run = dry_run->get<bool>();
   }
-  auto object = optional_object(*request, "object", "/request/object");
+  auto object = take_optional_object(*request, "object", "/request/object");
   if (!object) {
     return object.error();
   }
   parsed.object = std::move(*object);
-  auto old_object = optional_object(*request, "oldObject", "/request/oldObject");
+  auto old_object = take_optional_object(*request, "oldObject", "/request/oldObject");
   if (!old_object) {
     return old_object.error();
   }
@@ -227,8 +203,108 @@ Json to_admission_review(const AdmissionResponse& response) {
 }
 
 std::string to_admission_review_json(const AdmissionResponse& response) {
-  // Replace invalid UTF-8 from the request (echoed in messages) instead of throwing.
-  return to_admission_review(response).dump(-1, ' ', false, Json::error_handler_t::replace);
+  // Written directly rather than through a Json tree (the same bytes as
+  // to_admission_review(response).dump() with invalid UTF-8 replaced): it is small and sent for
+  // every request. Keys in the order to_admission_review() inserts them.
+  std::string out;
+  out.reserve(256 + response.status.message.size());
+  out += R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":)";
+  append_json_string(out, response.uid);
+  out += response.allowed ? R"(,"allowed":true)" : R"(,"allowed":false)";
+  if (response.status.code != 0) {
+    char code[16];
+    const auto written = std::to_chars(code, code + sizeof(code), response.status.code);
+    out += R"(,"status":{"code":)";
+    out.append(code, written.ptr);
+    if (!response.status.reason.empty()) {
+      out += R"(,"reason":)";
+      append_json_string(out, response.status.reason);
+    }
+    if (!response.status.message.empty()) {
+      out += R"(,"message":)";
+      append_json_string(out, response.status.message);
+    }
+    out += '}';
+  }
+  if (response.patch.is_array() && !response.patch.empty()) {
+    out += R"(,"patch":")";
+    out += base64_encode(response.patch.dump(-1, ' ', false, Json::error_handler_t::replace));
+    out += R"(","patchType":"JSONPatch")";
+  }
+  if (!response.warnings.empty()) {
+    out += R"(,"warnings":[)";
+    for (std::size_t i = 0; i < response.warnings.size(); ++i) {
+      if (i > 0) {
+        out += ',';
+      }
+      append_json_string(out, response.warnings[i]);
+    }
+    out += ']';
+  }
+  if (!response.audit_annotations.empty()) {
+    out += R"(,"auditAnnotations":{)";
+    bool first = true;
+    for (const auto& [key, value] : response.audit_annotations) {
+      if (!first) {
+        out += ',';
+      }
+      first = false;
+      append_json_string(out, key);
+      out += ':';
+      append_json_string(out, value);
+    }
+    out += '}';
+  }
+  out += "}}";
+  return out;
+}
+
+void append_json_string(std::string& out, std::string_view text) {
+  // ASCII is escaped here; anything else goes through nlohmann so that invalid UTF-8 is replaced
+  // exactly as dump(..., error_handler_t::replace) does.
+  for (const char c : text) {
+    if ((static_cast<unsigned char>(c) & 0x80U) != 0) {
+      out += Json(text).dump(-1, ' ', false, Json::error_handler_t::replace);
+      return;
+    }
+  }
+  static constexpr std::string_view kHex = "0123456789abcdef";
+  out += '"';
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (byte < 0x20U) {
+          out += "\\u00";
+          out += kHex[byte >> 4U];
+          out += kHex[byte & 0x0FU];
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
 }
 
 std::string error_body_json(int http_status, const Error& error) {
