@@ -133,8 +133,10 @@ int run_serve(ServeFlags& flags) {
   server::log_event(server::LogLevel::kInfo, "stop signal received", fields);
   if (!https.shutdown()) {
     // Grace period over with connections still open: leave now rather than be SIGKILLed.
+    server::flush_logs();
     std::_Exit(kExitOk);
   }
+  server::flush_logs();
   return kExitOk;
 }
 
