@@ -52,8 +52,8 @@ Scope child_scope(Scope scope, std::string_view key) {
 
 // Builds the tree from the reader's events while dropping what keeps() rejects and refusing
 // nesting deeper than a limit (counted over dropped parts too, so a 4 MiB run of "[" costs one
-// pass and no allocation). Builds like nlohmann's own DOM parser: values are moved into their
-// slots; pointers into a container are only held while it is the innermost open one.
+// pass and no allocation). Values are moved into their slots; a pointer into a container (or
+// into an object's pending members) is only held while nothing is added to that container.
 class TreeBuilder {
  public:
   TreeBuilder(int max_depth, JsonFilter filter)
@@ -82,7 +82,7 @@ class TreeBuilder {
       return true;
     }
     next_scope_ = child_scope(top.scope, key);
-    slot_ = &(*top.value)[std::move(key)];
+    slot_ = &members_[top.level].emplace_back(std::move(key), Json()).second;
     return true;
   }
   [[nodiscard]] bool too_deep() const { return too_deep_; }
@@ -92,7 +92,9 @@ class TreeBuilder {
   struct Frame {
     Json* value;
     Scope scope;
+    std::size_t level;  // objects: their index into members_
   };
+  using Members = std::vector<std::pair<std::string, Json>>;
 
   // Where the next value goes: the root, the end of the open array or the slot of the last key.
   Json* place(Json&& value) {
@@ -134,7 +136,17 @@ class TreeBuilder {
     const Scope scope = stack_.empty() ? root_scope_
                         : stack_.back().value->is_array() ? Scope::kOther
                                                            : next_scope_;
-    stack_.push_back({place(Json(type)), scope});
+    std::size_t level = 0;
+    if (type == Json::value_t::object) {
+      // An object's members wait in members_[level] (one vector per open object, reused) until
+      // it closes: ordered_json keeps members in a vector of pair<const string, Json>, which
+      // copies every key each time it grows, and looks each key up as it is inserted.
+      level = objects_open_++;
+      if (members_.size() < objects_open_) {
+        members_.emplace_back();
+      }
+    }
+    stack_.push_back({place(Json(type)), scope, level});
     return true;
   }
 
@@ -142,9 +154,26 @@ class TreeBuilder {
     --depth_;
     if (skip_ > 0) {
       --skip_;
-    } else {
-      stack_.pop_back();
+      return true;
     }
+    const Frame& top = stack_.back();
+    if (top.value->is_object()) {
+      Members& members = members_[top.level];
+      auto& map = top.value->get_ref<Json::object_t&>();
+      map.reserve(members.size());
+      for (auto& [key, value] : members) {
+        // A repeated key keeps its first position and its last value, as in nlohmann's parser.
+        if (auto existing = map.find(key); existing != map.end()) {
+          existing->second = std::move(value);
+        } else {
+          static_cast<Json::object_t::Container&>(map).emplace_back(std::move(key),
+                                                                    std::move(value));
+        }
+      }
+      members.clear();
+      --objects_open_;
+    }
+    stack_.pop_back();
     return true;
   }
 
@@ -157,6 +186,8 @@ class TreeBuilder {
   Scope next_scope_ = Scope::kOther;
   Json* slot_ = nullptr;
   std::vector<Frame> stack_;
+  std::vector<Members> members_;  // moving this vector keeps its elements' buffers in place
+  std::size_t objects_open_ = 0;
   Json root_;
 };
 
