@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <vector>
 
 namespace topoguard::server {
 namespace {
@@ -60,36 +61,53 @@ Metrics::Metrics(std::string version) : version_(std::move(version)) {}
 
 void Metrics::record_review(std::string_view endpoint, const admission::ReviewReply& reply,
                             double seconds) {
+  // Labels and keys are built before the lock, which every worker takes once per request: with
+  // 64 connections on two cores, a worker preempted inside a long critical section (string
+  // allocations) stalls all the others.
   std::string kind = reply.request.kind;
-  std::lock_guard lock(mutex_);
-  if (!is_simple_name(kind)) {
+  const bool simple_kind = is_simple_name(kind);
+  if (!simple_kind) {
     kind = kind.empty() ? "" : "other";
-  } else if (kinds_seen_.find(kind) == kinds_seen_.end()) {
-    if (kinds_seen_.size() >= kMaxKindLabels) {
-      kind = "other";
-    } else {
-      kinds_seen_.emplace(kind, 0);
-    }
   }
   std::string operation = reply.request.operation;
   if (!is_simple_name(operation)) {
     operation = operation.empty() ? "" : "other";
   }
-  ++requests_[{std::string(endpoint), kind, operation, decision_label(reply)}];
-
-  Histogram& histogram = latency_[std::string(endpoint)];
+  RequestKey request_key{std::string(endpoint), std::move(kind), std::move(operation),
+                         decision_label(reply)};
+  std::string latency_key(endpoint);
+  std::size_t bucket = kLatencyBuckets.size();
   for (std::size_t i = 0; i < kLatencyBuckets.size(); ++i) {
     if (seconds <= kLatencyBuckets[i]) {
-      ++histogram.buckets[i];
+      bucket = i;
       break;
     }
   }
+  std::vector<FindingKey> finding_keys;
+  finding_keys.reserve(reply.outcome.findings.size());
+  for (const auto& finding : reply.outcome.findings) {
+    finding_keys.emplace_back(std::string(policy::rule_name(finding.rule)),
+                              std::string(policy::action_name(finding.action)));
+  }
+
+  std::lock_guard lock(mutex_);
+  std::string& kind_label = std::get<1>(request_key);
+  if (simple_kind && kinds_seen_.find(kind_label) == kinds_seen_.end()) {
+    if (kinds_seen_.size() >= kMaxKindLabels) {
+      kind_label = "other";
+    } else {
+      kinds_seen_.emplace(kind_label, 0);
+    }
+  }
+  ++requests_[std::move(request_key)];
+  Histogram& histogram = latency_[std::move(latency_key)];
+  if (bucket < histogram.buckets.size()) {
+    ++histogram.buckets[bucket];
+  }
   ++histogram.count;
   histogram.sum += seconds;
-
-  for (const auto& finding : reply.outcome.findings) {
-    ++findings_[{std::string(policy::rule_name(finding.rule)),
-                 std::string(policy::action_name(finding.action))}];
+  for (auto& key : finding_keys) {
+    ++findings_[std::move(key)];
   }
   if (!reply.outcome.patch_dropped.empty()) {
     ++patches_dropped_;
