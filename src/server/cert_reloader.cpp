@@ -8,24 +8,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "openssl_error.h"
 #include "topoguard/server/file_fingerprint.h"
 
 namespace topoguard::server {
 namespace {
-
-Error tls_error(std::string message) {
-  const unsigned long code = ERR_get_error();  // NOLINT(google-runtime-int): OpenSSL's type
-  if (code != 0) {
-    char buffer[256];
-    ERR_error_string_n(code, buffer, sizeof(buffer));
-    message += " (" + std::string(buffer) + ")";
-  }
-  ERR_clear_error();
-  Error error;
-  error.code = ErrorCode::kInvalidValue;
-  error.message = std::move(message);
-  return error;
-}
 
 std::int64_t to_epoch(const ASN1_TIME* time) {
   std::tm tm{};
@@ -77,7 +64,7 @@ Result<KeyPairPtr> parse_key_pair(const std::string& cert_pem, const std::string
   BioPtr cert_bio(BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size())));
   X509* leaf = PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr);
   if (leaf == nullptr) {
-    return tls_error("no PEM certificate in the certificate file");
+    return openssl_error("no PEM certificate in the certificate file");
   }
   STACK_OF(X509)* chain = sk_X509_new_null();
   while (X509* extra = PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr)) {
@@ -89,10 +76,10 @@ Result<KeyPairPtr> parse_key_pair(const std::string& cert_pem, const std::string
   EVP_PKEY* key = PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr);
   auto pair = std::make_shared<KeyPair>(leaf, chain, key);  // owns all three from here on
   if (key == nullptr) {
-    return tls_error("no PEM private key in the key file");
+    return openssl_error("no PEM private key in the key file");
   }
   if (X509_check_private_key(leaf, key) != 1) {
-    return tls_error("the private key does not match the certificate");
+    return openssl_error("the private key does not match the certificate");
   }
   return KeyPairPtr(std::move(pair));
 }

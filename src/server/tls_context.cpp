@@ -3,23 +3,10 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "openssl_error.h"
+
 namespace topoguard::server {
 namespace {
-
-Status tls_failure(const std::string& what) {
-  std::string message = what;
-  const unsigned long code = ERR_get_error();  // NOLINT(google-runtime-int): OpenSSL's type
-  if (code != 0) {
-    char buffer[256];
-    ERR_error_string_n(code, buffer, sizeof(buffer));
-    message += " (" + std::string(buffer) + ")";
-  }
-  ERR_clear_error();
-  Error error;
-  error.code = ErrorCode::kInvalidValue;
-  error.message = std::move(message);
-  return error;
-}
 
 // SSL_CTX_set_cert_cb: runs in the handshake, before cipher selection.
 int install_current_pair(SSL* ssl, void* arg) {
@@ -36,16 +23,16 @@ Status configure_tls_context(SSL_CTX& ctx, const CertReloader& certs,
                              const std::string& client_ca) {
   ERR_clear_error();
   if (SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION) != 1) {
-    return tls_failure("cannot set the minimum TLS version");
+    return openssl_error("cannot set the minimum TLS version");
   }
   if (SSL_CTX_set_cipher_list(&ctx, kTls12Ciphers) != 1) {
-    return tls_failure("cannot set the TLS 1.2 ciphers");
+    return openssl_error("cannot set the TLS 1.2 ciphers");
   }
   if (SSL_CTX_set_ciphersuites(&ctx, kTls13Ciphersuites) != 1) {
-    return tls_failure("cannot set the TLS 1.3 cipher suites");
+    return openssl_error("cannot set the TLS 1.3 cipher suites");
   }
   if (SSL_CTX_set1_groups_list(&ctx, "X25519:P-256:P-384") != 1) {
-    return tls_failure("cannot set the key exchange groups");
+    return openssl_error("cannot set the key exchange groups");
   }
   SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
                                 SSL_OP_CIPHER_SERVER_PREFERENCE);
@@ -57,11 +44,11 @@ Status configure_tls_context(SSL_CTX& ctx, const CertReloader& certs,
 
   if (!client_ca.empty()) {
     if (SSL_CTX_load_verify_locations(&ctx, client_ca.c_str(), nullptr) != 1) {
-      return tls_failure("cannot load the client CA file " + client_ca);
+      return openssl_error("cannot load the client CA file " + client_ca);
     }
     STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(client_ca.c_str());
     if (names == nullptr) {
-      return tls_failure("no CA certificate in the client CA file " + client_ca);
+      return openssl_error("no CA certificate in the client CA file " + client_ca);
     }
     SSL_CTX_set_client_CA_list(&ctx, names);
     SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
