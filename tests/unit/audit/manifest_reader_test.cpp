@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "note_name.h"
+#include "temp_dir.h"
 
 namespace topoguard::audit {
 namespace {
@@ -17,34 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-// A fresh directory under the system temp dir, removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("topoguard-audit-" + std::to_string(::getpid()) + "-" + test->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string write(const std::string& relative, const std::string& text) const {
-    const fs::path file = path_ / relative;
-    fs::create_directories(file.parent_path());
-    std::ofstream(file, std::ios::binary) << text;
-    return file.string();
-  }
-  [[nodiscard]] std::string path() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
+using topoguard::testing::TempDir;
 
 std::string names(const ManifestSet& set) {
   std::string text;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "note_name.h"
+#include "temp_dir.h"
 #include "topoguard/policy/policy_parser.h"
 
 namespace topoguard::policy {
@@ -37,33 +38,7 @@ std::string all_errors(const std::vector<Error>& errors) {
 }
 
 // A fresh directory under the system temp dir, removed with its contents.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "topoguard-policy-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) {
-      ADD_FAILURE() << "mkdtemp failed";
-    }
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string write(const std::string& relative, const std::string& text) const {
-    const fs::path file = path_ / relative;
-    fs::create_directories(file.parent_path());
-    std::ofstream(file, std::ios::binary) << text;
-    return file.string();
-  }
-  [[nodiscard]] std::string path() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
+using topoguard::testing::TempDir;
 
 std::vector<std::string> names_of(const PolicySet& set) {
   std::vector<std::string> names;
