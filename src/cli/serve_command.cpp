@@ -168,8 +168,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   serve->add_option("--body-limit", options.body_limit, "Largest request body in bytes (413)")
       ->capture_default_str();
   serve->add_option("--threads", options.threads,
-                    "Worker threads; each open keep-alive connection holds one")
-      ->check(CLI::Range(4, 4096))
+                    "Event-loop threads of the webhook port; 0: one per core")
+      ->check(CLI::Range(0, 256))
       ->capture_default_str();
   serve->add_option("--read-timeout", flags->read_timeout, "Seconds to read a request")
       ->check(CLI::Range(1, 300))

@@ -21,6 +21,7 @@
 #include "topoguard/server/json_log.h"
 #include "topoguard/server/review_decorators.h"
 #include "topoguard/server/tls_context.h"
+#include "topoguard/server/tls_event_server.h"
 
 namespace topoguard::server {
 namespace {
@@ -44,6 +45,10 @@ std::string status_error_code(int status) {
       return "method_not_allowed";
     case 413:
       return "too_large";
+    case 431:
+      return "headers_too_large";
+    case 500:
+      return "internal";
     default:
       return "http_" + std::to_string(status);
   }
@@ -57,8 +62,8 @@ std::string plain_error_body(int status, const std::string& message) {
   return body.dump();
 }
 
-// A listener thread plus the promise that tells when httplib's listen loop (and with it the
-// drain of every connection) has finished.
+// The metrics port's listener thread plus the promise that tells when httplib's listen loop
+// (and with it the drain of every connection) has finished.
 struct Listener {
   std::thread thread;
   std::future<void> done;
@@ -74,9 +79,10 @@ struct HttpsServer::Impl {
   std::shared_ptr<PolicyReloader> policies;
   std::shared_ptr<Metrics> metrics;
 
-  std::unique_ptr<httplib::SSLServer> https;
+  admission::ReviewEndpoint mutate;
+  admission::ReviewEndpoint validate;
+  std::unique_ptr<TlsEventServer> https;
   std::unique_ptr<httplib::Server> plain;
-  Listener https_listener;
   Listener plain_listener;
 
   std::atomic<bool> started{false};
@@ -89,159 +95,195 @@ struct HttpsServer::Impl {
   std::condition_variable watcher_wake;
   bool watcher_stop = false;  // guarded by watcher_mutex
 
-  Status tls_status = Ok{};
-
   [[nodiscard]] bool ready() const {
     return !shutting_down && policies->snapshot() != nullptr &&
            certs->current()->valid_at(now_seconds());
   }
 
-  void add_health_routes(httplib::Server& server) {
-    server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content("ok\n", "text/plain");
-    });
-    server.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-      if (shutting_down) {
-        res.status = 503;
-        res.set_content("shutting down\n", "text/plain");
-      } else if (policies->snapshot() == nullptr) {
-        res.status = 503;
-        res.set_content("no policy loaded\n", "text/plain");
-      } else if (!certs->current()->valid_at(now_seconds())) {
-        res.status = 503;
-        res.set_content("serving certificate is outside its validity period\n", "text/plain");
-      } else {
-        res.set_content("ok\n", "text/plain");
-      }
-    });
+  // /healthz and /readyz, the same on both ports.
+  [[nodiscard]] HttpResponse health(const std::string& path) const {
+    HttpResponse response;
+    response.body = "ok\n";
+    if (path == "/healthz") {
+      return response;
+    }
+    response.status = 503;
+    if (shutting_down) {
+      response.body = "shutting down\n";
+    } else if (policies->snapshot() == nullptr) {
+      response.body = "no policy loaded\n";
+    } else if (!certs->current()->valid_at(now_seconds())) {
+      response.body = "serving certificate is outside its validity period\n";
+    } else {
+      response.status = 200;
+    }
+    return response;
   }
 
-  void add_review_route(httplib::Server& server, const std::string& name, admission::Mode mode) {
+  admission::ReviewEndpoint make_endpoint(const std::string& name, admission::Mode mode) {
     admission::PolicySource source = [reloader = policies] { return reloader->snapshot(); };
-    admission::ReviewEndpoint endpoint = with_request_log(
+    return with_request_log(
         name, with_metrics(metrics, name,
                            admission::with_body_limit(
                                options.body_limit,
                                admission::make_review_endpoint(
                                    std::move(source), {mode, options.failure_mode}))));
-    server.Post("/" + name, [endpoint = std::move(endpoint)](const httplib::Request& req,
-                                                             httplib::Response& res) {
+  }
+
+  static HttpResponse json_error(int status, const std::string& message) {
+    HttpResponse response;
+    response.status = status;
+    response.content_type = kJson;
+    response.body = plain_error_body(status, message);
+    return response;
+  }
+
+  // The webhook port's routes. Runs on an event-loop thread.
+  HttpResponse route(HttpRequest& request) const {
+    const bool is_mutate = request.path == "/mutate";
+    if (is_mutate || request.path == "/validate") {
+      if (request.method != "POST") {
+        HttpResponse response = json_error(405, request.method + " is not allowed; use POST");
+        response.headers.emplace_back("Allow", "POST");
+        return response;
+      }
       admission::ReviewCall call;
-      call.body = req.body;
-      if (req.has_param("timeout")) {
-        if (auto timeout = admission::parse_timeout(req.get_param_value("timeout"))) {
-          call.deadline = std::chrono::steady_clock::now() + *timeout;
+      call.body = request.body;
+      if (const std::optional<std::string> timeout = request.query_param("timeout")) {
+        if (auto limit = admission::parse_timeout(*timeout)) {
+          call.deadline = std::chrono::steady_clock::now() + *limit;
         }
       }
-      admission::ReviewReply reply = endpoint(call);
-      res.status = reply.http_status;
-      res.set_content(std::move(reply.body), kJson);
-    });
+      admission::ReviewReply reply = (is_mutate ? mutate : validate)(call);
+      HttpResponse response;
+      response.status = reply.http_status;
+      response.content_type = kJson;
+      response.body = std::move(reply.body);
+      return response;
+    }
+    if (request.path == "/healthz" || request.path == "/readyz") {
+      if (request.method != "GET" && request.method != "HEAD") {
+        HttpResponse response = json_error(405, request.method + " is not allowed; use GET");
+        response.headers.emplace_back("Allow", "GET, HEAD");
+        return response;
+      }
+      return health(request.path);
+    }
+    return json_error(404, "no route for " + request.method + " " + request.path);
   }
 
-  // Shared by both servers: JSON bodies for errors httplib produces itself (404, 405, 413 from
-  // the payload limit) and for exceptions, which must never take the process down.
-  void add_error_handling(httplib::Server& server) {
-    httplib::Server::HandlerWithResponse on_error = [this](const httplib::Request& req,
-                                                           httplib::Response& res) {
-      if (!res.body.empty()) {
-        return httplib::Server::HandlerResponse::Unhandled;  // our handler wrote it already
-      }
-      std::string message = "request failed";
-      if (res.status == 413) {
-        message = "body exceeds the limit of " + std::to_string(options.body_limit) + " bytes";
-        if (req.path == "/mutate" || req.path == "/validate") {
-          admission::ReviewReply reply;
-          reply.http_status = 413;
-          metrics->record_review(req.path.substr(1), reply, 0.0);
-        }
-        Json fields = Json::object();
-        fields["path"] = req.path;
-        fields["status"] = 413;
-        log_event(LogLevel::kWarn, "admission request rejected", fields);
-      } else if (res.status == 404) {
-        message = "no route for " + req.method + " " + req.path;
-      }
-      res.set_content(plain_error_body(res.status, message), kJson);
-      return httplib::Server::HandlerResponse::Handled;
-    };
-    server.set_error_handler(std::move(on_error));
-    server.set_exception_handler(
-        [](const httplib::Request& req, httplib::Response& res, std::exception_ptr error) {
-          std::string what = "unknown exception";
-          try {
-            if (error) {
-              std::rethrow_exception(error);
-            }
-          } catch (const std::exception& exception) {
-            what = exception.what();
-          } catch (...) {
-          }
-          Json fields = Json::object();
-          fields["path"] = req.path;
-          fields["error"] = what;
-          log_event(LogLevel::kError, "request handler failed", fields);
-          res.status = 500;
-          res.set_content(plain_error_body(500, "internal error"), kJson);
+  // Requests the webhook port refuses before routing (malformed HTTP, too large, handler
+  // failure): a JSON error body; an oversized review is counted like any other review.
+  HttpResponse refuse(int status, const std::string& message, const std::string& path) const {
+    Json fields = Json::object();
+    fields["path"] = path;
+    fields["status"] = status;
+    fields["error"] = message;
+    if (status == 413 && (path == "/mutate" || path == "/validate")) {
+      admission::ReviewReply reply;
+      reply.http_status = 413;
+      metrics->record_review(path.substr(1), reply, 0.0);
+      log_event(LogLevel::kWarn, "admission request rejected", fields);
+    } else if (status >= 500) {
+      log_event(LogLevel::kError, "request handler failed", fields);
+    } else if (log_enabled(LogLevel::kDebug)) {
+      log_event(LogLevel::kDebug, "malformed request rejected", fields);
+    }
+    return json_error(status, status >= 500 ? std::string("internal error") : message);
+  }
+
+  Status start_https() {
+    SslCtxPtr context(SSL_CTX_new(TLS_server_method()));
+    if (!context) {
+      Error error;
+      error.code = ErrorCode::kInternal;
+      error.message = "cannot create the TLS server context";
+      return error;
+    }
+    if (Status status = configure_tls_context(*context, *certs, options.client_ca); !status) {
+      return status;
+    }
+    EventServerOptions event_options;
+    event_options.listen = options.listen;
+    event_options.threads = options.threads;
+    event_options.listen_backlog = options.listen_backlog;
+    event_options.read_timeout = options.read_timeout;
+    event_options.write_timeout = options.write_timeout;
+    event_options.keep_alive_timeout = options.keep_alive_timeout;
+    event_options.keep_alive_max_requests = options.keep_alive_max_requests;
+    event_options.limits.max_body_bytes = options.body_limit;
+    mutate = make_endpoint("mutate", admission::Mode::kMutate);
+    validate = make_endpoint("validate", admission::Mode::kValidate);
+    https = std::make_unique<TlsEventServer>(
+        event_options, std::move(context),
+        [this](HttpRequest& request) { return route(request); },
+        [this](int status, const std::string& message, const std::string& path) {
+          return refuse(status, message, path);
         });
+    if (Status status = https->bind(); !status) {
+      return status;
+    }
+    return https->start();
   }
 
-  void configure(httplib::Server& server, std::size_t threads, Listener& listener) {
-    server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // The metrics port: plain HTTP on cpp-httplib (Prometheus scrapes and kubelet probes).
+  Status start_plain() {
+    plain = std::make_unique<httplib::Server>();
+    httplib::Server& server = *plain;
+    server.new_task_queue = [] { return new httplib::ThreadPool(kMetricsThreads); };
     server.set_tcp_nodelay(true);
-    server.set_keep_alive_max_count(options.keep_alive_max_requests);
-    server.set_keep_alive_timeout(options.keep_alive_timeout.count());
     server.set_read_timeout(options.read_timeout.count(), 0);
     server.set_write_timeout(options.write_timeout.count(), 0);
-    server.set_payload_max_length(options.body_limit);
+    server.set_keep_alive_timeout(options.keep_alive_timeout.count());
     // Replaces httplib's default options (SO_REUSEADDR + SO_REUSEPORT): no REUSEPORT, so a
     // second instance cannot silently share the port. Remembers the listening socket so its
     // backlog can be raised after bind (httplib compiles in a backlog of 5).
-    server.set_socket_options([&listener](socket_t sock) {
+    server.set_socket_options([this](socket_t sock) {
       int yes = 1;
       ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
       ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
-      listener.fd = sock;
+      plain_listener.fd = sock;
     });
-    add_error_handling(server);
-    // While draining, every response asks the client to close the connection, so keep-alive
-    // connections end after their in-flight request instead of taking new ones until the grace
-    // period runs out (httplib 0.11.4 closes after a response only when the request asked to).
-    server.set_post_routing_handler([this](const httplib::Request&, httplib::Response& res) {
-      if (shutting_down) {
-        res.set_header("Connection", "close");
-      }
+    server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+      const std::string message = res.status == 404
+                                      ? "no route for " + req.method + " " + req.path
+                                      : std::string("request failed");
+      res.set_content(plain_error_body(res.status, message), kJson);
     });
-  }
+    for (const char* path : {"/healthz", "/readyz"}) {
+      server.Get(path, [this](const httplib::Request& req, httplib::Response& res) {
+        HttpResponse response = health(req.path);
+        res.status = response.status;
+        res.set_content(std::move(response.body), response.content_type.c_str());
+      });
+    }
+    server.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(metrics->render(), "text/plain; version=0.0.4; charset=utf-8");
+    });
 
-  Status bind(httplib::Server& server, const HostPort& address, Listener& listener,
-              const char* what) {
+    const HostPort& address = options.metrics_listen;
     if (!server.bind_to_port(address.host, address.port)) {
       Error error;
       error.code = ErrorCode::kIo;
-      error.message = std::string("cannot listen on ") + address.host + ":" +
-                      std::to_string(address.port) + " (" + what + ")";
+      error.message = "cannot listen on " + address.host + ":" + std::to_string(address.port) +
+                      " (metrics)";
       return error;
     }
-    const int fd = listener.fd;
+    const int fd = plain_listener.fd;
     // Linux applies a second listen() to a listening socket as a new backlog.
     ::listen(fd, options.listen_backlog);
     sockaddr_storage bound{};
     socklen_t length = sizeof(bound);
     if (::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length) == 0) {
       if (bound.ss_family == AF_INET) {
-        listener.port = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+        plain_listener.port = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
       } else if (bound.ss_family == AF_INET6) {
-        listener.port = ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+        plain_listener.port = ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
       }
     }
-    return Ok{};
-  }
-
-  static void run(httplib::Server& server, Listener& listener) {
     std::promise<void> finished;
-    listener.done = finished.get_future();
-    listener.thread = std::thread([&server, finished = std::move(finished)]() mutable {
+    plain_listener.done = finished.get_future();
+    plain_listener.thread = std::thread([&server, finished = std::move(finished)]() mutable {
       server.listen_after_bind();
       finished.set_value();
     });
@@ -249,6 +291,7 @@ struct HttpsServer::Impl {
     for (int i = 0; i < 5000 && !server.is_running(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
+    return Ok{};
   }
 
   void watch() {
@@ -296,14 +339,14 @@ struct HttpsServer::Impl {
     }
   }
 
-  static bool join_within(Listener& listener, std::chrono::steady_clock::time_point deadline) {
-    if (!listener.thread.joinable()) {
+  bool join_plain_within(std::chrono::steady_clock::time_point deadline) {
+    if (!plain_listener.thread.joinable()) {
       return true;
     }
-    if (listener.done.wait_until(deadline) != std::future_status::ready) {
+    if (plain_listener.done.wait_until(deadline) != std::future_status::ready) {
       return false;
     }
-    listener.thread.join();
+    plain_listener.thread.join();
     return true;
   }
 };
@@ -320,11 +363,9 @@ HttpsServer::HttpsServer(ServerOptions options, std::shared_ptr<CertReloader> ce
 
 HttpsServer::~HttpsServer() {
   if (!shutdown()) {
-    // Connections outlived the grace period; their threads reference the servers, so they
-    // must not be destroyed under them.
-    if (impl_->https_listener.thread.joinable()) {
-      impl_->https_listener.thread.join();
-    }
+    // The metrics port's connections outlived the grace period; its threads reference the
+    // server, so it must not be destroyed under them. (The webhook port's destructor closes
+    // whatever its event loops still hold.)
     if (impl_->plain_listener.thread.joinable()) {
       impl_->plain_listener.thread.join();
     }
@@ -337,49 +378,17 @@ Status HttpsServer::start() {
   // writes with write(2), not send(MSG_NOSIGNAL)).
   std::signal(SIGPIPE, SIG_IGN);
   impl.metrics->set_certificate_not_after(impl.certs->current()->not_after());
-
-  impl.https = std::make_unique<httplib::SSLServer>([&impl](SSL_CTX& ctx) {
-    impl.tls_status = configure_tls_context(ctx, *impl.certs, impl.options.client_ca);
-    return impl.tls_status.has_value();
-  });
-  if (!impl.tls_status) {
-    return impl.tls_status.error();
-  }
-  if (!impl.https->is_valid()) {
-    Error error;
-    error.code = ErrorCode::kInternal;
-    error.message = "cannot create the TLS server context";
-    return error;
-  }
-  impl.plain = std::make_unique<httplib::Server>();
-
-  impl.configure(*impl.https, impl.options.threads, impl.https_listener);
-  impl.add_review_route(*impl.https, "mutate", admission::Mode::kMutate);
-  impl.add_review_route(*impl.https, "validate", admission::Mode::kValidate);
-  impl.add_health_routes(*impl.https);
-
-  impl.configure(*impl.plain, kMetricsThreads, impl.plain_listener);
-  impl.add_health_routes(*impl.plain);
-  impl.plain->Get("/metrics", [&impl](const httplib::Request&, httplib::Response& res) {
-    res.set_content(impl.metrics->render(), "text/plain; version=0.0.4; charset=utf-8");
-  });
-
-  if (auto status = impl.bind(*impl.https, impl.options.listen, impl.https_listener, "webhook");
-      !status) {
+  if (Status status = impl.start_https(); !status) {
     return status;
   }
-  if (auto status =
-          impl.bind(*impl.plain, impl.options.metrics_listen, impl.plain_listener, "metrics");
-      !status) {
+  if (Status status = impl.start_plain(); !status) {
     return status;
   }
-  Impl::run(*impl.https, impl.https_listener);
-  Impl::run(*impl.plain, impl.plain_listener);
   impl.watcher = std::thread([&impl] { impl.watch(); });
   impl.started = true;
 
   Json fields = Json::object();
-  fields["listen"] = impl.options.listen.host + ":" + std::to_string(impl.https_listener.port);
+  fields["listen"] = impl.options.listen.host + ":" + std::to_string(impl.https->port());
   fields["metrics_listen"] =
       impl.options.metrics_listen.host + ":" + std::to_string(impl.plain_listener.port);
   fields["failure_mode"] = admission::failure_mode_name(impl.options.failure_mode);
@@ -389,7 +398,7 @@ Status HttpsServer::start() {
   return Ok{};
 }
 
-int HttpsServer::port() const { return impl_->https_listener.port; }
+int HttpsServer::port() const { return impl_->https ? impl_->https->port() : 0; }
 
 int HttpsServer::metrics_port() const { return impl_->plain_listener.port; }
 
@@ -408,18 +417,7 @@ bool HttpsServer::shutdown() {
     std::this_thread::sleep_for(impl.options.shutdown_delay);
   }
   const auto deadline = std::chrono::steady_clock::now() + impl.options.shutdown_grace;
-  // Not httplib's stop(): it sets svr_sock_ to INVALID_SOCKET, and a worker that has accepted a
-  // connection (TLS handshake done, request maybe half sent) but not yet entered httplib's
-  // keep-alive loop, whose condition is `svr_sock != INVALID_SOCKET && ...`, then closes it
-  // without reading the request. shutdown(2) on the listening socket instead makes the blocked
-  // accept() fail: the accept loop ends (httplib closes the socket itself, leaving svr_sock_ as
-  // it was) and new connections are refused, while every accepted connection keeps being served.
-  // Responses now carry "Connection: close" (see configure()), so clients close keep-alive
-  // connections after their in-flight request; idle ones end at the keep-alive timeout, which is
-  // below the grace period. httplib's pool joins its workers before listen_after_bind() returns.
-  // stop() must not be called after this: it would close the same descriptor number again.
-  ::shutdown(impl.https_listener.fd, SHUT_RDWR);
-  const bool drained = Impl::join_within(impl.https_listener, deadline);
+  const bool drained = impl.https->drain(deadline);
 
   {
     std::lock_guard watcher_lock(impl.watcher_mutex);
@@ -430,7 +428,7 @@ bool HttpsServer::shutdown() {
     impl.watcher.join();
   }
   impl.plain->stop();
-  const bool metrics_drained = Impl::join_within(impl.plain_listener, deadline);
+  const bool metrics_drained = impl.join_plain_within(deadline);
 
   Json fields = Json::object();
   fields["drained"] = drained && metrics_drained;

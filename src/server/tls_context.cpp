@@ -17,6 +17,20 @@ int install_current_pair(SSL* ssl, void* arg) {
                                                                                              : 0;
 }
 
+// ALPN: HTTP/1.1 is the one protocol served. A client that offers only h2 gets no ALPN answer
+// and falls back (or fails its own way) instead of speaking h2 to an HTTP/1.1 server.
+int select_http11(SSL* /*ssl*/, const unsigned char** out, unsigned char* out_length,
+                  const unsigned char* offered, unsigned int offered_length, void* /*arg*/) {
+  static constexpr unsigned char kHttp11[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+  unsigned char* selected = nullptr;
+  if (SSL_select_next_proto(&selected, out_length, kHttp11, sizeof(kHttp11), offered,
+                            offered_length) != OPENSSL_NPN_NEGOTIATED) {
+    return SSL_TLSEXT_ERR_NOACK;
+  }
+  *out = selected;
+  return SSL_TLSEXT_ERR_OK;
+}
+
 }  // namespace
 
 Status configure_tls_context(SSL_CTX& ctx, const CertReloader& certs,
@@ -37,6 +51,7 @@ Status configure_tls_context(SSL_CTX& ctx, const CertReloader& certs,
   SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
                                 SSL_OP_CIPHER_SERVER_PREFERENCE);
   SSL_CTX_set_cert_cb(&ctx, install_current_pair, const_cast<CertReloader*>(&certs));
+  SSL_CTX_set_alpn_select_cb(&ctx, select_http11, nullptr);
 
   // Session resumption with client verification needs a session id context.
   static constexpr unsigned char kSessionContext[] = "topoguard";

@@ -1,8 +1,8 @@
 // The webhook server: POST /mutate, POST /validate, GET /healthz, GET /readyz over TLS on the
 // main port; /healthz, /readyz and /metrics over plain HTTP on the metrics port; a watcher
-// thread that polls certificate and policy files. Built on cpp-httplib 0.11.4, configured for
-// the API server's traffic (TCP_NODELAY, long keep-alive, a pool above the connection count, a
-// real listen backlog). start() returns once both ports accept; shutdown() drains.
+// thread that polls certificate and policy files. The webhook port runs on TlsEventServer
+// (epoll + OpenSSL event loops, one per core); the metrics port on cpp-httplib. start() returns
+// once both ports accept; shutdown() drains.
 #pragma once
 
 #include <memory>

@@ -31,9 +31,9 @@ struct ServerOptions {
   admission::FailureMode failure_mode = admission::FailureMode::kClosed;
 
   std::size_t body_limit = 4 * 1024 * 1024;  // larger bodies get 413
-  // Each keep-alive connection holds one thread of the pool for its lifetime (cpp-httplib), so
-  // the pool must exceed the connections the API servers open (64 and more under load).
-  std::size_t threads = 128;
+  // Event-loop threads of the webhook port; each serves any number of connections. 0: one per
+  // core (the admission path is CPU-bound, more threads would only queue on the cores).
+  std::size_t threads = 0;
   std::chrono::seconds read_timeout{10};
   std::chrono::seconds write_timeout{10};
   // Below the shutdown grace, so idle connections are gone when the drain deadline comes.

@@ -1,8 +1,8 @@
 // Hardening of the server's SSL_CTX and per-handshake certificate selection: TLS 1.2 minimum
 // (1.3 negotiated when the client offers it), AEAD ciphers with forward secrecy only, no
-// compression or renegotiation, optional client-certificate verification. The certificate
-// callback installs CertReloader::current() on every handshake, which is how rotation works with
-// cpp-httplib 0.11.4 (no update_certs()).
+// compression or renegotiation, ALPN http/1.1, optional client-certificate verification. The
+// certificate callback installs CertReloader::current() on every handshake, which is how a
+// rotated pair is picked up without touching connections already open.
 #pragma once
 
 #include <string>

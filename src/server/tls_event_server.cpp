@@ -1,0 +1,729 @@
+#include "topoguard/server/tls_event_server.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+
+#include "topoguard/server/json_log.h"
+
+namespace topoguard::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kReadChunk = 16 * 1024;  // one full TLS record
+constexpr int kMaxEvents = 128;
+constexpr int kAcceptsPerWakeup = 64;  // then serve the connections already open
+constexpr auto kTick = std::chrono::milliseconds(250);  // timeout sweep and accept-pause check
+constexpr auto kLingerTime = std::chrono::seconds(2);
+constexpr auto kAcceptPause = std::chrono::milliseconds(100);
+
+const char* reason_phrase(int status) {
+  switch (status) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 413: return "Content Too Large";
+    case 417: return "Expectation Failed";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
+    default: return "Unknown";
+  }
+}
+
+std::string render_response(const HttpResponse& response, bool head_only, bool keep_alive,
+                            int minor_version) {
+  std::string out;
+  out.reserve(160 + response.body.size());
+  out += "HTTP/1.1 ";
+  out += std::to_string(response.status);
+  out += ' ';
+  out += reason_phrase(response.status);
+  out += "\r\nContent-Type: ";
+  out += response.content_type;
+  out += "\r\nContent-Length: ";
+  out += std::to_string(response.body.size());
+  out += "\r\n";
+  for (const auto& [name, value] : response.headers) {
+    out += name;
+    out += ": ";
+    out += value;
+    out += "\r\n";
+  }
+  if (!keep_alive) {
+    out += "Connection: close\r\n";
+  } else if (minor_version == 0) {
+    out += "Connection: keep-alive\r\n";
+  }
+  out += "\r\n";
+  if (!head_only) {
+    out += response.body;
+  }
+  return out;
+}
+
+void log_errno(LogLevel level, const char* message, int error) {
+  Json fields = Json::object();
+  fields["error"] = std::strerror(error);
+  log_event(level, message, fields);
+}
+
+enum class Phase { kHandshake, kReading, kWriting, kLingering };
+
+struct Connection {
+  Connection(int socket, SSL* tls, const HttpParseLimits& limits)
+      : fd(socket), ssl(tls), parser(limits) {}
+  ~Connection() {
+    SSL_free(ssl);
+    ::close(fd);
+  }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  int fd;
+  SSL* ssl;
+  Phase phase = Phase::kHandshake;
+  std::string in;    // received, not yet consumed request bytes
+  std::string out;   // the response being written
+  std::size_t out_sent = 0;
+  HttpRequestParser parser;
+  bool readable = false;  // the socket may have bytes OpenSSL has not read yet
+  bool continue_sent = false;
+  bool close_after_write = false;
+  std::size_t served = 0;
+  Clock::time_point deadline;
+  std::uint32_t interest = EPOLLIN;
+  bool closed = false;
+};
+
+}  // namespace
+
+struct TlsEventServer::Impl {
+  class Worker;
+
+  EventServerOptions options;
+  SslCtxPtr context;
+  HttpHandler handler;
+  HttpErrorResponder on_error;
+
+  int listen_fd = -1;
+  int port = 0;
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::thread> threads;
+  std::atomic<std::size_t> next_worker{0};
+
+  // Held while accepting, so drain() can take the listener away between two accepts.
+  std::mutex accept_mutex;
+  std::atomic<bool> draining{false};
+  std::atomic<bool> accepting_closed{false};
+  std::atomic<bool> stop_now{false};
+
+  std::mutex finished_mutex;
+  std::condition_variable finished_signal;
+  std::size_t running = 0;  // guarded by finished_mutex
+
+  // Hands an accepted socket to the next worker, round robin (accepting is rare; requests are
+  // not, so spreading connections evenly spreads the work).
+  void dispatch(int fd, Worker& acceptor);
+  void worker_finished();
+  void stop_workers();
+};
+
+class TlsEventServer::Impl::Worker {
+ public:
+  explicit Worker(Impl& server) : server_(server) {}
+  ~Worker() {
+    for (const int fd : inbox_) {
+      ::close(fd);
+    }
+    if (wake_fd_ >= 0) {
+      ::close(wake_fd_);
+    }
+    if (epoll_fd_ >= 0) {
+      ::close(epoll_fd_);
+    }
+  }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  Status init() {
+    epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+    wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (epoll_fd_ < 0 || wake_fd_ < 0) {
+      return io_error("cannot create the event loop");
+    }
+    epoll_event wake{};
+    wake.events = EPOLLIN;
+    wake.data.ptr = &wake_fd_;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &wake) != 0 || !listen()) {
+      return io_error("cannot register with the event loop");
+    }
+    return Ok{};
+  }
+
+  // From any thread: adopt this accepted socket.
+  void post(int fd) {
+    {
+      std::lock_guard lock(inbox_mutex_);
+      inbox_.push_back(fd);
+    }
+    wake();
+  }
+
+  void wake() {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t written = ::write(wake_fd_, &one, sizeof(one));
+  }
+
+  // Called by drain() under the accept mutex.
+  void forget_listener() {
+    if (listening_) {
+      ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, server_.listen_fd, nullptr);
+      listening_ = false;
+    }
+  }
+
+  void adopt(int fd) {
+    const int yes = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
+    SSL* ssl = SSL_new(server_.context.get());
+    if (ssl == nullptr || SSL_set_fd(ssl, fd) != 1) {
+      SSL_free(ssl);
+      ::close(fd);
+      ERR_clear_error();
+      log_event(LogLevel::kError, "cannot create a TLS session for a new connection");
+      return;
+    }
+    SSL_set_accept_state(ssl);
+    auto connection = std::make_unique<Connection>(fd, ssl, server_.options.limits);
+    connection->deadline = Clock::now() + server_.options.read_timeout;
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.ptr = connection.get();
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0) {
+      log_errno(LogLevel::kError, "cannot watch a new connection", errno);
+      return;  // the Connection destructor closes it
+    }
+    Connection* key = connection.get();
+    connections_.emplace(key, std::move(connection));
+  }
+
+  void run() {
+    epoll_event events[kMaxEvents];
+    auto next_tick = Clock::now() + kTick;
+    while (!server_.stop_now) {
+      const int ready = ::epoll_wait(epoll_fd_, events, kMaxEvents,
+                                     static_cast<int>(kTick.count()));
+      if (ready < 0 && errno != EINTR) {
+        log_errno(LogLevel::kError, "event loop failed", errno);
+        break;
+      }
+      for (int i = 0; i < ready; ++i) {
+        void* tag = events[i].data.ptr;
+        if (tag == &wake_fd_) {
+          on_wake();
+        } else if (tag == &server_.listen_fd) {
+          accept_ready();
+        } else {
+          auto* connection = static_cast<Connection*>(tag);
+          if (!connection->closed) {
+            // A hang-up or error is "readable" too: the failing read closes the connection.
+            connection->readable = connection->readable ||
+                                   (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0;
+            advance(*connection);
+          }
+        }
+      }
+      const auto now = Clock::now();
+      if (now >= next_tick) {
+        on_tick(now);
+        next_tick = now + kTick;
+      }
+      release_closed();
+      if (server_.draining && server_.accepting_closed && connections_.empty() && inbox_empty()) {
+        break;
+      }
+    }
+    for (auto& [key, connection] : connections_) {
+      ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, connection->fd, nullptr);
+    }
+    connections_.clear();
+    server_.worker_finished();
+  }
+
+ private:
+  static Error io_error(const std::string& message) {
+    Error error;
+    error.code = ErrorCode::kIo;
+    error.message = message + ": " + std::strerror(errno);
+    return error;
+  }
+
+  bool listen() {
+    epoll_event event{};
+    // EPOLLEXCLUSIVE: one waiting worker is woken per new connection, not all of them.
+    event.events = EPOLLIN | EPOLLEXCLUSIVE;
+    event.data.ptr = &server_.listen_fd;
+    listening_ = ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, server_.listen_fd, &event) == 0;
+    return listening_;
+  }
+
+  bool inbox_empty() {
+    std::lock_guard lock(inbox_mutex_);
+    return inbox_.empty();
+  }
+
+  void on_wake() {
+    std::uint64_t count = 0;
+    [[maybe_unused]] const ssize_t got = ::read(wake_fd_, &count, sizeof(count));
+    std::vector<int> fds;
+    {
+      std::lock_guard lock(inbox_mutex_);
+      fds.swap(inbox_);
+    }
+    for (const int fd : fds) {
+      adopt(fd);
+    }
+  }
+
+  void accept_ready() {
+    std::lock_guard lock(server_.accept_mutex);
+    if (!listening_) {
+      return;  // drain() took the listener away after this event was queued
+    }
+    for (int i = 0; i < kAcceptsPerWakeup; ++i) {
+      const int fd = ::accept4(server_.listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd >= 0) {
+        server_.dispatch(fd, *this);
+        continue;
+      }
+      if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) {
+        continue;
+      }
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        // Out of descriptors or memory: stop listening for a moment instead of spinning on a
+        // level-triggered listener; open connections keep being served.
+        log_errno(LogLevel::kWarn, "cannot accept connections; pausing accept", errno);
+        forget_listener();
+        accept_paused_until_ = Clock::now() + kAcceptPause;
+      } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        log_errno(LogLevel::kError, "accept failed", errno);
+      }
+      return;
+    }
+  }
+
+  void on_tick(Clock::time_point now) {
+    if (!listening_ && accept_paused_until_ && now >= *accept_paused_until_) {
+      std::lock_guard lock(server_.accept_mutex);
+      accept_paused_until_.reset();
+      if (!server_.draining) {
+        listen();
+      }
+    }
+    for (auto& [key, connection] : connections_) {
+      if (!connection->closed && now >= connection->deadline) {
+        close(*connection);  // handshake, request, response or idle period ran out
+      }
+    }
+  }
+
+  void release_closed() {
+    for (Connection* connection : closed_) {
+      connections_.erase(connection);
+    }
+    closed_.clear();
+  }
+
+  void close(Connection& connection) {
+    if (connection.closed) {
+      return;
+    }
+    connection.closed = true;
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, connection.fd, nullptr);
+    closed_.push_back(&connection);
+    ERR_clear_error();  // leave no error of this connection to the next one on this thread
+  }
+
+  void watch(Connection& connection, std::uint32_t events) {
+    if (connection.interest == events) {
+      return;
+    }
+    epoll_event event{};
+    event.events = events;
+    event.data.ptr = &connection;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, connection.fd, &event) != 0) {
+      close(connection);
+      return;
+    }
+    connection.interest = events;
+  }
+
+  // After an OpenSSL call that did not complete: wait for the socket, or give up on it.
+  bool await_tls(Connection& connection, int result) {
+    switch (SSL_get_error(connection.ssl, result)) {
+      case SSL_ERROR_WANT_READ:
+        connection.readable = false;
+        watch(connection, EPOLLIN);
+        return false;
+      case SSL_ERROR_WANT_WRITE:
+        watch(connection, EPOLLOUT);
+        return false;
+      default:  // peer closed, reset, or a TLS failure (e.g. a refused client certificate)
+        close(connection);
+        return false;
+    }
+  }
+
+  // Runs the connection's state machine until it has to wait for the socket.
+  void advance(Connection& connection) {
+    bool progressed = true;
+    while (progressed && !connection.closed) {
+      switch (connection.phase) {
+        case Phase::kHandshake:
+          progressed = step_handshake(connection);
+          break;
+        case Phase::kReading:
+          progressed = step_read(connection);
+          break;
+        case Phase::kWriting:
+          progressed = step_write(connection);
+          break;
+        case Phase::kLingering:
+          progressed = step_linger(connection);
+          break;
+      }
+    }
+  }
+
+  bool step_handshake(Connection& connection) {
+    ERR_clear_error();
+    const int result = SSL_do_handshake(connection.ssl);
+    if (result != 1) {
+      return await_tls(connection, result);
+    }
+    connection.phase = Phase::kReading;
+    connection.readable = true;  // the first request may have come with the handshake
+    connection.deadline = Clock::now() + server_.options.keep_alive_timeout;
+    return true;
+  }
+
+  bool step_read(Connection& connection) {
+    if (!connection.in.empty()) {
+      switch (connection.parser.parse(connection.in)) {
+        case HttpParseState::kComplete:
+          respond(connection);
+          return true;
+        case HttpParseState::kError:
+          reject(connection);
+          return true;
+        case HttpParseState::kIncomplete:
+          if (connection.parser.awaits_continue() && !connection.continue_sent) {
+            connection.continue_sent = true;
+            connection.out = "HTTP/1.1 100 Continue\r\n\r\n";
+            start_writing(connection, true);
+            return true;
+          }
+          break;
+      }
+    }
+    // Without this check every response would cost a read(2) that finds nothing.
+    if (!connection.readable && SSL_has_pending(connection.ssl) == 0) {
+      watch(connection, EPOLLIN);
+      return false;
+    }
+    ERR_clear_error();
+    const int received = SSL_read(connection.ssl, scratch_, static_cast<int>(sizeof(scratch_)));
+    if (received <= 0) {
+      return await_tls(connection, received);
+    }
+    if (connection.in.empty()) {
+      connection.deadline = Clock::now() + server_.options.read_timeout;
+    }
+    connection.in.append(scratch_, static_cast<std::size_t>(received));
+    return true;
+  }
+
+  void respond(Connection& connection) {
+    HttpRequest& request = connection.parser.request();
+    const bool keep_alive = request.keep_alive && !server_.draining &&
+                            connection.served + 1 < server_.options.keep_alive_max_requests;
+    HttpResponse response;
+    try {
+      response = server_.handler(request);
+    } catch (const std::exception& error) {
+      response = server_.on_error(500, std::string("internal error: ") + error.what(),
+                                  request.path);
+    } catch (...) {
+      response = server_.on_error(500, "internal error", request.path);
+    }
+    connection.out = render_response(response, request.method == "HEAD", keep_alive,
+                                     request.minor_version);
+    connection.in.erase(0, connection.parser.consumed());
+    connection.parser.reset();
+    connection.continue_sent = false;
+    connection.readable = false;  // more bytes, if any, are signalled by epoll or pending
+    ++connection.served;
+    start_writing(connection, keep_alive);
+  }
+
+  // A request the parser refused: answer it, then close (what follows it cannot be trusted).
+  void reject(Connection& connection) {
+    HttpResponse response = server_.on_error(connection.parser.error_status(),
+                                             connection.parser.error_message(),
+                                             connection.parser.path());
+    connection.out = render_response(response, false, false, 1);
+    connection.in.clear();
+    start_writing(connection, false);
+  }
+
+  void start_writing(Connection& connection, bool keep_alive) {
+    connection.out_sent = 0;
+    connection.close_after_write = !keep_alive;
+    connection.phase = Phase::kWriting;
+    connection.deadline = Clock::now() + server_.options.write_timeout;
+  }
+
+  bool step_write(Connection& connection) {
+    ERR_clear_error();
+    const int written =
+        SSL_write(connection.ssl, connection.out.data() + connection.out_sent,
+                  static_cast<int>(connection.out.size() - connection.out_sent));
+    if (written <= 0) {
+      return await_tls(connection, written);
+    }
+    connection.out_sent += static_cast<std::size_t>(written);
+    if (connection.out_sent < connection.out.size()) {
+      return true;
+    }
+    connection.out.clear();
+    if (connection.close_after_write) {
+      start_lingering(connection);
+      return true;
+    }
+    connection.phase = Phase::kReading;
+    connection.deadline = Clock::now() + (connection.in.empty()
+                                              ? server_.options.keep_alive_timeout
+                                              : server_.options.read_timeout);
+    return true;
+  }
+
+  // Close the TLS session and our sending side, then read and discard until the client
+  // closes: closing with unread bytes would reset the connection and could destroy the
+  // response before the client has read it.
+  void start_lingering(Connection& connection) {
+    ERR_clear_error();
+    SSL_shutdown(connection.ssl);
+    ::shutdown(connection.fd, SHUT_WR);
+    connection.phase = Phase::kLingering;
+    connection.deadline = Clock::now() + kLingerTime;
+    watch(connection, EPOLLIN);
+  }
+
+  bool step_linger(Connection& connection) {
+    const ssize_t got = ::recv(connection.fd, scratch_, sizeof(scratch_), 0);
+    if (got > 0) {
+      return true;
+    }
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      return false;
+    }
+    close(connection);
+    return false;
+  }
+
+  Impl& server_;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;
+  bool listening_ = false;
+  std::optional<Clock::time_point> accept_paused_until_;
+  std::unordered_map<Connection*, std::unique_ptr<Connection>> connections_;
+  std::vector<Connection*> closed_;
+  std::mutex inbox_mutex_;
+  std::vector<int> inbox_;  // guarded by inbox_mutex_
+  char scratch_[kReadChunk];
+};
+
+void TlsEventServer::Impl::dispatch(int fd, Worker& acceptor) {
+  Worker& target = *workers[next_worker.fetch_add(1) % workers.size()];
+  if (&target == &acceptor) {
+    acceptor.adopt(fd);
+  } else {
+    target.post(fd);
+  }
+}
+
+void TlsEventServer::Impl::worker_finished() {
+  std::lock_guard lock(finished_mutex);
+  --running;
+  finished_signal.notify_all();
+}
+
+void TlsEventServer::Impl::stop_workers() {
+  stop_now = true;
+  for (auto& worker : workers) {
+    worker->wake();
+  }
+  for (auto& thread : threads) {
+    if (thread.joinable()) {
+      thread.join();
+    }
+  }
+  threads.clear();
+}
+
+TlsEventServer::TlsEventServer(EventServerOptions options, SslCtxPtr context,
+                               HttpHandler handler, HttpErrorResponder on_error)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  impl_->context = std::move(context);
+  impl_->handler = std::move(handler);
+  impl_->on_error = std::move(on_error);
+  // One record per response, and a whole request in one read(2); the state machine resumes a
+  // partial write from a moved buffer.
+  SSL_CTX_set_read_ahead(impl_->context.get(), 1);
+  SSL_CTX_set_mode(impl_->context.get(),
+                   SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+}
+
+TlsEventServer::~TlsEventServer() {
+  impl_->stop_workers();
+  impl_->workers.clear();
+  if (impl_->listen_fd >= 0) {
+    ::close(impl_->listen_fd);
+  }
+}
+
+Status TlsEventServer::bind() {
+  Impl& impl = *impl_;
+  const std::string& host = impl.options.listen.host;
+  const std::string service = std::to_string(impl.options.listen.port);
+  auto failure = [&](const std::string& why) {
+    Error error;
+    error.code = ErrorCode::kIo;
+    error.message = "cannot listen on " + host + ":" + service + ": " + why;
+    return error;
+  };
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (const int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0) {
+    return failure(::gai_strerror(rc));
+  }
+  std::string last_error = "no address";
+  for (addrinfo* address = found; address != nullptr; address = address->ai_next) {
+    const int fd = ::socket(address->ai_family, address->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                            address->ai_protocol);
+    if (fd < 0) {
+      last_error = std::strerror(errno);
+      continue;
+    }
+    // No SO_REUSEPORT: a second instance must not silently share the port.
+    const int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    if (::bind(fd, address->ai_addr, address->ai_addrlen) == 0 &&
+        ::listen(fd, impl.options.listen_backlog) == 0) {
+      impl.listen_fd = fd;
+      break;
+    }
+    last_error = std::strerror(errno);
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  if (impl.listen_fd < 0) {
+    return failure(last_error);
+  }
+  sockaddr_storage bound{};
+  socklen_t length = sizeof(bound);
+  if (::getsockname(impl.listen_fd, reinterpret_cast<sockaddr*>(&bound), &length) == 0) {
+    if (bound.ss_family == AF_INET) {
+      impl.port = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    } else if (bound.ss_family == AF_INET6) {
+      impl.port = ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+    }
+  }
+  return Ok{};
+}
+
+Status TlsEventServer::start() {
+  Impl& impl = *impl_;
+  const std::size_t count = impl.options.threads > 0
+                                ? impl.options.threads
+                                : std::max<std::size_t>(1, std::thread::hardware_concurrency());
+  for (std::size_t i = 0; i < count; ++i) {
+    auto worker = std::make_unique<Impl::Worker>(impl);
+    if (Status status = worker->init(); !status) {
+      impl.workers.clear();
+      return status;
+    }
+    impl.workers.push_back(std::move(worker));
+  }
+  impl.running = count;
+  for (auto& worker : impl.workers) {
+    impl.threads.emplace_back([&worker] { worker->run(); });
+  }
+  return Ok{};
+}
+
+int TlsEventServer::port() const { return impl_->port; }
+
+bool TlsEventServer::drain(std::chrono::steady_clock::time_point deadline) {
+  Impl& impl = *impl_;
+  if (impl.threads.empty()) {
+    return true;
+  }
+  {
+    std::lock_guard lock(impl.accept_mutex);
+    impl.draining = true;
+    for (auto& worker : impl.workers) {
+      worker->forget_listener();
+    }
+    // Clients the kernel has already accepted for us are mid-handshake: serve them too.
+    std::size_t turn = 0;
+    while (true) {
+      const int fd = ::accept4(impl.listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) {
+          continue;
+        }
+        break;
+      }
+      impl.workers[turn++ % impl.workers.size()]->post(fd);
+    }
+    // From here new connections are refused; the descriptor stays open until the destructor.
+    ::shutdown(impl.listen_fd, SHUT_RDWR);
+    impl.accepting_closed = true;
+  }
+  for (auto& worker : impl.workers) {
+    worker->wake();
+  }
+  std::unique_lock lock(impl.finished_mutex);
+  return impl.finished_signal.wait_until(lock, deadline, [&impl] { return impl.running == 0; });
+}
+
+}  // namespace topoguard::server
