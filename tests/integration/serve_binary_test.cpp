@@ -27,79 +27,8 @@ namespace topoguard::server {
 namespace {
 
 namespace fs = std::filesystem;
-
-int connect_loopback(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-// One TLS connection driven by hand, so a request can be left half sent.
-class RawTlsConnection {
- public:
-  RawTlsConnection(SSL_CTX* ctx, int port) : fd_(connect_loopback(port)) {
-    if (fd_ < 0) {
-      return;
-    }
-    ssl_ = SSL_new(ctx);
-    SSL_set_fd(ssl_, fd_);
-    // SSL_set_tlsext_host_name is a macro with a C cast; call what it expands to.
-    static char kServiceName[] = "topoguard.topoguard.svc";
-    SSL_ctrl(ssl_, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name, kServiceName);
-    SSL_set1_host(ssl_, "topoguard.topoguard.svc");
-    connected_ = SSL_connect(ssl_) == 1;
-  }
-  ~RawTlsConnection() {
-    if (ssl_ != nullptr) {
-      SSL_free(ssl_);
-    }
-    if (fd_ >= 0) {
-      ::close(fd_);
-    }
-  }
-  RawTlsConnection(const RawTlsConnection&) = delete;
-  RawTlsConnection& operator=(const RawTlsConnection&) = delete;
-
-  [[nodiscard]] bool connected() const { return connected_; }
-  bool send(const std::string& bytes) {
-    return SSL_write(ssl_, bytes.data(), static_cast<int>(bytes.size())) ==
-           static_cast<int>(bytes.size());
-  }
-  // Reads one HTTP response (headers + Content-Length body).
-  std::string read_response() {
-    std::string data;
-    char buffer[8192];
-    while (true) {
-      const std::size_t header_end = data.find("\r\n\r\n");
-      if (header_end != std::string::npos) {
-        const std::size_t at = data.find("Content-Length: ");
-        if (at != std::string::npos && at < header_end) {
-          const std::size_t length = std::stoul(data.substr(at + 16));
-          if (data.size() >= header_end + 4 + length) {
-            return data;
-          }
-        }
-      }
-      const int n = SSL_read(ssl_, buffer, sizeof(buffer));
-      if (n <= 0) {
-        return data;
-      }
-      data.append(buffer, static_cast<std::size_t>(n));
-    }
-  }
-
- private:
-  int fd_;
-  SSL* ssl_ = nullptr;
-  bool connected_ = false;
-};
+using topoguard::testing::connect_loopback;
+using topoguard::testing::RawTlsConnection;
 
 class ServeBinaryTest : public ::testing::Test {
  protected:

@@ -12,131 +12,14 @@
 
 #include <gtest/gtest.h>
 
-#include "ephemeral_certs.h"
 #include "note_name.h"
-#include "topoguard/policy/policy_loader.h"
-#include "topoguard/server/https_server.h"
-#include "webhook_test_support.h"
+#include "webhook_server_fixture.h"
 
 namespace topoguard::server {
 namespace {
 
-namespace fs = std::filesystem;
 using topoguard::testing::review_body;
 using topoguard::testing::write_file;
-
-Json rct(const std::string& name, const Json& requests, const Json& constraints = nullptr) {
-  Json object = {{"apiVersion", "resource.k8s.io/v1"},
-                 {"kind", "ResourceClaimTemplate"},
-                 {"metadata", {{"name", name}}},
-                 {"spec", {{"spec", {{"devices", {{"requests", requests}}}}}}}};
-  if (!constraints.is_null()) {
-    object["spec"]["spec"]["devices"]["constraints"] = constraints;
-  }
-  return object;
-}
-
-Json request(const std::string& name, const std::string& device_class, int count = 1) {
-  return {{"name", name}, {"exactly", {{"deviceClassName", device_class}, {"count", count}}}};
-}
-
-// The value of one series in a Prometheus text exposition, -1 when absent.
-long long metric_value(const std::string& text, const std::string& series) {
-  const std::size_t at = text.find("\n" + series + " ");
-  if (at == std::string::npos) {
-    return -1;
-  }
-  return std::stoll(text.substr(at + series.size() + 2));
-}
-
-template <typename Predicate>
-bool eventually(Predicate predicate, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (predicate()) {
-      return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return predicate();
-}
-
-class WebhookServerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = topoguard::testing::make_temp_dir("topoguard-webhook");
-    pki_ = topoguard::testing::make_test_pki();
-    write_file(path("ca.pem"), pki_.ca.cert);
-    write_file(path("tls.crt"), pki_.server.cert);
-    write_file(path("tls.key"), pki_.server.key);
-    write_file(path("client.crt"), pki_.client.cert);
-    write_file(path("client.key"), pki_.client.key);
-    fs::create_directory(path("policies"));
-    write_file(path("policies/default.yaml"), std::string(policy::builtin_policy_text()));
-    options_.listen = {"127.0.0.1", 0};
-    options_.metrics_listen = {"127.0.0.1", 0};
-    options_.tls_cert = path("tls.crt");
-    options_.tls_key = path("tls.key");
-    options_.policies = {path("policies")};
-    options_.reload_interval = std::chrono::milliseconds(50);
-    options_.shutdown_grace = std::chrono::seconds(5);
-  }
-
-  void TearDown() override {
-    server_.reset();
-    fs::remove_all(dir_);
-  }
-
-  std::string path(const std::string& name) const { return dir_ + "/" + name; }
-
-  void start() {
-    auto certs = CertReloader::create(options_.tls_cert, options_.tls_key);
-    ASSERT_TRUE(certs.has_value()) << certs.error().to_string();
-    auto policies = PolicyReloader::create(
-        options_.policies,
-        [](const std::vector<std::string>& paths) { return policy::load_policies(paths); });
-    ASSERT_TRUE(policies.has_value()) << policies.error().to_string();
-    metrics_ = std::make_shared<Metrics>("test");
-    server_ = std::make_unique<HttpsServer>(options_, *certs, *policies, metrics_);
-    const Status started = server_->start();
-    ASSERT_TRUE(started.has_value()) << started.error().to_string();
-  }
-
-  std::unique_ptr<httplib::SSLClient> client(const std::string& ca = "") const {
-    auto made = std::make_unique<httplib::SSLClient>("127.0.0.1", server_->port());
-    made->set_ca_cert_path(ca.empty() ? path("ca.pem") : ca);
-    made->enable_server_certificate_verification(true);
-    made->set_connection_timeout(5, 0);
-    made->set_read_timeout(10, 0);
-    return made;
-  }
-
-  // POSTs a review and returns the AdmissionReview `response`; fails the test on anything else.
-  Json review(const std::string& endpoint, const std::string& body) const {
-    auto result = client()->Post(endpoint.c_str(), body, "application/json");
-    EXPECT_TRUE(result) << httplib::to_string(result.error());
-    if (!result) {
-      return Json();
-    }
-    EXPECT_EQ(result->status, 200) << result->body;
-    EXPECT_EQ(result->get_header_value("Content-Type"), "application/json");
-    Json parsed = Json::parse(result->body, nullptr, false);
-    EXPECT_EQ(parsed.value("apiVersion", ""), "admission.k8s.io/v1");
-    return parsed.value("response", Json());
-  }
-
-  std::string metrics_text() const {
-    httplib::Client plain("127.0.0.1", server_->metrics_port());
-    auto result = plain.Get("/metrics");
-    return result && result->status == 200 ? result->body : std::string();
-  }
-
-  std::string dir_;
-  topoguard::testing::TestPki pki_;
-  ServerOptions options_;
-  std::shared_ptr<Metrics> metrics_;
-  std::unique_ptr<HttpsServer> server_;
-};
 
 struct RuleCase {
   std::string_view note;
@@ -434,14 +317,8 @@ TEST_F(WebhookServerTest, CurlWithServiceNameAndCaBundle) {
       " --resolve topoguard.topoguard.svc:" + port + ":127.0.0.1" +
       " -H 'Content-Type: application/json' --data-binary @" + path("review.json") +
       " https://topoguard.topoguard.svc:" + port + "/validate?timeout=10s";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  char buffer[4096];
-  while (const std::size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) {
-    output.append(buffer, n);
-  }
-  EXPECT_EQ(::pclose(pipe), 0) << output;
+  const auto [exit_code, output] = topoguard::testing::run_command(command);
+  EXPECT_EQ(exit_code, 0) << output;
   const Json response = Json::parse(output, nullptr, false);
   ASSERT_TRUE(response.is_object()) << output;
   EXPECT_EQ(response["response"].value("uid", ""), "curl-uid");

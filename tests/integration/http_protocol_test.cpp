@@ -1,0 +1,224 @@
+// HTTP/1.1 and TLS behaviour of the webhook port's event loop with real clients (curl, openssl
+// s_client, a hand-driven TLS connection): pipelining, chunked bodies, Expect: 100-continue,
+// HTTP/1.0, errors that close the connection, timeouts, protocol versions, many connections on
+// one thread.
+#include <atomic>
+#include <csignal>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "webhook_server_fixture.h"
+
+namespace topoguard::server {
+namespace {
+
+using topoguard::testing::RawTlsConnection;
+using topoguard::testing::review_body;
+using topoguard::testing::run_command;
+using topoguard::testing::write_file;
+
+class HttpProtocolTest : public WebhookServerTest {
+ protected:
+  static void SetUpTestSuite() { std::signal(SIGPIPE, SIG_IGN); }
+
+  void SetUp() override {
+    WebhookServerTest::SetUp();
+    client_ctx_.reset(SSL_CTX_new(TLS_client_method()));
+    SSL_CTX_load_verify_locations(client_ctx_.get(), path("ca.pem").c_str(), nullptr);
+    SSL_CTX_set_verify(client_ctx_.get(), SSL_VERIFY_PEER, nullptr);
+  }
+
+  [[nodiscard]] std::unique_ptr<RawTlsConnection> raw() const {
+    return std::make_unique<RawTlsConnection>(client_ctx_.get(), server_->port());
+  }
+
+  [[nodiscard]] std::string review(const std::string& uid) const {
+    return review_body(
+        rct("u", Json::array({request("gpu", "gpu.nvidia.com"), request("nic", "dranet.net")})),
+        uid);
+  }
+
+  // curl the way the API server connects (CA bundle, service name as SNI) plus `arguments`;
+  // prints the body and then the HTTP status on its own line.
+  [[nodiscard]] topoguard::testing::CommandResult curl(const std::string& arguments) const {
+    const std::string port = std::to_string(server_->port());
+    return run_command("curl -sS --http1.1 --cacert " + path("ca.pem") +
+                       " --resolve topoguard.topoguard.svc:" + port + ":127.0.0.1 " + arguments +
+                       " -w '\\n%{http_code}' https://topoguard.topoguard.svc:" + port +
+                       "/validate 2>&1");
+  }
+
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> client_ctx_{nullptr, SSL_CTX_free};
+};
+
+std::string post(const std::string& path, const std::string& body,
+                 const std::string& extra_headers = "") {
+  return "POST " + path + " HTTP/1.1\r\nHost: topoguard.topoguard.svc\r\n" + extra_headers +
+         "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\n\r\n" + body;
+}
+
+bool answers(const std::string& response, const std::string& uid) {
+  return response.rfind("HTTP/1.1 200 OK\r\n", 0) == 0 &&
+         response.find("\"uid\":\"" + uid + "\"") != std::string::npos;
+}
+
+// Three requests in one TLS write are answered in order on the same connection.
+TEST_F(HttpProtocolTest, PipelinedRequestsAnsweredInOrder) {
+  start();
+  auto connection = raw();
+  ASSERT_TRUE(connection->connected());
+  ASSERT_TRUE(connection->send(post("/validate", review("p1")) +
+                               "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" +
+                               post("/mutate", review("p2"))));
+  EXPECT_TRUE(answers(connection->read_response(), "p1"));
+  const std::string health = connection->read_response();
+  EXPECT_EQ(health.rfind("HTTP/1.1 200 OK\r\n", 0), 0U) << health;
+  EXPECT_NE(health.find("\r\n\r\nok\n"), std::string::npos) << health;
+  EXPECT_TRUE(answers(connection->read_response(), "p2"));
+}
+
+// A body sent in chunks (Transfer-Encoding: chunked, split across TLS records) is reassembled.
+TEST_F(HttpProtocolTest, ChunkedBodyReassembled) {
+  start();
+  const std::string body = review("chunked");
+  const std::size_t half = body.size() / 2;
+  auto hex = [](std::size_t n) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%zx", n);
+    return std::string(text);
+  };
+  auto connection = raw();
+  ASSERT_TRUE(connection->send(
+      "POST /validate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + hex(half) +
+      "\r\n" + body.substr(0, half) + "\r\n"));
+  ASSERT_TRUE(connection->send(hex(body.size() - half) + "\r\n" + body.substr(half) +
+                               "\r\n0\r\n\r\n"));
+  EXPECT_TRUE(answers(connection->read_response(), "chunked"));
+
+  // curl streams a file from stdin the same way.
+  write_file(path("review.json"), review("curl-chunked"));
+  const auto result = curl("-H 'Transfer-Encoding: chunked' -H 'Content-Type: application/json' "
+                           "--data-binary @- < " + path("review.json"));
+  EXPECT_NE(result.output.find("\"uid\":\"curl-chunked\""), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.substr(result.output.rfind('\n') + 1), "200");
+}
+
+// Expect: 100-continue gets the interim response and then the answer; a declared length over
+// the limit gets 413 before the body is sent.
+TEST_F(HttpProtocolTest, ExpectContinue) {
+  options_.body_limit = 64 * 1024;
+  start();
+  write_file(path("review.json"), review("expect"));
+  const auto accepted = curl("-H 'Expect: 100-continue' -H 'Content-Type: application/json' "
+                             "--data-binary @" + path("review.json"));
+  EXPECT_NE(accepted.output.find("\"uid\":\"expect\""), std::string::npos) << accepted.output;
+  EXPECT_EQ(accepted.output.substr(accepted.output.rfind('\n') + 1), "200");
+
+  auto connection = raw();
+  ASSERT_TRUE(connection->send(
+      "POST /validate HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 1000000\r\n\r\n"));
+  const std::string refused = connection->read_response();
+  EXPECT_EQ(refused.rfind("HTTP/1.1 413 ", 0), 0U) << refused;
+  EXPECT_NE(refused.find("Connection: close"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("\"code\":413"), std::string::npos) << refused;
+}
+
+// HTTP/1.0 without keep-alive: one answer, then the server closes.
+TEST_F(HttpProtocolTest, Http10ClosesAfterTheResponse) {
+  start();
+  auto connection = raw();
+  ASSERT_TRUE(connection->send("GET /readyz HTTP/1.0\r\n\r\n"));
+  const std::string response = connection->read_response();
+  EXPECT_EQ(response.rfind("HTTP/1.1 200 OK\r\n", 0), 0U) << response;
+  EXPECT_NE(response.find("Connection: close"), std::string::npos) << response;
+  EXPECT_TRUE(connection->closed_within(5));
+}
+
+// Wrong methods get 405 with Allow; malformed HTTP gets a JSON 400 and the connection closes;
+// the server keeps serving others.
+TEST_F(HttpProtocolTest, MethodAndSyntaxErrors) {
+  start();
+  auto connection = raw();
+  ASSERT_TRUE(connection->send("GET /mutate HTTP/1.1\r\nHost: x\r\n\r\n"));
+  const std::string wrong_method = connection->read_response();
+  EXPECT_EQ(wrong_method.rfind("HTTP/1.1 405 ", 0), 0U) << wrong_method;
+  EXPECT_NE(wrong_method.find("Allow: POST\r\n"), std::string::npos) << wrong_method;
+  EXPECT_NE(wrong_method.find("\"code\":405"), std::string::npos) << wrong_method;
+
+  ASSERT_TRUE(connection->send("NOT HTTP AT ALL\r\n\r\n"));
+  const std::string malformed = connection->read_response();
+  EXPECT_EQ(malformed.rfind("HTTP/1.1 400 ", 0), 0U) << malformed;
+  EXPECT_NE(malformed.find("\"code\":400"), std::string::npos) << malformed;
+  EXPECT_TRUE(connection->closed_within(5));
+
+  auto other = raw();
+  ASSERT_TRUE(other->send(post("/validate", review("after-errors"))));
+  EXPECT_TRUE(answers(other->read_response(), "after-errors"));
+}
+
+// A client that stops halfway through its request is disconnected after the read timeout.
+TEST_F(HttpProtocolTest, StalledRequestTimesOut) {
+  options_.read_timeout = std::chrono::seconds(1);
+  start();
+  auto connection = raw();
+  const std::string request = post("/validate", review("stalled"));
+  ASSERT_TRUE(connection->send(request.substr(0, request.size() / 2)));
+  EXPECT_TRUE(connection->closed_within(10));
+}
+
+// TLS 1.2 and 1.3 are served (ALPN picks http/1.1 over h2); TLS 1.1 and plain HTTP are not.
+TEST_F(HttpProtocolTest, TlsVersionsAndAlpn) {
+  start();
+  const std::string connect = "openssl s_client -connect 127.0.0.1:" +
+                              std::to_string(server_->port()) + " -CAfile " + path("ca.pem") +
+                              " -servername topoguard.topoguard.svc";
+  const auto tls13 = run_command("echo | " + connect + " -tls1_3 -alpn h2,http/1.1 2>&1");
+  EXPECT_NE(tls13.output.find("Protocol  : TLSv1.3"), std::string::npos) << tls13.output;
+  EXPECT_NE(tls13.output.find("ALPN protocol: http/1.1"), std::string::npos) << tls13.output;
+  EXPECT_NE(tls13.output.find("Verify return code: 0 (ok)"), std::string::npos) << tls13.output;
+  const auto tls12 = run_command("echo | " + connect + " -tls1_2 2>&1");
+  EXPECT_NE(tls12.output.find("Protocol  : TLSv1.2"), std::string::npos) << tls12.output;
+  EXPECT_NE(tls12.output.find("Cipher    : ECDHE-"), std::string::npos) << tls12.output;
+  const auto tls11 = run_command("echo | " + connect + " -tls1_1 2>&1");
+  EXPECT_NE(tls11.exit_code, 0) << tls11.output;
+  EXPECT_NE(tls11.output.find("alert protocol version"), std::string::npos) << tls11.output;
+  EXPECT_NE(tls11.output.find("Cipher is (NONE)"), std::string::npos) << tls11.output;
+
+  const auto plain = run_command("curl -sS -m 5 http://127.0.0.1:" +
+                                 std::to_string(server_->port()) + "/healthz 2>&1");
+  EXPECT_NE(plain.exit_code, 0) << plain.output;
+}
+
+// One event-loop thread serves 128 concurrent keep-alive connections with no error.
+TEST_F(HttpProtocolTest, ManyConnectionsOnOneThread) {
+  options_.threads = 1;
+  start();
+  constexpr int kConnections = 128;
+  constexpr int kRequestsEach = 3;
+  const std::string body = review("many");
+  std::atomic<int> ok{0};
+  std::atomic<int> failed{0};
+  std::vector<std::thread> workers;
+  for (int i = 0; i < kConnections; ++i) {
+    workers.emplace_back([&] {
+      auto connection = client();
+      connection->set_keep_alive(true);
+      for (int r = 0; r < kRequestsEach; ++r) {
+        auto result = connection->Post("/validate", body, "application/json");
+        (result && result->status == 200 ? ok : failed)++;
+      }
+    });
+  }
+  for (auto& worker : workers) {
+    worker.join();
+  }
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(ok.load(), kConnections * kRequestsEach);
+}
+
+}  // namespace
+}  // namespace topoguard::server
