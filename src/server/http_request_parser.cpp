@@ -155,7 +155,14 @@ void HttpRequestParser::reset() {
   scanned_ = 0;
   body_length_ = 0;
   expect_continue_ = false;
-  request_ = HttpRequest{};
+  // Cleared, not replaced: the next request on the connection reuses the body's capacity.
+  request_.method.clear();
+  request_.path.clear();
+  request_.query.clear();
+  request_.minor_version = 1;
+  request_.headers.clear();
+  request_.body.clear();
+  request_.keep_alive = true;
   error_status_ = 0;
   error_message_.clear();
 }

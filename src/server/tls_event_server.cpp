@@ -54,9 +54,10 @@ const char* reason_phrase(int status) {
   }
 }
 
-std::string render_response(const HttpResponse& response, bool head_only, bool keep_alive,
-                            int minor_version) {
-  std::string out;
+// Into `out`, whose capacity is reused from the connection's previous response.
+void render_response(const HttpResponse& response, bool head_only, bool keep_alive,
+                     int minor_version, std::string& out) {
+  out.clear();
   out.reserve(160 + response.body.size());
   out += "HTTP/1.1 ";
   out += std::to_string(response.status);
@@ -82,7 +83,6 @@ std::string render_response(const HttpResponse& response, bool head_only, bool k
   if (!head_only) {
     out += response.body;
   }
-  return out;
 }
 
 void log_errno(LogLevel level, const char* message, int error) {
@@ -480,8 +480,8 @@ class TlsEventServer::Impl::Worker {
     } catch (...) {
       response = server_.on_error(500, "internal error", request.path);
     }
-    connection.out = render_response(response, request.method == "HEAD", keep_alive,
-                                     request.minor_version);
+    render_response(response, request.method == "HEAD", keep_alive, request.minor_version,
+                    connection.out);
     connection.in.erase(0, connection.parser.consumed());
     connection.parser.reset();
     connection.continue_sent = false;
@@ -495,7 +495,7 @@ class TlsEventServer::Impl::Worker {
     HttpResponse response = server_.on_error(connection.parser.error_status(),
                                              connection.parser.error_message(),
                                              connection.parser.path());
-    connection.out = render_response(response, false, false, 1);
+    render_response(response, false, false, 1, connection.out);
     connection.in.clear();
     start_writing(connection, false);
   }
