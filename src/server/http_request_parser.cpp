@@ -7,6 +7,7 @@ namespace topoguard::server {
 namespace {
 
 constexpr std::size_t kMaxChunkSizeLine = 1024;
+constexpr std::size_t kKeptBodyCapacity = 64 * 1024;
 
 bool is_token_char(char c) {
   if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
@@ -155,13 +156,17 @@ void HttpRequestParser::reset() {
   scanned_ = 0;
   body_length_ = 0;
   expect_continue_ = false;
-  // Cleared, not replaced: the next request on the connection reuses the body's capacity.
+  // Cleared, not replaced: the next request on the connection reuses the body's capacity,
+  // unless it is large (an idle connection should not keep megabytes).
   request_.method.clear();
   request_.path.clear();
   request_.query.clear();
   request_.minor_version = 1;
   request_.headers.clear();
   request_.body.clear();
+  if (request_.body.capacity() > kKeptBodyCapacity) {
+    request_.body.shrink_to_fit();
+  }
   request_.keep_alive = true;
   error_status_ = 0;
   error_message_.clear();

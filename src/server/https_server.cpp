@@ -212,6 +212,7 @@ struct HttpsServer::Impl {
     event_options.keep_alive_timeout = options.keep_alive_timeout;
     event_options.keep_alive_max_requests = options.keep_alive_max_requests;
     event_options.limits.max_body_bytes = options.body_limit;
+    event_options.max_buffered_bytes = options.max_buffered_bytes;
     mutate = make_endpoint("mutate", admission::Mode::kMutate);
     validate = make_endpoint("validate", admission::Mode::kValidate);
     https = std::make_unique<TlsEventServer>(

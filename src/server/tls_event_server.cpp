@@ -34,6 +34,7 @@ constexpr int kAcceptsPerWakeup = 64;  // then serve the connections already ope
 constexpr auto kTick = std::chrono::milliseconds(250);  // timeout sweep and accept-pause check
 constexpr auto kLingerTime = std::chrono::seconds(2);
 constexpr auto kAcceptPause = std::chrono::milliseconds(100);
+constexpr std::size_t kKeptBufferCapacity = 64 * 1024;  // per idle connection
 
 const char* reason_phrase(int status) {
   switch (status) {
@@ -114,6 +115,7 @@ struct Connection {
   bool continue_sent = false;
   bool close_after_write = false;
   std::size_t served = 0;
+  std::size_t buffered = 0;  // bytes of `in` counted in the server's total
   Clock::time_point deadline;
   std::uint32_t interest = EPOLLIN;
   bool closed = false;
@@ -134,6 +136,7 @@ struct TlsEventServer::Impl {
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<std::thread> threads;
   std::atomic<std::size_t> next_worker{0};
+  std::atomic<std::size_t> buffered_bytes{0};  // request bytes held by all connections
 
   // Held while accepting, so drain() can take the listener away between two accepts.
   std::mutex accept_mutex;
@@ -363,6 +366,8 @@ class TlsEventServer::Impl::Worker {
       return;
     }
     connection.closed = true;
+    connection.in.clear();
+    count_buffered(connection);
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, connection.fd, nullptr);
     closed_.push_back(&connection);
     ERR_clear_error();  // leave no error of this connection to the next one on this thread
@@ -464,7 +469,33 @@ class TlsEventServer::Impl::Worker {
       connection.deadline = Clock::now() + server_.options.read_timeout;
     }
     connection.in.append(scratch_, static_cast<std::size_t>(received));
+    if (count_buffered(connection) > server_.options.max_buffered_bytes) {
+      refuse_overload(connection);
+    }
     return true;
+  }
+
+  // Brings the server-wide count of buffered request bytes up to date with this connection;
+  // returns the new total.
+  std::size_t count_buffered(Connection& connection) {
+    const std::size_t now = connection.in.size();
+    std::size_t total = 0;
+    if (now >= connection.buffered) {
+      total = server_.buffered_bytes.fetch_add(now - connection.buffered) + (now - connection.buffered);
+    } else {
+      total = server_.buffered_bytes.fetch_sub(connection.buffered - now) - (connection.buffered - now);
+    }
+    connection.buffered = now;
+    return total;
+  }
+
+  void refuse_overload(Connection& connection) {
+    HttpResponse response = server_.on_error(
+        503, "the server holds too many request bytes right now; retry", connection.parser.path());
+    render_response(response, false, false, 1, connection.out);
+    connection.in.clear();
+    count_buffered(connection);
+    start_writing(connection, false);
   }
 
   void respond(Connection& connection) {
@@ -483,6 +514,10 @@ class TlsEventServer::Impl::Worker {
     render_response(response, request.method == "HEAD", keep_alive, request.minor_version,
                     connection.out);
     connection.in.erase(0, connection.parser.consumed());
+    if (connection.in.empty() && connection.in.capacity() > kKeptBufferCapacity) {
+      connection.in.shrink_to_fit();
+    }
+    count_buffered(connection);
     connection.parser.reset();
     connection.continue_sent = false;
     connection.readable = false;  // more bytes, if any, are signalled by epoll or pending
@@ -497,6 +532,7 @@ class TlsEventServer::Impl::Worker {
                                              connection.parser.path());
     render_response(response, false, false, 1, connection.out);
     connection.in.clear();
+    count_buffered(connection);
     start_writing(connection, false);
   }
 
@@ -520,6 +556,9 @@ class TlsEventServer::Impl::Worker {
       return true;
     }
     connection.out.clear();
+    if (connection.out.capacity() > kKeptBufferCapacity) {
+      connection.out.shrink_to_fit();
+    }
     if (connection.close_after_write) {
       start_lingering(connection);
       return true;

@@ -160,6 +160,27 @@ TEST_F(HttpProtocolTest, MethodAndSyntaxErrors) {
   EXPECT_TRUE(answers(other->read_response(), "after-errors"));
 }
 
+// Request bytes buffered across connections are bounded: past the budget the sender gets 503
+// and is closed, while the connection already holding most of the budget completes.
+TEST_F(HttpProtocolTest, BufferedBytesAreBounded) {
+  options_.body_limit = 64 * 1024;
+  options_.max_buffered_bytes = 80 * 1024;
+  start();
+  std::string body = review("big");
+  body.resize(60'000, ' ');  // trailing whitespace is still one JSON document
+  const std::string request = post("/validate", body);
+  auto first = raw();
+  ASSERT_TRUE(first->send(request.substr(0, 50'000)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let the server read it
+  auto second = raw();
+  ASSERT_TRUE(second->send(request.substr(0, 50'000)));
+  const std::string refused = second->read_response();
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503 ", 0), 0U) << refused;
+  EXPECT_NE(refused.find("Connection: close"), std::string::npos) << refused;
+  ASSERT_TRUE(first->send(request.substr(50'000)));
+  EXPECT_TRUE(answers(first->read_response(), "big"));
+}
+
 // A client that stops halfway through its request is disconnected after the read timeout.
 TEST_F(HttpProtocolTest, StalledRequestTimesOut) {
   options_.read_timeout = std::chrono::seconds(1);

@@ -31,6 +31,8 @@ struct ServerOptions {
   admission::FailureMode failure_mode = admission::FailureMode::kClosed;
 
   std::size_t body_limit = 4 * 1024 * 1024;  // larger bodies get 413
+  // Request bytes all connections may buffer together; beyond it a sender gets 503.
+  std::size_t max_buffered_bytes = 128 * 1024 * 1024;
   // Event-loop threads of the webhook port; each serves any number of connections. 0: one per
   // core (the admission path is CPU-bound, more threads would only queue on the cores).
   std::size_t threads = 0;

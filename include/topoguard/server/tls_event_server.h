@@ -47,6 +47,10 @@ struct EventServerOptions {
   std::chrono::milliseconds keep_alive_timeout{20'000};  // idle between requests
   std::size_t keep_alive_max_requests = 1'000'000;
   HttpParseLimits limits;
+  // Request bytes buffered across all connections (each may hold up to a whole body): above
+  // this, a connection that sends more gets 503 and is closed, instead of the process being
+  // killed for memory.
+  std::size_t max_buffered_bytes = 128 * 1024 * 1024;
 };
 
 struct SslCtxDeleter {
