@@ -17,7 +17,7 @@ usage: bench/webhook-load.sh [options]
   --endpoint PATH    /mutate or /validate (default: /mutate)
   --body FILE        AdmissionReview to POST (default: examples/admission/bench-rct-create.json)
   --nginx-workers N  nginx worker processes (default: $BENCH_NGINX_WORKERS or 2)
-  --serve-arg ARG    extra argument for `topoguard serve` (repeatable), e.g. --serve-arg=--threads=96
+  --serve-arg ARG    extra argument for `topoguard serve` (repeatable), e.g. --serve-arg=--threads=1
   --strict           also exit 1 when a target is missed (default: only on errors)
   --keep             keep the temporary directory (certs, configs, logs)
 

@@ -212,8 +212,9 @@ HttpParseState HttpRequestParser::parse(std::string_view input) {
 // Finds the blank line that ends the headers (searching only bytes not searched before), then
 // parses the request line and the header lines. kComplete here means "headers done".
 HttpParseState HttpRequestParser::parse_head(std::string_view input) {
-  // RFC 9112 section 2.2: ignore empty lines received before the request line.
-  if (scanned_ == 0) {
+  // RFC 9112 section 2.2: ignore empty lines received before the request line (possibly over
+  // several calls: nothing else has been seen while scanned_ has not passed offset_).
+  if (scanned_ <= offset_) {
     while (offset_ < input.size() && (input[offset_] == '\r' || input[offset_] == '\n')) {
       ++offset_;
     }
@@ -391,14 +392,17 @@ HttpParseState HttpRequestParser::parse_chunks(std::string_view input) {
       return fail(413, "chunked body exceeds the limit of " +
                            std::to_string(limits_.max_body_bytes) + " bytes");
     }
+    // Line-based stages: where the current line ends, or the end of the input so far. A line
+    // is judged too long by the same bound whether or not its end has arrived yet.
     const std::size_t newline =
         stage_ == Stage::kChunkData ? std::string_view::npos : input.find('\n', offset_);
+    const std::size_t line_end = newline == std::string_view::npos ? input.size() : newline;
     switch (stage_) {
       case Stage::kChunkSize: {
+        if (line_end - offset_ > kMaxChunkSizeLine) {
+          return fail(400, "chunk size line too long");
+        }
         if (newline == std::string_view::npos) {
-          if (input.size() - offset_ > kMaxChunkSizeLine) {
-            return fail(400, "chunk size line too long");
-          }
           return HttpParseState::kIncomplete;
         }
         const std::string_view line = without_cr(input.substr(offset_, newline - offset_));
@@ -444,10 +448,10 @@ HttpParseState HttpRequestParser::parse_chunks(std::string_view input) {
         break;
       }
       case Stage::kTrailers: {
+        if (line_end - offset_ > limits_.max_header_bytes) {
+          return fail(431, "trailer line too long");
+        }
         if (newline == std::string_view::npos) {
-          if (input.size() - offset_ > limits_.max_header_bytes) {
-            return fail(431, "trailer line too long");
-          }
           return HttpParseState::kIncomplete;
         }
         const bool blank = without_cr(input.substr(offset_, newline - offset_)).empty();

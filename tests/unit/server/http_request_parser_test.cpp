@@ -115,6 +115,10 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"BodyOverLimit", "POST / HTTP/1.1\r\nContent-Length: 65\r\n\r\n", 413},
         ErrorCase{"ChunkedOverLimit",
                   "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n41\r\n", 413},
+        ErrorCase{"LongChunkExtension",
+                  "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1;" +
+                      std::string(1100, 'x') + "\r\na\r\n0\r\n\r\n",
+                  400},
         ErrorCase{"BadChunkSize", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
                   400},
         ErrorCase{"ChunkWithoutCrlf",
@@ -141,6 +145,18 @@ TEST(HttpRequestParserTest, ByteByByteEqualsWhole) {
   EXPECT_EQ(parser.consumed(), input.size());
   ASSERT_NE(parser.request().header("x"), nullptr);
   EXPECT_EQ(*parser.request().header("x"), "y");
+}
+
+// Empty lines before the request line may arrive in separate reads.
+TEST(HttpRequestParserTest, LeadingEmptyLinesAcrossReads) {
+  const std::string input = "\r\n\r\nGET /healthz HTTP/1.1\r\n\r\n";
+  HttpRequestParser parser(small_limits());
+  for (std::size_t size = 1; size < input.size(); ++size) {
+    ASSERT_EQ(parser.parse(std::string_view(input).substr(0, size)), HttpParseState::kIncomplete)
+        << "after " << size << " bytes";
+  }
+  ASSERT_EQ(parser.parse(input), HttpParseState::kComplete) << parser.error_message();
+  EXPECT_EQ(parser.request().path, "/healthz");
 }
 
 // "Expect: 100-continue" is reported while the body is missing, and not once it is there.
