@@ -4,32 +4,48 @@
 
 namespace topoguard {
 
+namespace {
+
+void append_escaped_token(std::string& out, std::string_view token) {
+  for (char c : token) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+}
+
+}  // namespace
+
 std::string escape_pointer_token(std::string_view token) {
   std::string escaped;
   escaped.reserve(token.size());
-  for (char c : token) {
-    if (c == '~') {
-      escaped += "~0";
-    } else if (c == '/') {
-      escaped += "~1";
-    } else {
-      escaped += c;
-    }
-  }
+  append_escaped_token(escaped, token);
   return escaped;
 }
 
+// Both append_pointer()s build the result in one allocation: the engine makes a pointer for every
+// element it reads.
 std::string append_pointer(std::string_view base, std::string_view token) {
-  std::string pointer(base);
+  std::string pointer;
+  pointer.reserve(base.size() + 1 + token.size());
+  pointer += base;
   pointer += '/';
-  pointer += escape_pointer_token(token);
+  append_escaped_token(pointer, token);
   return pointer;
 }
 
 std::string append_pointer(std::string_view base, std::size_t index) {
-  std::string pointer(base);
+  char digits[24];
+  const auto written = std::to_chars(digits, digits + sizeof(digits), index);
+  std::string pointer;
+  pointer.reserve(base.size() + 1 + static_cast<std::size_t>(written.ptr - digits));
+  pointer += base;
   pointer += '/';
-  pointer += std::to_string(index);
+  pointer.append(digits, written.ptr);
   return pointer;
 }
 
