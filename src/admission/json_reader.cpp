@@ -1,10 +1,12 @@
 #include "topoguard/admission/json_reader.h"
 
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <utility>
@@ -53,6 +55,8 @@ Scope child_scope(Scope scope, std::string_view key) {
 // Deeper than Kubernetes objects usually nest: the reader's stacks are reserved this deep so that
 // a request does not grow them step by step.
 constexpr std::size_t kTypicalDepth = 16;
+// As many members as most objects of a review have.
+constexpr std::size_t kTypicalMembers = 16;
 
 // Builds the tree from the reader's events while dropping what keeps() rejects and refusing
 // nesting deeper than a limit (counted over dropped parts too, so a 4 MiB run of "[" costs one
@@ -215,6 +219,38 @@ constexpr std::array<std::uint8_t, 256> kStringStops = [] {
   }
   return table;
 }();
+
+// The high bit of each byte of `word` (eight bytes of input, first byte lowest) that ends a run
+// (the kStringStops bytes), by the "has a zero byte" / "has a byte less than n" bit tricks. Those
+// can also flag a byte above a flagged one, never below: the lowest flag is exact.
+constexpr std::uint64_t stop_bits(std::uint64_t word) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr std::uint64_t kHighBits = 0x8080808080808080ULL;
+  const auto zero_bytes = [](std::uint64_t x) { return (x - kOnes) & ~x & kHighBits; };
+  const std::uint64_t control = (word - kOnes * 0x20U) & ~word & kHighBits;
+  const std::uint64_t quote = zero_bytes(word ^ (kOnes * static_cast<std::uint8_t>('"')));
+  const std::uint64_t backslash = zero_bytes(word ^ (kOnes * static_cast<std::uint8_t>('\\')));
+  return control | quote | backslash | (word & kHighBits);
+}
+
+// The first byte at or after `p` that ends a run of plain string characters, or `end`. Eight
+// bytes at a time where bytes load little-endian: the byte loop alone was a tenth of a request.
+const char* plain_run_end(const char* p, const char* end) {
+  if constexpr (std::endian::native == std::endian::little) {
+    while (end - p >= 8) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, p, sizeof(word));
+      if (const std::uint64_t stops = stop_bits(word); stops != 0) {
+        return p + std::countr_zero(stops) / 8;
+      }
+      p += 8;
+    }
+  }
+  while (p != end && kStringStops[static_cast<unsigned char>(*p)] == 0) {
+    ++p;
+  }
+  return p;
+}
 
 void append_utf8(std::string& out, std::uint32_t code_point) {
   if (code_point < 0x80) {
@@ -391,9 +427,7 @@ class Reader {
     buffer_.clear();
     while (true) {
       const char* run = p_;
-      while (p_ != end_ && kStringStops[static_cast<unsigned char>(*p_)] == 0) {
-        ++p_;
-      }
+      p_ = plain_run_end(p_, end_);
       // append(pointer, size), not append(first, last): libstdc++ routes the iterator form
       // through the general _M_replace, which measured as a tenth of a request.
       buffer_.append(run, static_cast<std::size_t>(p_ - run));
