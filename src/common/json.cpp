@@ -109,8 +109,14 @@ const Json* member(const Json& object, std::string_view key) {
 }
 
 std::string string_member(const Json& object, std::string_view key) {
+  return std::string(string_member_view(object, key));
+}
+
+std::string_view string_member_view(const Json& object, std::string_view key) {
   const Json* value = member(object, key);
-  return value != nullptr && value->is_string() ? value->get<std::string>() : std::string();
+  return value != nullptr && value->is_string()
+             ? std::string_view(value->get_ref<const std::string&>())
+             : std::string_view();
 }
 
 const char* json_type_name(const Json& value) {

@@ -214,7 +214,7 @@ bool is_claim_kind(std::string_view group, std::string_view kind) {
 }
 
 Result<ClaimSpec> read_claim_spec(const Json& object) {
-  const std::string kind = string_member(object, "kind");
+  const std::string_view kind = string_member_view(object, "kind");
   // ResourceClaim keeps its claim spec at /spec; the templates one level deeper.
   const std::string spec_pointer = kind == "ResourceClaim" ? "/spec" : "/spec/spec";
   ClaimSpec view;
