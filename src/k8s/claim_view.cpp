@@ -75,7 +75,8 @@ Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer)
         return type_error(selector_pointer(), "object", selector);
       }
       const Json* cel = nullptr;
-      if (auto error = optional_member(selector, selector_pointer, "cel", "object", kIsObject, cel)) {
+      if (auto error =
+              optional_member(selector, selector_pointer, "cel", "object", kIsObject, cel)) {
         return *error;
       }
       if (cel == nullptr) {
