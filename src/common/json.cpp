@@ -78,7 +78,13 @@ const Json* find_at(const Json& document, std::string_view pointer) {
     if (next == std::string_view::npos) {
       next = pointer.size();
     }
-    std::string token = unescape_token(pointer.substr(position + 1, next - position - 1));
+    // Most tokens have nothing escaped and are looked up as they are, without a copy.
+    const std::string_view raw = pointer.substr(position + 1, next - position - 1);
+    std::string unescaped;
+    if (raw.find('~') != std::string_view::npos) {
+      unescaped = unescape_token(raw);
+    }
+    const std::string_view token = unescaped.empty() ? raw : std::string_view(unescaped);
     if (current->is_object()) {
       auto it = current->find(token);
       if (it == current->end()) {
