@@ -148,8 +148,10 @@ bool has_deny(const std::vector<engine::Finding>& findings) {
   return false;
 }
 
-HandledReview decide(const AdmissionRequest& request, const policy::PolicySet& policies,
-                     const HandlerOptions& options) {
+// `own_object` is request.object when the caller has no further use for it (the patch is then
+// checked on it in place), nullptr when it must stay as it is (the patch is checked on a copy).
+HandledReview decide(const AdmissionRequest& request, Json* own_object,
+                     const policy::PolicySet& policies, const HandlerOptions& options) {
   HandledReview handled;
   handled.response.uid = request.uid;
 
@@ -183,9 +185,14 @@ HandledReview decide(const AdmissionRequest& request, const policy::PolicySet& p
   if (may_patch && evaluation.patch.is_array() && !evaluation.patch.empty()) {
     // The API server fails the whole request on a patch that does not apply, even under
     // failurePolicy Ignore, so the patch is tried on the object exactly as received.
-    Result<Json> patched = engine::apply_patch(request.object, evaluation.patch);
-    if (!patched) {
-      handled.outcome.patch_dropped = patched.error().to_string();
+    Json copy;
+    Json* patched = own_object;
+    if (patched == nullptr) {
+      copy = request.object;
+      patched = &copy;
+    }
+    if (Status applied = engine::apply_patch_in_place(*patched, evaluation.patch); !applied) {
+      handled.outcome.patch_dropped = applied.error().to_string();
     } else {
       fill_namespace(*patched, request.namespace_name);
       engine::Evaluation after = engine::evaluate(*patched, policies, inventory);
@@ -226,6 +233,18 @@ HandledReview decide(const AdmissionRequest& request, const policy::PolicySet& p
   return handled;
 }
 
+HandledReview decide_or_fail(const AdmissionRequest& request, Json* own_object,
+                             const policy::PolicySet& policies, const HandlerOptions& options) {
+  try {
+    return decide(request, own_object, policies, options);
+  } catch (const std::exception& exception) {
+    return failure_response(request.uid, options.failure_mode,
+                            std::string("internal error: ") + exception.what());
+  } catch (...) {
+    return failure_response(request.uid, options.failure_mode, "internal error");
+  }
+}
+
 }  // namespace
 
 std::string_view mode_name(Mode mode) {
@@ -256,14 +275,12 @@ std::string_view decision_name(Decision decision) {
 
 HandledReview handle_admission(const AdmissionRequest& request,
                                const policy::PolicySet& policies, const HandlerOptions& options) {
-  try {
-    return decide(request, policies, options);
-  } catch (const std::exception& exception) {
-    return failure_response(request.uid, options.failure_mode,
-                            std::string("internal error: ") + exception.what());
-  } catch (...) {
-    return failure_response(request.uid, options.failure_mode, "internal error");
-  }
+  return decide_or_fail(request, nullptr, policies, options);
+}
+
+HandledReview handle_admission(AdmissionRequest&& request, const policy::PolicySet& policies,
+                               const HandlerOptions& options) {
+  return decide_or_fail(request, &request.object, policies, options);
 }
 
 HandledReview failure_response(const std::string& uid, FailureMode failure_mode,

@@ -23,10 +23,10 @@ ReviewEndpoint make_review_endpoint(PolicySource policies, HandlerOptions option
     if (snapshot == nullptr) {
       handled = failure_response(request->uid, options.failure_mode, "no policy set is loaded");
     } else {
-      handled = handle_admission(*request, *snapshot, options);
+      handled = handle_admission(std::move(*request), *snapshot, options);
     }
     if (call.deadline.has_value() && std::chrono::steady_clock::now() > *call.deadline) {
-      handled = failure_response(request->uid, options.failure_mode,
+      handled = failure_response(reply.request.uid, options.failure_mode,
                                  "the decision took longer than the request's timeout");
     }
     reply.body = to_admission_review_json(handled.response);

@@ -4,32 +4,48 @@
 
 namespace topoguard {
 
+namespace {
+
+void append_escaped_token(std::string& out, std::string_view token) {
+  for (char c : token) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+}
+
+}  // namespace
+
 std::string escape_pointer_token(std::string_view token) {
   std::string escaped;
   escaped.reserve(token.size());
-  for (char c : token) {
-    if (c == '~') {
-      escaped += "~0";
-    } else if (c == '/') {
-      escaped += "~1";
-    } else {
-      escaped += c;
-    }
-  }
+  append_escaped_token(escaped, token);
   return escaped;
 }
 
+// Both append_pointer()s build the result in one allocation: the engine makes a pointer for every
+// element it reads.
 std::string append_pointer(std::string_view base, std::string_view token) {
-  std::string pointer(base);
+  std::string pointer;
+  pointer.reserve(base.size() + 1 + token.size());
+  pointer += base;
   pointer += '/';
-  pointer += escape_pointer_token(token);
+  append_escaped_token(pointer, token);
   return pointer;
 }
 
 std::string append_pointer(std::string_view base, std::size_t index) {
-  std::string pointer(base);
+  char digits[24];
+  const auto written = std::to_chars(digits, digits + sizeof(digits), index);
+  std::string pointer;
+  pointer.reserve(base.size() + 1 + static_cast<std::size_t>(written.ptr - digits));
+  pointer += base;
   pointer += '/';
-  pointer += std::to_string(index);
+  pointer.append(digits, written.ptr);
   return pointer;
 }
 
@@ -62,7 +78,13 @@ const Json* find_at(const Json& document, std::string_view pointer) {
     if (next == std::string_view::npos) {
       next = pointer.size();
     }
-    std::string token = unescape_token(pointer.substr(position + 1, next - position - 1));
+    // Most tokens have nothing escaped and are looked up as they are, without a copy.
+    const std::string_view raw = pointer.substr(position + 1, next - position - 1);
+    std::string unescaped;
+    if (raw.find('~') != std::string_view::npos) {
+      unescaped = unescape_token(raw);
+    }
+    const std::string_view token = unescaped.empty() ? raw : std::string_view(unescaped);
     if (current->is_object()) {
       auto it = current->find(token);
       if (it == current->end()) {
@@ -93,8 +115,14 @@ const Json* member(const Json& object, std::string_view key) {
 }
 
 std::string string_member(const Json& object, std::string_view key) {
+  return std::string(string_member_view(object, key));
+}
+
+std::string_view string_member_view(const Json& object, std::string_view key) {
   const Json* value = member(object, key);
-  return value != nullptr && value->is_string() ? value->get<std::string>() : std::string();
+  return value != nullptr && value->is_string()
+             ? std::string_view(value->get_ref<const std::string&>())
+             : std::string_view();
 }
 
 const char* json_type_name(const Json& value) {

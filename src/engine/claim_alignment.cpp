@@ -50,6 +50,25 @@ bool covers_choice(const DeviceConstraint& constraint, const DeviceRequest& requ
          (request.first_available && names(constraint, request.name + "/" + choice.subrequest));
 }
 
+// The members of `object` (an empty object), with room for `size`. The fixes are built member
+// by member with their values moved in: nlohmann's initializer lists copy every value through
+// temporaries, and an ordered_json object that grows copies the members it has.
+Json::object_t::Container& reserved_members(Json& object, std::size_t size) {
+  auto& members = static_cast<Json::object_t::Container&>(object.get_ref<Json::object_t&>());
+  members.reserve(size);
+  return members;
+}
+
+// {"op": "add", "path": path, "value": value}
+Json add_operation(std::string path, Json value) {
+  Json operation = Json::object();
+  auto& members = reserved_members(operation, 3);
+  members.emplace_back("op", "add");
+  members.emplace_back("path", std::move(path));
+  members.emplace_back("value", std::move(value));
+  return operation;
+}
+
 class ClaimAnalyzer {
  public:
   ClaimAnalyzer(const ClaimSpec& spec, const DeviceRoles& roles, const policy::Policy& policy)
@@ -248,21 +267,22 @@ class ClaimAnalyzer {
   Json fix_operations(const std::vector<std::pair<std::string, std::string>>& pairs) const {
     Json constraints = Json::array();
     for (const auto& [gpu, nic] : pairs) {
+      Json requests = Json::array();
+      requests.push_back(gpu);
+      requests.push_back(nic);
       Json constraint = Json::object();
-      constraint["requests"] = Json::array({gpu, nic});
-      constraint["matchAttribute"] = policy_.alignment_attribute;
+      auto& members = reserved_members(constraint, 2);
+      members.emplace_back("requests", std::move(requests));
+      members.emplace_back("matchAttribute", policy_.alignment_attribute);
       constraints.push_back(std::move(constraint));
     }
     Json operations = Json::array();
     if (!spec_.has_constraints_array) {
-      operations.push_back(
-          Json{{"op", "add"}, {"path", spec_.constraints_pointer}, {"value", constraints}});
+      operations.push_back(add_operation(spec_.constraints_pointer, std::move(constraints)));
       return operations;
     }
     for (Json& constraint : constraints) {
-      operations.push_back(Json{{"op", "add"},
-                                {"path", spec_.constraints_pointer + "/-"},
-                                {"value", std::move(constraint)}});
+      operations.push_back(add_operation(spec_.constraints_pointer + "/-", std::move(constraint)));
     }
     return operations;
   }

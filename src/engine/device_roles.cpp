@@ -12,8 +12,15 @@ void merge(Roles& into, const Roles& from) {
 }  // namespace
 
 Roles DeviceRoles::of_class_name(std::string_view name) const {
-  return Roles{policy_.gpu.device_class_names.matches_any(name),
-               policy_.nic.device_class_names.matches_any(name)};
+  for (const auto& [known, roles] : class_name_roles_) {
+    if (known == name) {
+      return roles;
+    }
+  }
+  const Roles roles{policy_.gpu.device_class_names.matches_any(name),
+                    policy_.nic.device_class_names.matches_any(name)};
+  class_name_roles_.emplace_back(name, roles);
+  return roles;
 }
 
 Roles DeviceRoles::of_driver(std::string_view driver) const {

@@ -3,7 +3,10 @@
 // has it), or by the drivers its own CEL selectors pin.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "topoguard/engine/inventory.h"
 #include "topoguard/k8s/claim_view.h"
@@ -42,6 +45,10 @@ class DeviceRoles {
 
   const policy::Policy& policy_;
   const Inventory& inventory_;
+  // of_class_name() by name. A claim names the same few DeviceClasses over and over, and each
+  // answer is two RE2 matches; one DeviceRoles serves one evaluation, so the memo stays small
+  // and is never shared between threads.
+  mutable std::vector<std::pair<std::string, Roles>> class_name_roles_;
 };
 
 }  // namespace topoguard::engine

@@ -243,9 +243,8 @@ class PolicyEvaluator {
 }  // namespace
 
 bool is_evaluated_kind(const Json& object) {
-  const std::string api_version = string_member(object, "apiVersion");
-  const std::string kind = string_member(object, "kind");
-  const std::string_view group = k8s::api_group(api_version);
+  const std::string_view group = k8s::api_group(string_member_view(object, "apiVersion"));
+  const std::string_view kind = string_member_view(object, "kind");
   return k8s::is_claim_kind(group, kind) || k8s::is_workload_kind(group, kind);
 }
 

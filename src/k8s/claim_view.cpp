@@ -1,5 +1,7 @@
 #include "topoguard/k8s/claim_view.h"
 
+#include <type_traits>
+
 #include "topoguard/k8s/object.h"
 
 namespace topoguard::k8s {
@@ -16,9 +18,10 @@ Error type_error(const std::string& pointer, const char* expected, const Json& a
 }
 
 // Reads an optional member of `expected` type into `out`. Returns an error when the member is
-// present (and not null) with another type.
-template <typename Check>
-std::optional<Error> optional_member(const Json& object, const std::string& pointer,
+// present (and not null) with another type. `pointer` (of `object`) is a string, or a function
+// that makes it, for pointers that are only worth making when there is an error to report.
+template <typename Pointer, typename Check>
+std::optional<Error> optional_member(const Json& object, const Pointer& pointer,
                                      std::string_view key, const char* expected, Check is_type,
                                      const Json*& out) {
   out = member(object, key);
@@ -27,7 +30,11 @@ std::optional<Error> optional_member(const Json& object, const std::string& poin
     return std::nullopt;
   }
   if (!is_type(*out)) {
-    return type_error(append_pointer(pointer, key), expected, *out);
+    if constexpr (std::is_invocable_v<const Pointer&>) {
+      return type_error(append_pointer(pointer(), key), expected, *out);
+    } else {
+      return type_error(append_pointer(pointer, key), expected, *out);
+    }
   }
   return std::nullopt;
 }
@@ -58,28 +65,35 @@ Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer)
     return *error;
   }
   if (value != nullptr) {
-    const std::string selectors_pointer = append_pointer(pointer, "selectors");
+    // The selectors' pointers are only made for an error: a valid claim does not need them.
     for (std::size_t i = 0; i < value->size(); ++i) {
-      const std::string selector_pointer = append_pointer(selectors_pointer, i);
+      const auto selector_pointer = [&pointer, i] {
+        return append_pointer(append_pointer(pointer, "selectors"), i);
+      };
       const Json& selector = (*value)[i];
       if (!selector.is_object()) {
-        return type_error(selector_pointer, "object", selector);
+        return type_error(selector_pointer(), "object", selector);
       }
       const Json* cel = nullptr;
-      if (auto error = optional_member(selector, selector_pointer, "cel", "object", kIsObject, cel)) {
+      if (auto error =
+              optional_member(selector, selector_pointer, "cel", "object", kIsObject, cel)) {
         return *error;
       }
       if (cel == nullptr) {
         continue;
       }
+      const auto cel_pointer = [&selector_pointer] {
+        return append_pointer(selector_pointer(), "cel");
+      };
       const Json* expression = nullptr;
-      if (auto error = optional_member(*cel, append_pointer(selector_pointer, "cel"), "expression",
-                                       "string", kIsString, expression)) {
+      if (auto error =
+              optional_member(*cel, cel_pointer, "expression", "string", kIsString, expression)) {
         return *error;
       }
-      if (expression != nullptr) {
-        choice.selectors.push_back(expression->get<std::string>());
+      if (expression == nullptr) {
+        continue;
       }
+      choice.selectors.push_back(expression->get<std::string>());
     }
   }
   if (auto error =
@@ -201,7 +215,7 @@ bool is_claim_kind(std::string_view group, std::string_view kind) {
 }
 
 Result<ClaimSpec> read_claim_spec(const Json& object) {
-  const std::string kind = string_member(object, "kind");
+  const std::string_view kind = string_member_view(object, "kind");
   // ResourceClaim keeps its claim spec at /spec; the templates one level deeper.
   const std::string spec_pointer = kind == "ResourceClaim" ? "/spec" : "/spec/spec";
   ClaimSpec view;

@@ -95,8 +95,8 @@ bool is_workload_kind_name(std::string_view kind) {
 
 std::vector<PodTemplateLocation> locate_pod_templates(const Json& object) {
   std::vector<PodTemplateLocation> locations;
-  const std::string api_version = string_member(object, "apiVersion");
-  const WorkloadKind* entry = find_kind(api_group(api_version), string_member(object, "kind"));
+  const WorkloadKind* entry = find_kind(api_group(string_member_view(object, "apiVersion")),
+                                        string_member_view(object, "kind"));
   if (entry == nullptr) {
     return locations;
   }

@@ -60,6 +60,11 @@ struct HandledReview {
 [[nodiscard]] HandledReview handle_admission(const AdmissionRequest& request,
                                              const policy::PolicySet& policies,
                                              const HandlerOptions& options);
+// The same decision for a caller done with the request: its object is patched in place to check
+// the patch, saving a copy of the object. `request` is left in an unspecified state.
+[[nodiscard]] HandledReview handle_admission(AdmissionRequest&& request,
+                                             const policy::PolicySet& policies,
+                                             const HandlerOptions& options);
 
 // The response to send when no decision could be made in time or at all (failure mode).
 [[nodiscard]] HandledReview failure_response(const std::string& uid, FailureMode failure_mode,

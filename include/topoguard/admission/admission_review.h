@@ -71,6 +71,9 @@ void append_json_string(std::string& out, std::string_view text);
 // The JSON body of a 4xx/5xx answer that is not an AdmissionReview (bad request, too large).
 [[nodiscard]] std::string error_body_json(int http_status, const Error& error);
 
+// The patch as sent: compact JSON, the same bytes as patch.dump() with invalid UTF-8 replaced.
+[[nodiscard]] std::string patch_json(const Json& patch);
+
 // Standard base64 (RFC 4648 with padding), as encoding/json renders []byte.
 [[nodiscard]] std::string base64_encode(std::string_view bytes);
 

@@ -24,6 +24,8 @@ using Json = nlohmann::ordered_json;
 // Typed lookups of a member of an object; nullptr / empty when absent or of another type.
 [[nodiscard]] const Json* member(const Json& object, std::string_view key);
 [[nodiscard]] std::string string_member(const Json& object, std::string_view key);
+// string_member() without the copy, for a look that ends before `object` changes.
+[[nodiscard]] std::string_view string_member_view(const Json& object, std::string_view key);
 
 // Human-readable JSON type name ("object", "array", "string", ...), for diagnostics.
 [[nodiscard]] const char* json_type_name(const Json& value);

@@ -130,6 +130,15 @@ TEST_P(HandlerTest, Decides) {
   for (const auto& [key, value] : handled.response.audit_annotations) {
     EXPECT_EQ(key.find('/'), std::string::npos) << key;
   }
+  // Handing the request over (its object is then patched in place) decides the same.
+  const HandledReview handed_over =
+      handle_admission(AdmissionRequest(request), builtin(), {c.mode, FailureMode::kClosed});
+  EXPECT_EQ(handed_over.response.allowed, handled.response.allowed);
+  EXPECT_EQ(handed_over.response.status.message, handled.response.status.message);
+  EXPECT_EQ(handed_over.response.patch, handled.response.patch);
+  EXPECT_EQ(handed_over.response.warnings, handled.response.warnings);
+  EXPECT_EQ(handed_over.response.audit_annotations, handled.response.audit_annotations);
+  EXPECT_EQ(handed_over.outcome.decision, handled.outcome.decision);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -139,6 +139,43 @@ TEST(AdmissionReviewTest, ResponseEnvelopeAndOptionalFields) {
   EXPECT_EQ(denied["response"]["status"]["message"], "no");
 }
 
+struct PatchJsonCase {
+  std::string_view note;
+  std::string_view patch;
+};
+
+class PatchJsonTest : public ::testing::TestWithParam<PatchJsonCase> {};
+
+// The patch is written without nlohmann's serializer, byte for byte as dump() with invalid UTF-8
+// replaced would write it.
+TEST_P(PatchJsonTest, SameBytesAsNlohmannDump) {
+  const Json patch = Json::parse(GetParam().patch);
+  EXPECT_EQ(patch_json(patch), patch.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Patches, PatchJsonTest,
+    ::testing::Values(
+        PatchJsonCase{"Empty", R"([])"},
+        PatchJsonCase{"AddArray",
+                      R"([{"op":"add","path":"/spec/spec/devices/constraints","value":[]}])"},
+        PatchJsonCase{"EscapedPathAndObject",
+                      R"([{"op":"add","path":"/a~1b/~0c","value":{"requests":["gpu"],"n":null}}])"},
+        PatchJsonCase{"Scalars", R"([{"op":"add","path":"/x","value":[true,false,0,-1,
+            18446744073709551615,-9223372036854775808,1.5,-0.0,1e300,2.5e-8,{},[],""]}])"},
+        PatchJsonCase{"Escapes", R"([{"op":"add","path":"/s",
+            "value":"quote \" backslash \\ tab \t nl \n ctl \u0001 del \u007f"}])"},
+        PatchJsonCase{"NonAscii",
+                      R"([{"op":"add","path":"/u","value":"\u00e9\u20ac\ud83d\ude00"}])"}),
+    topoguard::testing::NoteName());
+
+// Bytes that are not UTF-8 (a Json built in-process can hold them) are replaced the same way.
+TEST(PatchJsonInvalidUtf8Test, ReplacedAsNlohmannDoes) {
+  Json patch = Json::array();
+  patch.push_back(Json{{"op", "add"}, {"path", "/a\xff/b"}, {"value", "x\xc3("}});
+  EXPECT_EQ(patch_json(patch), patch.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
 struct Base64Case {
   std::string_view note;
   std::string_view plain;

@@ -79,6 +79,25 @@ INSTANTIATE_TEST_SUITE_P(
         ReadCase{"Comment", "[1 /* c */]"}),
     topoguard::testing::NoteName());
 
+// Strings are scanned eight bytes at a time: a byte that ends a plain run (escape, quote, control
+// character, non-ASCII) or a neighbour of one (space, '!', '#', '[', ']', DEL) is read as nlohmann
+// reads it at every offset of a word.
+TEST(JsonReaderTest, StringRunsEndAtAnyOffset) {
+  for (const std::string_view special :
+       {"\\n", "\\\"", "\\\\", "\t", "\x1f", " ", "!", "#", "[", "]", "\x7f", "\xc3\xa9", "\xff"}) {
+    for (std::size_t offset = 0; offset < 20; ++offset) {
+      const std::string text = "[\"" + std::string(offset, 'a') + std::string(special) +
+                               std::string(20 - offset, 'b') + "\"]";
+      const Json expected = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+      const Result<Json> read = read_json(text, 8, JsonFilter::kNone);
+      ASSERT_EQ(read.has_value(), !expected.is_discarded()) << text;
+      if (read.has_value()) {
+        EXPECT_EQ(*read, expected) << text;
+      }
+    }
+  }
+}
+
 // Nesting beyond the limit is kTooDeep whether or not the part is kept.
 TEST(JsonReaderTest, DepthLimitCountsEveryLevel) {
   const std::string deep = std::string(129, '[') + std::string(129, ']');

@@ -29,6 +29,20 @@ TEST_P(ApplyPatchTest, AppliesLikeTheApiServer) {
   EXPECT_EQ(*result, Json::parse(c.expected));
 }
 
+// In place, the same patch gives the same document, or fails the same way.
+TEST_P(ApplyPatchTest, AppliesInPlaceLikeOnACopy) {
+  const PatchCase& c = GetParam();
+  Json document = Json::parse(c.document);
+  Status applied = apply_patch_in_place(document, Json::parse(c.patch));
+  if (c.expected.empty()) {
+    ASSERT_FALSE(applied);
+    EXPECT_EQ(applied.error().code, ErrorCode::kInvalidValue);
+    return;
+  }
+  ASSERT_TRUE(applied) << applied.error().to_string();
+  EXPECT_EQ(document, Json::parse(c.expected));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Patches, ApplyPatchTest,
     ::testing::Values(
@@ -42,7 +56,21 @@ INSTANTIATE_TEST_SUITE_P(
         PatchCase{"missing_parent_fails", R"({})",
                   R"([{"op":"add","path":"/d/c","value":2}])", ""},
         PatchCase{"not_an_array_fails", R"({})", R"({"op":"add","path":"/a","value":1})", ""},
-        PatchCase{"empty_patch", R"({"a":1})", "[]", R"({"a":1})"}),
+        PatchCase{"empty_patch", R"({"a":1})", "[]", R"({"a":1})"},
+        // Members added beside large siblings keep document order and leave the siblings whole.
+        PatchCase{"several_adds_to_one_object",
+                  R"({"d":{"requests":[{"name":"gpu"},{"name":"nic"}],"x":{"y":[1,2]}}})",
+                  R"([{"op":"add","path":"/d/constraints","value":[]},
+                      {"op":"add","path":"/d/constraints/-","value":{"requests":["gpu","nic"]}},
+                      {"op":"add","path":"/d/z","value":"last"},
+                      {"op":"add","path":"/d/x/y/0","value":0}])",
+                  R"({"d":{"requests":[{"name":"gpu"},{"name":"nic"}],"x":{"y":[0,1,2]},
+                      "constraints":[{"requests":["gpu","nic"]}],"z":"last"}})"},
+        PatchCase{"replacing_an_existing_member", R"({"d":{"a":1,"b":2}})",
+                  R"([{"op":"add","path":"/d/a","value":3}])", R"({"d":{"a":3,"b":2}})"},
+        PatchCase{"add_then_failing_test_fails", R"({"d":{"a":1}})",
+                  R"([{"op":"add","path":"/d/b","value":2},
+                      {"op":"test","path":"/d/a","value":5}])", ""}),
     topoguard::testing::NoteName());
 
 }  // namespace
