@@ -12,7 +12,9 @@ usage() {
 usage: bench/webhook-load.sh [options]
 
   --topoguard PATH   topoguard binary (default: $TOPOGUARD_BIN or build/topoguard)
-  --duration SEC     seconds per measured run (default: $BENCH_DURATION or 10)
+  --duration SEC     seconds per measured run (default: $BENCH_DURATION or 5)
+  --rounds N         measured runs per server and scenario, alternating servers; figures are
+                     medians (default: $BENCH_ROUNDS or 3)
   --warmup SEC       unmeasured seconds before each run (default: $BENCH_WARMUP or 1)
   --endpoint PATH    /mutate or /validate (default: /mutate)
   --body FILE        AdmissionReview to POST (default: examples/admission/bench-rct-create.json)
@@ -22,14 +24,16 @@ usage: bench/webhook-load.sh [options]
   --keep             keep the temporary directory (certs, configs, logs)
 
 Runs: 1 thread/1 connection (latency), 2 threads/16 connections, 2 threads/64 connections,
-each against topoguard then nginx. Prints req/s, p50/p99 latency, errors (socket errors +
-non-2xx), server CPU time per request, peak RSS (VmHWM) and the topoguard/nginx ratios. Exit: 0 ok, 1 errors seen (or a
+each N rounds against topoguard and nginx in alternating order. Prints per scenario the median
+req/s, p50/p99 latency and server CPU time per request, the errors (socket errors + non-2xx)
+of all rounds, peak RSS (VmHWM) and the topoguard/nginx ratios. Exit: 0 ok, 1 errors seen (or a
 missed target with --strict), 2 usage or setup failure.
 USAGE
 }
 
 topoguard_bin="${TOPOGUARD_BIN:-${repo}/build/topoguard}"
-duration="${BENCH_DURATION:-10}"
+duration="${BENCH_DURATION:-5}"
+rounds="${BENCH_ROUNDS:-3}"
 warmup="${BENCH_WARMUP:-1}"
 endpoint="/mutate"
 body_file="${repo}/examples/admission/bench-rct-create.json"
@@ -42,6 +46,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --topoguard) topoguard_bin="${2:?}"; shift 2 ;;
     --duration) duration="${2:?}"; shift 2 ;;
+    --rounds) rounds="${2:?}"; shift 2 ;;
     --warmup) warmup="${2:?}"; shift 2 ;;
     --endpoint) endpoint="${2:?}"; shift 2 ;;
     --body) body_file="${2:?}"; shift 2 ;;
@@ -58,7 +63,7 @@ done
 die() { echo "webhook-load: $*" >&2; exit 2; }
 log() { echo "webhook-load: $*" >&2; }
 
-for n in "$duration" "$nginx_workers"; do
+for n in "$duration" "$nginx_workers" "$rounds"; do
   [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "durations and worker counts must be positive integers"
 done
 [[ "$warmup" =~ ^[0-9]+$ ]] || die "--warmup must be a non-negative integer"
@@ -232,32 +237,48 @@ declare -A url=(
   [nginx]="https://127.0.0.1:${nginx_port}${endpoint}"
 )
 
+median() { tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
 log "topoguard pid ${tg_pid} on :${tg_port} ${serve_args[*]}, nginx pid ${nginx_pid} on :${nginx_port}" \
-  "(${nginx_workers} workers); ${duration}s per run, ${warmup}s warm-up; POST ${endpoint}"
+  "(${nginx_workers} workers); ${rounds} rounds of ${duration}s per server, ${warmup}s warm-up; POST ${endpoint}"
 for scenario in "${scenarios[@]}"; do
   read -r threads connections <<<"$scenario"
-  for server in "${servers[@]}"; do
-    if [ "$warmup" -gt 0 ]; then run_wrk "$threads" "$connections" "$warmup" "${url[$server]}" >/dev/null; fi
-    cpu_before="$(cpu_ticks "${server_pid[$server]}")"
-    line="$(run_wrk "$threads" "$connections" "$duration" "${url[$server]}")"
-    cpu_after="$(cpu_ticks "${server_pid[$server]}")"
-    key="${server}_${connections}"
-    requests="$(field requests "$line")"
-    duration_us="$(field duration_us "$line")"
-    result[${key}_rps]="$(awk -v r="$requests" -v d="$duration_us" 'BEGIN { printf "%.0f", r / (d / 1e6) }')"
-    result[${key}_p50]="$(field p50_us "$line")"
-    result[${key}_p99]="$(field p99_us "$line")"
-    errors=0
-    for kind in connect read write status timeout; do
-      errors=$((errors + $(field "$kind" "$line")))
+  declare -A samples=()
+  for round in $(seq "$rounds"); do
+    # Alternate the order each round so a drift of the machine's speed hits both servers alike.
+    order=("${servers[@]}")
+    if [ $((round % 2)) -eq 0 ]; then order=(nginx topoguard); fi
+    for server in "${order[@]}"; do
+      if [ "$warmup" -gt 0 ]; then run_wrk "$threads" "$connections" "$warmup" "${url[$server]}" >/dev/null; fi
+      cpu_before="$(cpu_ticks "${server_pid[$server]}")"
+      line="$(run_wrk "$threads" "$connections" "$duration" "${url[$server]}")"
+      cpu_after="$(cpu_ticks "${server_pid[$server]}")"
+      requests="$(field requests "$line")"
+      duration_us="$(field duration_us "$line")"
+      errors=0
+      for kind in connect read write status timeout; do
+        errors=$((errors + $(field "$kind" "$line")))
+      done
+      samples[${server}_rps]+=" $(awk -v r="$requests" -v d="$duration_us" 'BEGIN { printf "%.0f", r / (d / 1e6) }')"
+      samples[${server}_p50]+=" $(field p50_us "$line")"
+      samples[${server}_p99]+=" $(field p99_us "$line")"
+      # Server CPU per request: what the server costs independent of how wrk shares the cores.
+      samples[${server}_cpu]+=" $(awk -v t="$((cpu_after - cpu_before))" -v hz="$ticks_per_second" \
+        -v r="$requests" 'BEGIN { if (r == 0) print 0; else printf "%.0f", t / hz * 1e6 / r }')"
+      key="${server}_${connections}"
+      result[${key}_errors]=$(( ${result[${key}_errors]:-0} + errors ))
+      result[${key}_detail]+="
+    round ${round}: $(sed 's/^WRKSTATS //' <<<"$line")"
+      result[body_bytes]="$(field body_bytes "$line")"
     done
-    result[${key}_errors]="$errors"
-    result[${key}_detail]="$(sed 's/^WRKSTATS //' <<<"$line")"
-    result[body_bytes]="$(field body_bytes "$line")"
-    # Server CPU per request: what the server costs independent of how wrk shares the cores.
-    result[${key}_cpu]="$(awk -v t="$((cpu_after - cpu_before))" -v hz="$ticks_per_second" \
-      -v r="$requests" 'BEGIN { if (r == 0) print 0; else printf "%.0f", t / hz * 1e6 / r }')"
   done
+  # Each figure is the median over the rounds.
+  for server in "${servers[@]}"; do
+    for metric in rps p50 p99 cpu; do
+      result[${server}_${connections}_${metric}]="$(median <<<"${samples[${server}_${metric}]}")"
+    done
+  done
+  unset samples
 done
 
 # --- peak memory ------------------------------------------------------------------------------
@@ -277,7 +298,8 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
 
 echo
 echo "topoguard webhook load: POST ${endpoint}, $(basename "$body_file") (${result[body_bytes]} bytes" \
-  "compact), response $(wc -c <"${work}/response.json") bytes, ${duration}s per run," \
+  "compact), response $(wc -c <"${work}/response.json") bytes, medians of ${rounds} rounds of" \
+  "${duration}s per server," \
   "$(nproc) cores shared by wrk and servers"
 printf '%-22s %-10s %10s %10s %10s %8s %12s\n' "run" "server" "req/s" "p50" "p99" "errors" \
   "cpu/request"
@@ -305,7 +327,7 @@ echo "raw wrk results:"
 for scenario in "${scenarios[@]}"; do
   read -r threads connections <<<"$scenario"
   for server in "${servers[@]}"; do
-    echo "  ${server} t${threads} c${connections}: ${result[${server}_${connections}_detail]}"
+    echo "  ${server} t${threads} c${connections}:${result[${server}_${connections}_detail]}"
   done
 done
 
