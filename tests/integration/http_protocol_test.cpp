@@ -218,27 +218,7 @@ TEST_F(HttpProtocolTest, TlsVersionsAndAlpn) {
 TEST_F(HttpProtocolTest, ManyConnectionsOnOneThread) {
   options_.threads = 1;
   start();
-  constexpr int kConnections = 128;
-  constexpr int kRequestsEach = 3;
-  const std::string body = review("many");
-  std::atomic<int> ok{0};
-  std::atomic<int> failed{0};
-  std::vector<std::thread> workers;
-  for (int i = 0; i < kConnections; ++i) {
-    workers.emplace_back([&] {
-      auto connection = client();
-      connection->set_keep_alive(true);
-      for (int r = 0; r < kRequestsEach; ++r) {
-        auto result = connection->Post("/validate", body, "application/json");
-        (result && result->status == 200 ? ok : failed)++;
-      }
-    });
-  }
-  for (auto& worker : workers) {
-    worker.join();
-  }
-  EXPECT_EQ(failed.load(), 0);
-  EXPECT_EQ(ok.load(), kConnections * kRequestsEach);
+  EXPECT_EQ(failed_keep_alive_requests(128, 3), 0);
 }
 
 }  // namespace

@@ -2,11 +2,14 @@
 // built-in policy, an HttpsServer on 127.0.0.1 port 0, and clients that trust the test CA.
 #pragma once
 
+#include <atomic>
+#include <barrier>
 #include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -115,6 +118,36 @@ class WebhookServerTest : public ::testing::Test {
     Json parsed = Json::parse(result->body, nullptr, false);
     EXPECT_EQ(parsed.value("apiVersion", ""), "admission.k8s.io/v1");
     return parsed.value("response", Json());
+  }
+
+  // Opens `connections` keep-alive connections that each POST one review, waits until all are
+  // open, then sends `requests_each - 1` more on each; returns how many requests failed.
+  int failed_keep_alive_requests(int connections, int requests_each) const {
+    const std::string body = topoguard::testing::review_body(
+        rct("u", Json::array({request("gpu", "gpu.nvidia.com"), request("nic", "dranet.net")})),
+        "ka");
+    std::atomic<int> ok{0};
+    std::barrier all_connected(connections);
+    std::vector<std::thread> workers;
+    for (int i = 0; i < connections; ++i) {
+      workers.emplace_back([&] {
+        auto connection = client();
+        connection->set_keep_alive(true);
+        for (int r = 0; r < requests_each; ++r) {
+          auto result = connection->Post("/mutate", body, "application/json");
+          if (result && result->status == 200) {
+            ++ok;
+          }
+          if (r == 0) {
+            all_connected.arrive_and_wait();  // every connection is open and idle-held now
+          }
+        }
+      });
+    }
+    for (auto& worker : workers) {
+      worker.join();
+    }
+    return connections * requests_each - ok.load();
   }
 
   std::string metrics_text() const {
