@@ -173,7 +173,6 @@ umoci config --image "${layout}:${version}" --no-history \
   --config.label="${label_prefix}.version=${version}" \
   --config.label="${label_prefix}.revision=${revision}" \
   --config.label="${label_prefix}.created=${created}" \
-  --config.label="${label_prefix}.source=https://github.com/topoguard/topoguard" \
   --manifest.annotation="${label_prefix}.version=${version}" \
   --manifest.annotation="${label_prefix}.revision=${revision}" \
   --manifest.annotation="${label_prefix}.created=${created}"
