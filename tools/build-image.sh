@@ -251,10 +251,11 @@ for layer in manifest["layers"]:
 print(total)
 PY
 )"
+shown() { realpath --relative-base="$PWD" "$1"; }  # paths below the current directory, relative
 echo "image:      topoguard/topoguard:${version}"
 echo "digest:     ${manifest_digest}"
 echo "compressed: ${compressed} bytes (layers + config)"
 echo "unpacked:   ${unpacked} bytes"
-echo "packages:   $(printf '%s\n' $packages | wc -l) Debian packages in ${sbom}"
-echo "oci layout: ${layout} (tag ${version})"
-echo "archive:    ${archive}"
+echo "packages:   $(printf '%s\n' $packages | wc -l) Debian packages in $(shown "$sbom")"
+echo "oci layout: $(shown "$layout") (tag ${version})"
+echo "archive:    $(shown "$archive") ($(stat -c %s "$archive") bytes, docker-archive)"
