@@ -131,6 +131,7 @@ INSTANTIATE_TEST_SUITE_P(
         ParseCase{"member_index_call", R"(device.attributes["dra.net"].numa.foo(1))",
                   R"(foo((_[_]((device.attributes),"dra.net").numa);1))"},
         ParseCase{"global_call", "size(x)", "size(x)"},
+        ParseCase{"reserved_word_as_field_and_method", "a.if.while()", "while((a.if);)"},
         ParseCase{"leading_dot", ".device", ".device"},
         ParseCase{"map_literal", "{'a': 1, 2: 'b',}", R"({"a":1,2:"b",})"},
         ParseCase{"list_trailing_comma", "[1, 2,]", "[1,2,]"},
