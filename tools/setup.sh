@@ -7,7 +7,7 @@ packages=(
   libcpp-httplib-dev libssl-dev openssl nlohmann-json3-dev libre2-dev libspdlog-dev
   libyaml-cpp-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev curl jq wrk nginx-light procps
-  libboost1.81-dev libsimdjson-dev umoci skopeo libxml2-utils
+  libboost1.81-dev libsimdjson-dev umoci skopeo libxml2-utils python3-yaml
 )
 
 missing=()

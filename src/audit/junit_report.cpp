@@ -87,10 +87,6 @@ std::string xml_escape(std::string_view text, bool attribute = true) {
   return out;
 }
 
-std::string location_text(const std::string& file, int line) {
-  return line > 0 ? file + ":" + std::to_string(line) : file;
-}
-
 struct Suite {
   std::string cases;  // the <testcase> elements
   std::size_t tests = 0;

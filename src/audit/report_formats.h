@@ -17,6 +17,9 @@ namespace topoguard::audit {
 // The namespace shown for a resource: "" for cluster-scoped kinds, else its effective one.
 [[nodiscard]] std::string display_namespace(const k8s::ObjectRef& ref);
 
+// "file:line", or "file" when the line is unknown (0).
+[[nodiscard]] std::string location_text(const std::string& file, int line);
+
 // "<base>#rule-<name>", base from the TOPOGUARD_RULE_HELP_BASE CMake cache variable.
 [[nodiscard]] std::string rule_help_uri(policy::RuleId rule);
 

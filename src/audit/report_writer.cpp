@@ -15,10 +15,6 @@ namespace topoguard::audit {
 
 namespace {
 
-std::string location_text(const std::string& file, int line) {
-  return line > 0 ? file + ":" + std::to_string(line) : file;
-}
-
 std::string summary_text(const AuditSummary& summary, std::size_t errors) {
   return "summary: " + std::to_string(summary.resources) + " resources, " +
          std::to_string(summary.skipped) + " skipped, " + std::to_string(summary.deny) +
@@ -74,6 +70,10 @@ class JunitReportWriter final : public ReportWriter {
 };
 
 }  // namespace
+
+std::string location_text(const std::string& file, int line) {
+  return line > 0 ? file + ":" + std::to_string(line) : file;
+}
 
 std::string display_namespace(const k8s::ObjectRef& ref) {
   return ref.kind == "ClusterResourceClaimTemplate" ? std::string() : k8s::effective_namespace(ref);
