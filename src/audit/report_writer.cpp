@@ -2,6 +2,7 @@
 
 #include <ostream>
 
+#include "topoguard/common/json_writer.h"
 #include "topoguard/k8s/object.h"
 
 namespace topoguard::audit {
@@ -49,7 +50,7 @@ class JsonReportWriter final : public ReportWriter {
  public:
   // ReportWriter
   void write(const AuditReport& report, std::ostream& out, std::ostream& /*errors*/) const override {
-    out << report_to_json(report).dump(2) << '\n';
+    out << to_json_text(report_to_json(report), 2) << '\n';
   }
 };
 
