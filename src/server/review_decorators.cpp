@@ -96,6 +96,13 @@ admission::ReviewEndpoint with_request_log(std::string endpoint, admission::Revi
     }
     fields += ']';
     add_number(fields, "patch_ops", reply.outcome.patch_operations);
+    fields += R"(,"patch_rules":[)";
+    for (std::size_t i = 0; i < reply.outcome.patch_rules.size(); ++i) {
+      fields += i == 0 ? "\"" : ",\"";
+      fields += policy::rule_name(reply.outcome.patch_rules[i]);
+      fields += '"';
+    }
+    fields += ']';
     add_number(fields, "latency_ms", latency_ms);
     if (!reply.outcome.patch_dropped.empty()) {
       add_string(fields, "patch_dropped", reply.outcome.patch_dropped);
