@@ -16,21 +16,26 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
     indexed[i] = inventory.add(*manifests.manifests[i].object);
   }
 
+  const auto report_errors = [&](const Manifest& manifest, std::vector<Error> errors) {
+    for (Error& error : errors) {
+      error.location.file = manifests.path_of(manifest);
+      error.location.line = manifests.line_of(manifest, error.location.field);
+      report.errors.push_back(std::move(error));
+    }
+  };
+
   for (std::size_t i = 0; i < manifests.manifests.size(); ++i) {
     const Manifest& manifest = manifests.manifests[i];
     const bool evaluated = engine::is_evaluated_kind(*manifest.object);
     if (!evaluated) {
       ++(indexed[i] ? report.summary.resources : report.summary.skipped);
+      report_errors(manifest, engine::device_class_selector_errors(*manifest.object));
       continue;
     }
     ++report.summary.resources;
     engine::Evaluation evaluation = engine::evaluate(*manifest.object, policies, inventory);
     const std::string& file = manifests.path_of(manifest);
-    for (Error error : evaluation.errors) {
-      error.location.file = file;
-      error.location.line = manifests.line_of(manifest, error.location.field);
-      report.errors.push_back(std::move(error));
-    }
+    report_errors(manifest, evaluation.errors);
     for (const engine::Finding& finding : evaluation.findings) {
       switch (finding.action) {
         case policy::Action::kDeny:
