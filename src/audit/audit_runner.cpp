@@ -57,7 +57,8 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
           break;
       }
       report.findings.push_back(
-          ReportedFinding{finding, file, manifests.line_of(manifest, finding.pointer), resource});
+          ReportedFinding{finding, file, manifests.line_of(manifest, finding.pointer), resource,
+                          nullptr});
     }
     run.evaluations.push_back(ManifestEvaluation{&manifest, std::move(evaluation)});
   }

@@ -3,6 +3,7 @@
 
 #include "commands.h"
 #include "topoguard/audit/audit_runner.h"
+#include "topoguard/audit/manifest_fixer.h"
 #include "topoguard/audit/manifest_reader.h"
 #include "topoguard/audit/report_writer.h"
 #include "topoguard/policy/policy_loader.h"
@@ -34,7 +35,10 @@ int run_audit_command(const AuditOptions& options) {
     return kExitUsage;
   }
   const audit::ManifestSet manifests = audit::read_manifests(options.paths, std::cin);
-  const audit::AuditRun run = audit::run_audit(manifests, *policies);
+  audit::AuditRun run = audit::run_audit(manifests, *policies);
+  if (*format == audit::ReportFormat::kSarif) {
+    audit::attach_fix_edits(manifests, run);  // SARIF results carry fixes as text edits
+  }
   audit::make_report_writer(*format)->write(run.report, std::cout, std::cerr);
   return audit::exit_code(run.report, *fail_on);
 }
