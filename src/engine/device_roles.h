@@ -3,6 +3,8 @@
 // has it), or by the drivers its own CEL selectors pin.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -46,9 +48,9 @@ class DeviceRoles {
   const policy::Policy& policy_;
   const Inventory& inventory_;
   // of_class_name() by name. A claim names the same few DeviceClasses over and over, and each
-  // answer is two RE2 matches; one DeviceRoles serves one evaluation, so the memo stays small
-  // and is never shared between threads.
-  mutable std::vector<std::pair<std::string, Roles>> class_name_roles_;
+  // answer is two RE2 matches; one DeviceRoles serves one evaluation and is never shared between
+  // threads. A map, not a list: a hostile claim can name 10,000 different classes.
+  mutable std::map<std::string, Roles, std::less<>> class_name_roles_;
 };
 
 }  // namespace topoguard::engine
