@@ -1,6 +1,7 @@
 #include "topoguard/engine/evaluate.h"
 
 #include <algorithm>
+#include <array>
 #include <initializer_list>
 #include <optional>
 
@@ -48,9 +49,9 @@ bool matches(const policy::Match& match, const Json& object, const k8s::ObjectRe
     // Workloads also match by the labels their pods get.
     return std::any_of(templates.begin(), templates.end(),
                        [&](const k8s::PodTemplateLocation& location) {
-                         const Json* pod_template = find_at(object, location.template_pointer);
-                         return !location.template_pointer.empty() && pod_template != nullptr &&
-                                match.selector->matches(k8s::labels_of(*pod_template));
+                         return !location.template_pointer.empty() &&
+                                location.template_object != nullptr &&
+                                match.selector->matches(k8s::labels_of(*location.template_object));
                        });
   }
   return true;
@@ -83,7 +84,7 @@ class PolicyEvaluator {
       note_checked({RuleId::kUnresolvedClaim});
     }
     for (const k8s::PodTemplateLocation& location : templates_) {
-      evaluate_pod(k8s::read_pod_spec(object_, location));
+      evaluate_pod(k8s::read_pod_spec(location));
     }
   }
 
@@ -177,20 +178,21 @@ class PolicyEvaluator {
   }
 
   // A pod's GPU and NIC are split when one claim holds one role without the other while a
-  // different claim holds the other role.
+  // different claim holds the other role. Counted, not compared pairwise.
   static bool is_split(const std::vector<ClaimUse>& uses) {
+    std::size_t with_gpu = 0;
+    std::size_t with_nic = 0;
+    std::size_t gpu_only = 0;
+    std::size_t nic_only = 0;
     for (const ClaimUse& use : uses) {
       const Roles& roles = use.verdict.roles;
-      if (roles.gpu == roles.nic) {
-        continue;
-      }
-      for (const ClaimUse& other : uses) {
-        if (&other != &use && (roles.gpu ? other.verdict.roles.nic : other.verdict.roles.gpu)) {
-          return true;
-        }
-      }
+      with_gpu += roles.gpu ? 1 : 0;
+      with_nic += roles.nic ? 1 : 0;
+      gpu_only += roles.gpu && !roles.nic ? 1 : 0;
+      nic_only += roles.nic && !roles.gpu ? 1 : 0;
     }
-    return false;
+    // A GPU-only claim holds no NIC, so any claim with a NIC is another one (and the reverse).
+    return (gpu_only > 0 && with_nic > 0) || (nic_only > 0 && with_gpu > 0);
   }
 
   std::optional<ClaimUse> resolve(const k8s::PodClaimReference& reference,
@@ -219,15 +221,21 @@ class PolicyEvaluator {
                     analyze_claim(*spec, roles_, policy_)};
   }
 
-  bool excepted(RuleId rule) const {
-    return std::any_of(
-        policy_.exceptions.begin(), policy_.exceptions.end(),
-        [&](const policy::PolicyException& exception) {
-          const bool covers_rule = exception.rules.empty() ||
-                                   std::find(exception.rules.begin(), exception.rules.end(),
-                                             rule) != exception.rules.end();
-          return covers_rule && matches(exception.match, object_, ref_, templates_);
-        });
+  // Whether a policy exception covers `rule` for this object; asked once per rule, as an object
+  // can have a finding for each of thousands of pod templates or constraints.
+  bool excepted(RuleId rule) {
+    std::optional<bool>& known = excepted_[static_cast<std::size_t>(rule)];
+    if (!known) {
+      known = std::any_of(
+          policy_.exceptions.begin(), policy_.exceptions.end(),
+          [&](const policy::PolicyException& exception) {
+            const bool covers_rule = exception.rules.empty() ||
+                                     std::find(exception.rules.begin(), exception.rules.end(),
+                                               rule) != exception.rules.end();
+            return covers_rule && matches(exception.match, object_, ref_, templates_);
+          });
+    }
+    return *known;
   }
 
   void emit(RuleId rule, std::string pointer, std::string message, Json fix = Json::array()) {
@@ -254,6 +262,7 @@ class PolicyEvaluator {
   const k8s::ObjectRef& ref_;
   const std::vector<k8s::PodTemplateLocation>& templates_;
   Evaluation& out_;
+  std::array<std::optional<bool>, policy::kRuleCount> excepted_;  // by RuleId
 };
 
 // Adds `operation` to `patch` unless it is already there. Two policies that fix one claim whose
