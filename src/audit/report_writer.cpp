@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "report_formats.h"
+#include "topoguard/common/json_writer.h"
 #include "topoguard/k8s/object.h"
 
 #ifndef TOPOGUARD_RULE_HELP_BASE
@@ -54,7 +55,7 @@ class JsonDocumentWriter final : public ReportWriter {
 
   // ReportWriter
   void write(const AuditReport& report, std::ostream& out, std::ostream& /*errors*/) const override {
-    out << build_(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    out << to_json_text(build_(report), 2) << '\n';
   }
 
  private:
