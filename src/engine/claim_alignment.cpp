@@ -5,7 +5,6 @@
 #include <string_view>
 #include <utility>
 
-#include "cel_scan.h"
 #include "messages.h"
 
 namespace topoguard::engine {
@@ -185,8 +184,8 @@ class ClaimAnalyzer {
   const RequestFacts& facts(const DeviceRequest& request) const { return facts_[index_of(request)]; }
 
   bool selects_numa_node(const DeviceChoice& choice) const {
-    for (const std::string& selector : choice.selectors) {
-      for (const std::string& attribute : attributes_in_cel(selector)) {
+    for (const cel::Program& selector : choice.selector_programs) {
+      for (const std::string& attribute : cel::attributes_read(selector)) {
         if (policy_.numa_attributes.matches_any(attribute)) {
           return true;
         }
