@@ -8,7 +8,6 @@
 #include "claim_alignment.h"
 #include "device_roles.h"
 #include "messages.h"
-#include "topoguard/engine/json_patch.h"
 #include "topoguard/k8s/claim_view.h"
 #include "topoguard/k8s/object.h"
 #include "topoguard/k8s/pod_spec_view.h"
@@ -266,6 +265,31 @@ class PolicyEvaluator {
   std::array<std::optional<bool>, policy::kRuleCount> excepted_;  // by RuleId
 };
 
+// Adds `operation` to `patch` unless it is already there. Two policies that fix one claim whose
+// constraints array is absent each `add` the whole array; a second `add` would replace the
+// first, so the elements of the second join the first instead (each element once).
+void add_to_union(Json& patch, const Json& operation) {
+  for (Json& existing : patch) {
+    if (existing == operation) {
+      return;
+    }
+    const Json* value = member(existing, "value");
+    const Json* new_value = member(operation, "value");
+    if (string_member_view(existing, "op") == "add" && string_member_view(operation, "op") == "add" &&
+        string_member_view(existing, "path") == string_member_view(operation, "path") &&
+        value != nullptr && value->is_array() && new_value != nullptr && new_value->is_array()) {
+      Json& elements = existing["value"];
+      for (const Json& element : *new_value) {
+        if (std::find(elements.begin(), elements.end(), element) == elements.end()) {
+          elements.push_back(element);
+        }
+      }
+      return;
+    }
+  }
+  patch.push_back(operation);
+}
+
 }  // namespace
 
 bool is_evaluated_kind(const Json& object) {
@@ -281,36 +305,18 @@ Evaluation evaluate(const Json& object, const policy::PolicySet& policies,
     return evaluation;
   }
   const k8s::ObjectRef ref = k8s::object_ref(object);
-  // Later policies see the fixes of earlier ones, so the combined patch applies in order.
-  std::optional<Json> patched;
-  const auto& all = policies.policies();
-  for (std::size_t index = 0; index < all.size(); ++index) {
-    const policy::Policy& policy = all[index];
-    const Json& current = patched ? *patched : object;
-    const auto templates = k8s::locate_pod_templates(current);
-    if (!matches(policy.match, current, ref, templates)) {
-      continue;
+  const auto templates = k8s::locate_pod_templates(object);
+  // Every policy judges the object as submitted, never another policy's fix, so neither the
+  // order nor the names of policy files can change a verdict.
+  for (const policy::Policy& policy : policies.policies()) {
+    if (matches(policy.match, object, ref, templates)) {
+      PolicyEvaluator(policy, inventory, object, ref, templates, evaluation).run();
     }
-    const std::size_t first_new = evaluation.findings.size();
-    PolicyEvaluator(policy, inventory, current, ref, templates, evaluation).run();
-    const bool later_policies = index + 1 < all.size();
-    for (std::size_t i = first_new; i < evaluation.findings.size(); ++i) {
-      Finding& finding = evaluation.findings[i];
-      if (!finding.fix_enabled) {
-        continue;
-      }
-      if (later_policies) {
-        auto next = apply_patch(patched ? *patched : object, finding.fix);
-        if (!next) {
-          finding.fix_enabled = false;
-          evaluation.errors.push_back(Error{ErrorCode::kInternal, next.error().message,
-                                            SourceLocation{"", 0, finding.pointer}});
-          continue;
-        }
-        patched = std::move(next).value();
-      }
+  }
+  for (const Finding& finding : evaluation.findings) {
+    if (finding.fix_enabled) {
       for (const Json& operation : finding.fix) {
-        evaluation.patch.push_back(operation);
+        add_to_union(evaluation.patch, operation);
       }
     }
   }

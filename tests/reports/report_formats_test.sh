@@ -38,7 +38,7 @@ done
 
 # Input sets: name, then `audit` arguments.
 inputs=()
-with_input_errors=(hostile)
+declare -A carries_input_errors=([hostile]=1)
 add_input() { inputs+=("$1"); printf '%s\0' "${@:2}" >"$work/args.$1"; }
 add_input examples "$source_dir/examples/manifests"
 add_input corpus "$source_dir/../shared/corpus"
@@ -49,10 +49,8 @@ for case_dir in "$source_dir"/tests/golden/cases/*/; do
     policy_args+=(--policies "$case_dir/$policy")
   done
   add_input "$name" "${policy_args[@]}" "$case_dir/input.yaml"
-  # A golden case whose expected report has input errors exits 2 as the hostile input does.
-  if python3 -c 'import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))["errors"] else 1)' \
-      "$case_dir/expected-report.json"; then
-    with_input_errors+=("$name")
+  if jq -e '.errors | length > 0' "$case_dir/expected-report.json" >/dev/null; then
+    carries_input_errors[$name]=1
   fi
 done
 # Markup, quotes, control characters and invalid UTF-8 in names and paths, plus a document
@@ -70,8 +68,8 @@ for input in "${inputs[@]}"; do
     "$binary" audit --format "$format" --fail-on never "${args[@]}" >"$out" 2>"$work/stderr"
     code=$?
     # 0: no input error; 2: input errors, which the report carries (the hostile input and the
-    # golden cases that expect them).
-    if [ "$code" -ne 0 ] && ! { [ "$code" -eq 2 ] && [[ " ${with_input_errors[*]} " == *" $input "* ]]; }; then
+    # golden cases that expect an input error).
+    if [ "$code" -ne 0 ] && ! { [ "$code" -eq 2 ] && [ -n "${carries_input_errors[$input]:-}" ]; }; then
       fail "audit --format $format $input exited $code: $(head -c 300 "$work/stderr")"
     fi
   done
