@@ -17,5 +17,6 @@ void add_audit_command(CLI::App& app, int& exit_code);
 void add_fix_command(CLI::App& app, int& exit_code);
 void add_serve_command(CLI::App& app, int& exit_code);
 void add_review_command(CLI::App& app, int& exit_code);
+void add_topology_command(CLI::App& app, int& exit_code);
 
 }  // namespace topoguard::cli
