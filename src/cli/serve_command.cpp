@@ -167,8 +167,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   serve->add_option("--metrics-listen", flags->metrics_listen,
                     "Plain HTTP address for /metrics, /healthz, /readyz")
       ->capture_default_str();
-  serve->add_option("--policies", options.policies,
-                    "Policy files or directories (repeatable); replaces the built-in policy");
+  add_policies_option(*serve, options.policies);
   serve->add_option("--failure-mode", flags->failure_mode,
                     "Answer to internal errors: closed (deny) or open (allow with a warning)")
       ->check(CLI::IsMember({"closed", "open"}))
