@@ -41,7 +41,7 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
     report.resources.push_back(AuditedResource{k8s::object_ref(*manifest.object), file,
                                                manifests.line_of(manifest, ""),
                                                evaluation.checked});
-    report_errors(manifest, evaluation.errors);
+    report_errors(manifest, std::move(evaluation.errors));
     for (const engine::Finding& finding : evaluation.findings) {
       switch (finding.action) {
         case policy::Action::kDeny:
@@ -57,7 +57,8 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
           break;
       }
       report.findings.push_back(
-          ReportedFinding{finding, file, manifests.line_of(manifest, finding.pointer), resource});
+          ReportedFinding{finding, file, manifests.line_of(manifest, finding.pointer), resource,
+                          nullptr});
     }
     run.evaluations.push_back(ManifestEvaluation{&manifest, std::move(evaluation)});
   }
