@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "claim_alignment.h"
+#include "claim_feasibility.h"
 #include "device_roles.h"
 #include "messages.h"
 #include "topoguard/engine/json_patch.h"
@@ -93,7 +94,16 @@ class PolicyEvaluator {
       out_.errors.push_back(spec.error());
       return;
     }
-    for (ClaimFinding& finding : analyze_claim(*spec, roles_, policy_).findings) {
+    ClaimVerdict verdict = analyze_claim(*spec, roles_, policy_);
+    if (const cluster::ClusterState* state = inventory_.cluster_state();
+        state != nullptr && (enabled(RuleId::kUnsatisfiableAlignment) ||
+                             enabled(RuleId::kAttributeNotPublished))) {
+      for (ClaimFinding& finding :
+           check_claim_feasibility(object_, *spec, verdict, *state, policy_)) {
+        verdict.findings.push_back(std::move(finding));
+      }
+    }
+    for (ClaimFinding& finding : verdict.findings) {
       emit(finding.rule, finding.pointer, std::move(finding.message), std::move(finding.fix));
     }
   }
@@ -202,6 +212,8 @@ class PolicyEvaluator {
                     "claim \"" + reference.name + "\" (" + kind + " " + target_name + ")",
                     analyze_claim(*spec, roles_, policy_)};
   }
+
+  bool enabled(RuleId rule) const { return policy_.rule(rule).action != policy::Action::kOff; }
 
   bool excepted(RuleId rule) const {
     return std::any_of(

@@ -8,7 +8,8 @@ namespace {
 
 constexpr std::array<std::string_view, kRuleCount> kRuleNames{
     "missing-pcie-alignment", "numa-only-alignment",    "device-plugin-pairing",
-    "split-claims",           "multi-device-alignment", "unresolved-claim"};
+    "split-claims",           "multi-device-alignment", "unresolved-claim",
+    "unsatisfiable-alignment", "attribute-not-published"};
 
 constexpr std::array<std::string_view, 4> kActionNames{"deny", "warn", "audit", "off"};
 

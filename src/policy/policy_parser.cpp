@@ -559,6 +559,9 @@ RuleSettings default_rule_settings(RuleId rule) {
       return RuleSettings{Action::kWarn, false};
     case RuleId::kUnresolvedClaim:
       return RuleSettings{Action::kAudit, false};
+    case RuleId::kUnsatisfiableAlignment:
+    case RuleId::kAttributeNotPublished:
+      return RuleSettings{Action::kWarn, false};
   }
   return RuleSettings{};
 }
