@@ -647,8 +647,7 @@ class Parser {
         if (name.kind != TokenKind::kIdent) {
           fail(name.position, "expected a field name after '.'");
         }
-        check_identifier(name);
-        ++at_;
+        ++at_;  // reserved words are valid field and method names after '.'
         if (is_punct("(")) {
           ++at_;
           std::vector<Built> args = arguments(")");

@@ -69,8 +69,11 @@ void add_audit_command(CLI::App& app, int& exit_code) {
       "audit", "Report GPU/NIC PCIe-alignment findings for manifests (files, dirs, - for stdin)");
   command->add_option("--policies", options->policies,
                       "Policy file or directory (repeatable); replaces the built-in policy");
-  command->add_option("--format", options->format, "Output format: text or json")
-      ->check(CLI::IsMember({"text", "json"}));
+  command->add_option("--format", options->format,
+                      "Output format: text, json, sarif (code scanning), openreports or "
+                      "policyreport (report CRDs as a List), junit (CI test reports)")
+      ->check(CLI::IsMember(
+          std::vector<std::string>(audit::kReportFormatNames.begin(), audit::kReportFormatNames.end())));
   command->add_option("--fail-on", options->fail_on,
                       "Exit 1 when a finding reaches this action: deny, warn, audit or never")
       ->check(CLI::IsMember({"deny", "warn", "audit", "never"}));

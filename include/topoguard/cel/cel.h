@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "topoguard/cel/ast.h"
 #include "topoguard/cel/value.h"
@@ -87,5 +88,12 @@ struct Evaluation {
 // `variables` (for tests and the differential driver).
 [[nodiscard]] Value evaluate_value(const Program& program, const Activation* device,
                                    const std::map<std::string, Value, std::less<>>& variables);
+
+// Every string literal of the expression, in source order: the names it can compare against.
+[[nodiscard]] std::vector<std::string> string_literals(const Program& program);
+
+// Qualified names ("domain/name") of the device attributes the expression reads with literal
+// keys, as `device.attributes["domain"].name` or `device.attributes["domain"]["name"]`, in order.
+[[nodiscard]] std::vector<std::string> attributes_read(const Program& program);
 
 }  // namespace topoguard::cel

@@ -131,6 +131,7 @@ INSTANTIATE_TEST_SUITE_P(
         ParseCase{"member_index_call", R"(device.attributes["dra.net"].numa.foo(1))",
                   R"(foo((_[_]((device.attributes),"dra.net").numa);1))"},
         ParseCase{"global_call", "size(x)", "size(x)"},
+        ParseCase{"reserved_word_as_field_and_method", "a.if.while()", "while((a.if);)"},
         ParseCase{"leading_dot", ".device", ".device"},
         ParseCase{"map_literal", "{'a': 1, 2: 'b',}", R"({"a":1,2:"b",})"},
         ParseCase{"list_trailing_comma", "[1, 2,]", "[1,2,]"},
@@ -217,6 +218,50 @@ TEST(CelParser, RejectsOversizedExpressions) {
   const auto program = compile(std::string(kMaxExpressionSize + 1, ' '));
   ASSERT_FALSE(program);
   EXPECT_EQ(program.error().code, ErrorCode::kTooLarge);
+}
+
+}  // namespace
+}  // namespace topoguard::cel
+
+namespace topoguard::cel {
+namespace {
+
+struct AttributeCase {
+  std::string_view note;
+  std::string expression;
+  std::vector<std::string> attributes;
+};
+
+class AttributesReadTest : public ::testing::TestWithParam<AttributeCase> {};
+
+// Attribute reads in both CEL spellings become qualified names; other reads are not attributes.
+TEST_P(AttributesReadTest, FindsQualifiedNames) {
+  const auto program = compile(GetParam().expression);
+  ASSERT_TRUE(program) << program.error().to_string();
+  EXPECT_EQ(attributes_read(*program), GetParam().attributes);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cel, AttributesReadTest,
+    ::testing::Values(
+        AttributeCase{"dotted", R"(device.attributes["dra.net"].numaNode == 0)", {"dra.net/numaNode"}},
+        AttributeCase{"indexed_single_quotes", R"(device.attributes['dra.net']['rdma'] == true)", {"dra.net/rdma"}},
+        AttributeCase{"spaces_and_newlines",
+                      "device.attributes [ \"resource.kubernetes.io\" ]\n  [\"pciBusID\"] in [\"0001:00:00.0\"]",
+                      {"resource.kubernetes.io/pciBusID"}},
+        AttributeCase{"two_reads", R"(device.attributes["dra.net"].rdma && device.attributes["dra.net"]["numaNode"] == 1)",
+                      {"dra.net/rdma", "dra.net/numaNode"}},
+        AttributeCase{"has", R"(has(device.attributes["dra.net"].numaNode))", {"dra.net/numaNode"}},
+        AttributeCase{"map_only", R"(device.attributes["dra.net"] != null)", {}},
+        AttributeCase{"in_a_string", R"("device.attributes[\"x.io\"].y" == device.driver)", {}},
+        AttributeCase{"capacity_is_not_an_attribute", R"(device.capacity["x.io"].memory.isInteger())", {}}),
+    testing::NoteName());
+
+// String literals are listed in source order.
+TEST(CelInspect, StringLiterals) {
+  const auto program = compile(R"(device.driver in ["a", 'b'] || device.attributes["c"].d == "e")");
+  ASSERT_TRUE(program);
+  EXPECT_EQ(string_literals(*program), (std::vector<std::string>{"a", "b", "c", "e"}));
 }
 
 }  // namespace
