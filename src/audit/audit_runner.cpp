@@ -30,11 +30,20 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
     indexed[i] = inventory.add(object) || (cluster_state != nullptr && is_resource_slice(object));
   }
 
+  const auto report_errors = [&](const Manifest& manifest, std::vector<Error> errors) {
+    for (Error& error : errors) {
+      error.location.file = manifests.path_of(manifest);
+      error.location.line = manifests.line_of(manifest, error.location.field);
+      report.errors.push_back(std::move(error));
+    }
+  };
+
   for (std::size_t i = 0; i < manifests.manifests.size(); ++i) {
     const Manifest& manifest = manifests.manifests[i];
     const bool evaluated = engine::is_evaluated_kind(*manifest.object);
     if (!evaluated) {
       ++(indexed[i] ? report.summary.resources : report.summary.skipped);
+      report_errors(manifest, engine::device_class_selector_errors(*manifest.object));
       continue;
     }
     ++report.summary.resources;
@@ -44,11 +53,7 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
     report.resources.push_back(AuditedResource{k8s::object_ref(*manifest.object), file,
                                                manifests.line_of(manifest, ""),
                                                evaluation.checked});
-    for (Error error : evaluation.errors) {
-      error.location.file = file;
-      error.location.line = manifests.line_of(manifest, error.location.field);
-      report.errors.push_back(std::move(error));
-    }
+    report_errors(manifest, std::move(evaluation.errors));
     for (const engine::Finding& finding : evaluation.findings) {
       switch (finding.action) {
         case policy::Action::kDeny:
@@ -64,7 +69,8 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
           break;
       }
       report.findings.push_back(
-          ReportedFinding{finding, file, manifests.line_of(manifest, finding.pointer), resource});
+          ReportedFinding{finding, file, manifests.line_of(manifest, finding.pointer), resource,
+                          nullptr});
     }
     run.evaluations.push_back(ManifestEvaluation{&manifest, std::move(evaluation)});
   }

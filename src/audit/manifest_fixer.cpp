@@ -54,6 +54,19 @@ std::string_view chunk_header(const SourceFile& file, const YamlDocument& docume
   return chunk.substr(0, end);
 }
 
+// Line of the last character of text[begin, end) that is not a line break; `first_line` is the
+// line at `begin`.
+int last_line_of(const std::string& text, int first_line, std::size_t begin, std::size_t end) {
+  while (end > begin && (text[end - 1] == '\n' || text[end - 1] == '\r')) {
+    --end;
+  }
+  int line = first_line;
+  for (std::size_t i = begin; i < end; ++i) {
+    line += text[i] == '\n' ? 1 : 0;
+  }
+  return line;
+}
+
 }  // namespace
 
 FixOutcome apply_fixes(const ManifestSet& manifests, const AuditRun& run) {
@@ -88,7 +101,7 @@ FixOutcome apply_fixes(const ManifestSet& manifests, const AuditRun& run) {
 
   for (std::size_t f = 0; f < manifests.files.size(); ++f) {
     const SourceFile& file = manifests.files[f];
-    FixedFile fixed{file.path, std::string(), std::move(changes[f])};
+    FixedFile fixed{file.path, std::string(), std::move(changes[f]), {}};
     std::size_t cursor = 0;
     for (const auto& [index, value] : patched[f]) {
       const YamlDocument& document = file.stream.documents[index];
@@ -96,26 +109,59 @@ FixOutcome apply_fixes(const ManifestSet& manifests, const AuditRun& run) {
         continue;  // its chunk was already written with it
       }
       fixed.text.append(file.text, cursor, document.text_begin - cursor);
-      fixed.text += chunk_header(file, document);
+      const std::string_view header = chunk_header(file, document);
+      fixed.text += header;
       // A chunk normally holds one document; re-render every document that shares it.
-      bool first = true;
+      FixedChunk chunk;
       for (std::size_t d = 0; d < file.stream.documents.size(); ++d) {
         const YamlDocument& sibling = file.stream.documents[d];
         if (sibling.text_begin != document.text_begin) {
           continue;
         }
         auto patched_sibling = patched[f].find(d);
-        fixed.text += first ? "" : "---\n";
-        fixed.text += to_yaml(patched_sibling != patched[f].end() ? patched_sibling->second
-                                                                  : sibling.value);
-        first = false;
+        chunk.edit.text += chunk.documents.empty() ? "" : "---\n";
+        chunk.edit.text += to_yaml(patched_sibling != patched[f].end() ? patched_sibling->second
+                                                                       : sibling.value);
+        chunk.documents.push_back(d);
       }
+      fixed.text += chunk.edit.text;
+      chunk.edit.first_line = document.first_line;
+      chunk.edit.last_line = last_line_of(file.text, document.first_line,
+                                          document.text_begin + header.size(), document.text_end);
+      while (!chunk.edit.text.empty() && chunk.edit.text.back() == '\n') {
+        chunk.edit.text.pop_back();
+      }
+      fixed.chunks.push_back(std::move(chunk));
       cursor = document.text_end;
     }
     fixed.text.append(file.text, cursor, std::string::npos);
     outcome.files.push_back(std::move(fixed));
   }
   return outcome;
+}
+
+void attach_fix_edits(const ManifestSet& manifests, AuditRun& run) {
+  FixOutcome outcome = apply_fixes(manifests, run);
+  // (file, document) -> the edit of its chunk
+  std::map<std::pair<std::size_t, std::size_t>, std::shared_ptr<const SourceEdit>> edits;
+  for (std::size_t f = 0; f < outcome.files.size(); ++f) {
+    for (FixedChunk& chunk : outcome.files[f].chunks) {
+      auto edit = std::make_shared<const SourceEdit>(std::move(chunk.edit));
+      for (std::size_t document : chunk.documents) {
+        edits.emplace(std::make_pair(f, document), edit);
+      }
+    }
+  }
+  for (ReportedFinding& reported : run.report.findings) {
+    if (!reported.finding.fix_enabled) {
+      continue;
+    }
+    const Manifest& manifest = *run.evaluations[reported.resource].manifest;
+    if (auto edit = edits.find({manifest.file, manifest.document}); edit != edits.end()) {
+      reported.fix_edit = edit->second;
+    }
+  }
+  run.report.errors.insert(run.report.errors.end(), outcome.errors.begin(), outcome.errors.end());
 }
 
 }  // namespace topoguard::audit

@@ -101,6 +101,19 @@ nlohmann::json rule_descriptor(policy::RuleId rule) {
   };
 }
 
+// The document rewritten as `topoguard fix` writes it (with every enabled fix of that document;
+// comments inside it are not kept), as whole lines replaced.
+nlohmann::json fix_of(const SourceEdit& edit, const std::string& file) {
+  return {{"description",
+           {{"text", "Rewrite the document as `topoguard fix` does (every enabled fix of this "
+                     "document; comments inside it are not kept)"}}},
+          {"artifactChanges",
+           {{{"artifactLocation", {{"uri", artifact_uri(file)}}},
+             {"replacements",
+              {{{"deletedRegion", {{"startLine", edit.first_line}, {"endLine", edit.last_line}}},
+                {"insertedContent", {{"text", edit.text}}}}}}}}}};
+}
+
 nlohmann::json result_of(const ReportedFinding& reported) {
   const engine::Finding& finding = reported.finding;
   const k8s::ObjectRef& ref = finding.resource;
@@ -128,6 +141,9 @@ nlohmann::json result_of(const ReportedFinding& reported) {
   };
   if (!finding.fix.empty()) {
     result["properties"]["jsonPatch"] = nlohmann::json(finding.fix);
+  }
+  if (reported.fix_edit) {
+    result["fixes"] = {fix_of(*reported.fix_edit, reported.file)};
   }
   return result;
 }

@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "topoguard/audit/audit_runner.h"
 #include "topoguard/audit/cluster_state_loader.h"
+#include "topoguard/audit/manifest_fixer.h"
 #include "topoguard/audit/manifest_reader.h"
 #include "topoguard/audit/report_writer.h"
 #include "topoguard/policy/policy_loader.h"
@@ -53,9 +54,13 @@ int run_audit_command(const AuditOptions& options) {
       audit::run_audit(manifests, *policies, cluster ? &cluster->state : nullptr);
   if (cluster) {
     // The set's own read errors are already in the report; add the unreadable slices.
-    run.report.errors.insert(run.report.errors.end(),
-                             cluster->errors.begin() + static_cast<std::ptrdiff_t>(manifests.errors.size()),
-                             cluster->errors.end());
+    run.report.errors.insert(
+        run.report.errors.end(),
+        cluster->errors.begin() + static_cast<std::ptrdiff_t>(manifests.errors.size()),
+        cluster->errors.end());
+  }
+  if (*format == audit::ReportFormat::kSarif) {
+    audit::attach_fix_edits(manifests, run);  // SARIF results carry fixes as text edits
   }
   audit::make_report_writer(*format)->write(run.report, std::cout, std::cerr);
   return audit::exit_code(run.report, *fail_on);
@@ -67,16 +72,17 @@ void add_audit_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<AuditOptions>();
   CLI::App* command = app.add_subcommand(
       "audit", "Report GPU/NIC PCIe-alignment findings for manifests (files, dirs, - for stdin)");
-  command->add_option("--policies", options->policies,
-                      "Policy file or directory (repeatable); replaces the built-in policy");
+  add_policies_option(*command, options->policies);
   command->add_option("--format", options->format,
                       "Output format: text, json, sarif (code scanning), openreports or "
                       "policyreport (report CRDs as a List), junit (CI test reports)")
       ->check(CLI::IsMember(
-          std::vector<std::string>(audit::kReportFormatNames.begin(), audit::kReportFormatNames.end())));
+          std::vector<std::string>(audit::kReportFormatNames.begin(), audit::kReportFormatNames.end())))
+      ->capture_default_str();
   command->add_option("--fail-on", options->fail_on,
                       "Exit 1 when a finding reaches this action: deny, warn, audit or never")
-      ->check(CLI::IsMember({"deny", "warn", "audit", "never"}));
+      ->check(CLI::IsMember({"deny", "warn", "audit", "never"}))
+      ->capture_default_str();
   command->add_option("--cluster-state", options->cluster_state,
                       "kubectl get resourceslices,deviceclasses,resourceclaimtemplates,"
                       "resourceclaims,networkattachmentdefinitions -A -o yaml|json output (files, "

@@ -20,6 +20,7 @@ struct ManifestEvaluation {
 
 // Every evaluated manifest with its engine result (findings and enabled-fix patch), in input
 // order, plus the counts of resources and skipped objects. Used by `audit` and `fix`.
+// evaluations[i] is the manifest of report.resources[i].
 struct AuditRun {
   std::vector<ManifestEvaluation> evaluations;
   AuditReport report;

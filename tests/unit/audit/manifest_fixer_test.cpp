@@ -137,5 +137,27 @@ TEST(ManifestFixerTest, FixesSeveralDocumentsKeepsBrokenOnes) {
   EXPECT_THAT(outcome.files[0].text, HasSubstr(broken));
 }
 
+// attach_fix_edits gives each finding with an enabled fix the lines of its document (content
+// only: not the "---" line or comments before it) and the text `fix` writes there; findings
+// without a fix get none.
+TEST(ManifestFixerTest, AttachFixEditsGivesDocumentLinesAndText) {
+  Fixed fixed = fix({{"in.yaml", testing::kConfigMap + "---\n# the template\n" +
+                                     testing::kUnalignedTemplate + "---\n" + testing::kPluginPod}});
+  attach_fix_edits(fixed.set, fixed.run);
+  EXPECT_TRUE(fixed.run.report.errors.empty());
+  const std::vector<ReportedFinding>& findings = fixed.run.report.findings;
+  ASSERT_EQ(findings.size(), 2u);
+  ASSERT_NE(findings[0].fix_edit, nullptr);
+  const SourceEdit& edit = *findings[0].fix_edit;
+  EXPECT_EQ(edit.first_line, 7);  // after the ConfigMap (4 lines), "---" and the comment
+  EXPECT_EQ(edit.last_line, 20);
+  EXPECT_THAT(edit.text, StartsWith("apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\n"));
+  EXPECT_NE(edit.text.back(), '\n');
+  // The edit is the fixed file's text for those lines.
+  EXPECT_THAT(fixed.outcome.files[0].text, HasSubstr("# the template\n" + edit.text + "\n---\n"));
+  EXPECT_EQ(findings[1].finding.rule, policy::RuleId::kDevicePluginPairing);
+  EXPECT_EQ(findings[1].fix_edit, nullptr);
+}
+
 }  // namespace
 }  // namespace topoguard::audit
