@@ -40,34 +40,18 @@ check "bad slice marks node incomplete" grep -q '^node n: .*(incomplete' "$work/
 run topology
 check "no cluster state is a usage error" test "$code" -eq 2
 
-# DeviceClasses the captures' templates name: NVIDIA's chart class, and DRANET's demo class
-# under the name of the GB300 example (the p4d EFA class is in the corpus).
-cat >"$work/classes.yaml" <<'YAML'
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: gpu.nvidia.com}
-spec:
-  selectors:
-  - cel: {expression: "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}
----
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: dranet.net}
-spec:
-  selectors:
-  - cel: {expression: device.driver == "dra.net"}
-YAML
+classes="$(dirname "$0")/../data/device-classes.yaml"  # the classes the templates name
 
 # p4d: the aligned 1 GPU + 1 EFA template fits, and so would the fix of the unaligned one.
 run audit --format json --cluster-state "$p4d/resourceslice-gpu.yaml" "$p4d/resourceslice-dranet.yaml" \
-  "$p4d/device-class.yaml" "$work/classes.yaml" "$p4d/resource-claim-template.yaml"
+  "$p4d/device-class.yaml" "$classes" "$p4d/resource-claim-template.yaml"
 check "p4d audit exit 1 (the unaligned template is denied)" test "$code" -eq 1
 check "p4d no feasibility finding" jq_true '[.findings[] | select(.rule == "unsatisfiable-alignment" or .rule == "attribute-not-published")] | length == 0' "$work/out"
 check "p4d slices count as resources" jq_true '.summary.skipped == 0' "$work/out"
 
 # GB300: a pcieRoot constraint on GPU + ConnectX is unsatisfiable, and DRANET publishes no root.
 run audit --format json --fail-on never --cluster-state "$gb300/resourceslice-gpu.yaml" \
-  "$gb300/resourceslice-dranet.yaml" "$work/classes.yaml" "$gb300/resource-claim-template.yaml"
+  "$gb300/resourceslice-dranet.yaml" "$classes" "$gb300/resource-claim-template.yaml"
 check "gb300 exit 0 with --fail-on never" test "$code" -eq 0
 check "gb300 what-if unsatisfiable" jq_true '[.findings[] | select(.rule == "unsatisfiable-alignment") | .resource.name] == ["1nic-aligned", "1nic-unaligned"]' "$work/out"
 check "gb300 attribute-not-published" jq_true '[.findings[] | select(.rule == "attribute-not-published") | .action] == ["warn", "warn"]' "$work/out"

@@ -8,30 +8,20 @@
 namespace topoguard::cluster {
 namespace {
 
-// The GPU DeviceClass NVIDIA's chart installs (reference §3), and DRANET's class from its
-// NVIDIA demo under the name the GB300 example templates use.
-constexpr std::string_view kNvidiaClass = R"(
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: gpu.nvidia.com}
-spec:
-  selectors:
-  - cel: {expression: "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}
----
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: dranet.net}
-spec:
-  selectors:
-  - cel: {expression: device.driver == "dra.net"}
-)";
+// The DeviceClasses the captures' templates name (NVIDIA's chart class, DRANET's demo class).
+std::string device_classes() {
+  std::ifstream in(std::string(TOPOGUARD_SOURCE_DIR) + "/tests/data/device-classes.yaml");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 const ClusterState& p4d() {
   static const ClusterState state = testing::load_corpus_state(
       {"dranet/examples/aws_eks_examples/gpu-efa/resourceslice-gpu.yaml",
        "dranet/examples/aws_eks_examples/gpu-efa/resourceslice-dranet.yaml",
        "dranet/examples/aws_eks_examples/gpu-efa/device-class.yaml"},
-      std::string(kNvidiaClass));
+      device_classes());
   return state;
 }
 
@@ -39,7 +29,7 @@ const ClusterState& gb300() {
   static const ClusterState state = testing::load_corpus_state(
       {"dranet/examples/azure_aks_examples/gb300/resourceslice-gpu.yaml",
        "dranet/examples/azure_aks_examples/gb300/resourceslice-dranet.yaml"},
-      std::string(kNvidiaClass));
+      device_classes());
   return state;
 }
 
@@ -286,7 +276,7 @@ spec:
 
 // No slice at all: the answer is unknown, not "no node can".
 TEST(FeasibilityTest, EmptyClusterIsUnknown) {
-  const ClusterState state = testing::build_state(std::string(kNvidiaClass));
+  const ClusterState state = testing::build_state(device_classes());
   const ClaimFeasibility result = check_feasibility(claim(aligned(1, "dranet.net", 1)), state);
   EXPECT_EQ(result.verdict, Verdict::kUnknown);
 }
