@@ -1,5 +1,6 @@
 #include "topoguard/admission/admission_handler.h"
 
+#include <algorithm>
 #include <exception>
 #include <set>
 
@@ -140,6 +141,17 @@ std::vector<FindingSummary> summarize(const std::vector<engine::Finding>& findin
   return out;
 }
 
+std::vector<policy::RuleId> fixed_rules(const std::vector<engine::Finding>& findings) {
+  std::vector<policy::RuleId> rules;
+  for (const auto& finding : findings) {
+    if (finding.fix_enabled &&
+        std::find(rules.begin(), rules.end(), finding.rule) == rules.end()) {
+      rules.push_back(finding.rule);
+    }
+  }
+  return rules;
+}
+
 bool has_deny(const std::vector<engine::Finding>& findings) {
   for (const auto& finding : findings) {
     if (finding.action == policy::Action::kDeny) {
@@ -202,6 +214,7 @@ HandledReview decide(const AdmissionRequest& request, Json* own_object,
             "the patched object does not evaluate: " + describe_errors(after.errors);
       } else {
         patch = std::move(evaluation.patch);
+        handled.outcome.patch_rules = fixed_rules(evaluation.findings);
         evaluation = std::move(after);
       }
     }

@@ -18,11 +18,20 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
     indexed[i] = inventory.add(*manifests.manifests[i].object);
   }
 
+  const auto report_errors = [&](const Manifest& manifest, std::vector<Error> errors) {
+    for (Error& error : errors) {
+      error.location.file = manifests.path_of(manifest);
+      error.location.line = manifests.line_of(manifest, error.location.field);
+      report.errors.push_back(std::move(error));
+    }
+  };
+
   for (std::size_t i = 0; i < manifests.manifests.size(); ++i) {
     const Manifest& manifest = manifests.manifests[i];
     const bool evaluated = engine::is_evaluated_kind(*manifest.object);
     if (!evaluated) {
       ++(indexed[i] ? report.summary.resources : report.summary.skipped);
+      report_errors(manifest, engine::device_class_selector_errors(*manifest.object));
       continue;
     }
     ++report.summary.resources;
@@ -32,11 +41,7 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
     report.resources.push_back(AuditedResource{k8s::object_ref(*manifest.object), file,
                                                manifests.line_of(manifest, ""),
                                                evaluation.checked});
-    for (Error error : evaluation.errors) {
-      error.location.file = file;
-      error.location.line = manifests.line_of(manifest, error.location.field);
-      report.errors.push_back(std::move(error));
-    }
+    report_errors(manifest, std::move(evaluation.errors));
     for (const engine::Finding& finding : evaluation.findings) {
       switch (finding.action) {
         case policy::Action::kDeny:

@@ -148,7 +148,10 @@ ManifestSet read_manifests(const std::vector<std::string>& paths, std::istream& 
                            const ReadLimits& limits) {
   ManifestSet set;
   std::vector<std::pair<std::string, std::string>> texts;
+  // Per path: the index of its first text and the number of errors reported before it.
+  std::vector<std::pair<std::size_t, std::size_t>> starts;
   for (const std::string& path : paths) {
+    starts.emplace_back(texts.size(), set.errors.size());
     if (path == "-") {
       auto text = read_stream(standard_input, "-", limits.max_file_bytes);
       if (!text) {
@@ -170,6 +173,19 @@ ManifestSet read_manifests(const std::vector<std::string>& paths, std::istream& 
     }
   }
   ManifestSet parsed = parse_manifests(std::move(texts), limits);
+  // A path that yields no document and no error is most likely a mistyped one; it must not pass.
+  for (std::size_t p = 0; p < paths.size(); ++p) {
+    const auto [first_text, errors_before] = starts[p];
+    const std::size_t end_text = p + 1 < paths.size() ? starts[p + 1].first : parsed.files.size();
+    const std::size_t errors_end = p + 1 < paths.size() ? starts[p + 1].second : set.errors.size();
+    bool found = errors_end > errors_before;
+    for (std::size_t f = first_text; f < end_text && !found; ++f) {
+      found = !parsed.files[f].stream.documents.empty() || !parsed.files[f].stream.errors.empty();
+    }
+    if (!found) {
+      set.errors.push_back(io_error(paths[p], "no manifests found in " + paths[p]));
+    }
+  }
   parsed.errors.insert(parsed.errors.begin(), set.errors.begin(), set.errors.end());
   return parsed;
 }

@@ -35,7 +35,7 @@ class TextReportWriter final : public ReportWriter {
       out << location_text(reported.file, reported.line) << ": "
           << policy::action_name(finding.action) << ' ' << policy::rule_name(finding.rule) << ' '
           << finding.resource.kind << ' ' << display_namespace(finding.resource) << '/'
-          << finding.resource.name << ": " << finding.message;
+          << finding.resource.name << " (policy " << finding.policy << "): " << finding.message;
       if (!finding.fix.empty()) {
         out << (finding.fix_enabled ? " [fix: topoguard fix]" : " [fix available, mutate off]");
       }

@@ -49,16 +49,17 @@ void add_audit_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<AuditOptions>();
   CLI::App* command = app.add_subcommand(
       "audit", "Report GPU/NIC PCIe-alignment findings for manifests (files, dirs, - for stdin)");
-  command->add_option("--policies", options->policies,
-                      "Policy file or directory (repeatable); replaces the built-in policy");
+  add_policies_option(*command, options->policies);
   command->add_option("--format", options->format,
                       "Output format: text, json, sarif (code scanning), openreports or "
                       "policyreport (report CRDs as a List), junit (CI test reports)")
       ->check(CLI::IsMember(
-          std::vector<std::string>(audit::kReportFormatNames.begin(), audit::kReportFormatNames.end())));
+          std::vector<std::string>(audit::kReportFormatNames.begin(), audit::kReportFormatNames.end())))
+      ->capture_default_str();
   command->add_option("--fail-on", options->fail_on,
                       "Exit 1 when a finding reaches this action: deny, warn, audit or never")
-      ->check(CLI::IsMember({"deny", "warn", "audit", "never"}));
+      ->check(CLI::IsMember({"deny", "warn", "audit", "never"}))
+      ->capture_default_str();
   command->add_option("paths", options->paths, "Manifest files, directories, or - for stdin")
       ->required();
   command->callback([options, &exit_code] { exit_code = run_audit_command(*options); });

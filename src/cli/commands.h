@@ -2,6 +2,9 @@
 // wires the modules and stores its exit code; main() only dispatches.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include <CLI/CLI.hpp>
 
 namespace topoguard::cli {
@@ -18,5 +21,16 @@ void add_fix_command(CLI::App& app, int& exit_code);
 void add_serve_command(CLI::App& app, int& exit_code);
 void add_review_command(CLI::App& app, int& exit_code);
 void add_topology_command(CLI::App& app, int& exit_code);
+
+// --policies PATH, one value per flag (repeat the flag for more), so that the manifest paths
+// after it stay positional arguments instead of being read as policies.
+inline CLI::Option* add_policies_option(CLI::App& command, std::vector<std::string>& paths) {
+  return command
+      .add_option("--policies", paths,
+                  "Policy file or directory; repeat the flag for more. Replaces the built-in "
+                  "policy; policies combine as policies/README.md describes")
+      ->allow_extra_args(false)
+      ->default_str("built-in policy");
+}
 
 }  // namespace topoguard::cli

@@ -74,11 +74,13 @@ int run_fix_command(const FixOptions& options) {
     exit_code = kExitUsage;
   }
   std::size_t fixes = 0;
+  std::size_t changed = 0;
   for (const audit::FixedFile& file : outcome.files) {
     for (const std::string& change : file.changes) {
       std::cerr << change << '\n';
       ++fixes;
     }
+    changed += file.changed() ? 1 : 0;
     if (options.in_place) {
       if (file.changed() && (file.path == "-" || !write_file(file.path, file.text))) {
         std::cerr << file.path << ": cannot write the fixed file in place\n";
@@ -99,8 +101,9 @@ int run_fix_command(const FixOptions& options) {
       }
     }
   }
-  std::cerr << "topoguard fix: applied " << fixes << " fix(es) in " << outcome.files.size()
-            << " file(s)\n";
+  std::cerr << "topoguard fix: applied " << fixes << (fixes == 1 ? " fix" : " fixes")
+            << ", changed " << changed << " of " << outcome.files.size()
+            << (outcome.files.size() == 1 ? " file\n" : " files\n");
   return exit_code;
 }
 
@@ -110,10 +113,11 @@ void add_fix_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<FixOptions>();
   CLI::App* command = app.add_subcommand(
       "fix", "Write manifests with every enabled fix applied (stdout, -o DIR or --in-place)");
-  command->add_option("--policies", options->policies,
-                      "Policy file or directory (repeatable); replaces the built-in policy");
-  command->add_option("-o,--output-dir", options->output_dir, "Write fixed files under DIR");
-  command->add_flag("--in-place", options->in_place, "Rewrite changed files in place");
+  add_policies_option(*command, options->policies);
+  command->add_option("-o,--output-dir", options->output_dir,
+                      "Write fixed files under DIR (default: all files to stdout)");
+  command->add_flag("--in-place", options->in_place, "Rewrite changed files in place")
+      ->capture_default_str();
   command->add_option("paths", options->paths, "Manifest files, directories, or - for stdin")
       ->required();
   command->callback([options, &exit_code] { exit_code = run_fix_command(*options); });

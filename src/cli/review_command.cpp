@@ -76,8 +76,7 @@ void add_review_command(CLI::App& app, int& exit_code) {
   CLI::App* review = app.add_subcommand(
       "review", "Print the AdmissionReview response the webhook would send for a request");
   auto flags = std::make_shared<ReviewFlags>();
-  review->add_option("--policies", flags->policies,
-                     "Policy files or directories (repeatable); replaces the built-in policy");
+  add_policies_option(*review, flags->policies);
   review->add_option("--mode", flags->mode, "validate or mutate (the /validate or /mutate path)")
       ->required()
       ->check(CLI::IsMember({"validate", "mutate"}));

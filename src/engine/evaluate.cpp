@@ -1,13 +1,13 @@
 #include "topoguard/engine/evaluate.h"
 
 #include <algorithm>
+#include <array>
 #include <initializer_list>
 #include <optional>
 
 #include "claim_alignment.h"
 #include "device_roles.h"
 #include "messages.h"
-#include "topoguard/engine/json_patch.h"
 #include "topoguard/k8s/claim_view.h"
 #include "topoguard/k8s/object.h"
 #include "topoguard/k8s/pod_spec_view.h"
@@ -49,9 +49,9 @@ bool matches(const policy::Match& match, const Json& object, const k8s::ObjectRe
     // Workloads also match by the labels their pods get.
     return std::any_of(templates.begin(), templates.end(),
                        [&](const k8s::PodTemplateLocation& location) {
-                         const Json* pod_template = find_at(object, location.template_pointer);
-                         return !location.template_pointer.empty() && pod_template != nullptr &&
-                                match.selector->matches(k8s::labels_of(*pod_template));
+                         return !location.template_pointer.empty() &&
+                                location.template_object != nullptr &&
+                                match.selector->matches(k8s::labels_of(*location.template_object));
                        });
   }
   return true;
@@ -84,7 +84,7 @@ class PolicyEvaluator {
       note_checked({RuleId::kUnresolvedClaim});
     }
     for (const k8s::PodTemplateLocation& location : templates_) {
-      evaluate_pod(k8s::read_pod_spec(object_, location));
+      evaluate_pod(k8s::read_pod_spec(location));
     }
   }
 
@@ -178,20 +178,21 @@ class PolicyEvaluator {
   }
 
   // A pod's GPU and NIC are split when one claim holds one role without the other while a
-  // different claim holds the other role.
+  // different claim holds the other role. Counted, not compared pairwise.
   static bool is_split(const std::vector<ClaimUse>& uses) {
+    std::size_t with_gpu = 0;
+    std::size_t with_nic = 0;
+    std::size_t gpu_only = 0;
+    std::size_t nic_only = 0;
     for (const ClaimUse& use : uses) {
       const Roles& roles = use.verdict.roles;
-      if (roles.gpu == roles.nic) {
-        continue;
-      }
-      for (const ClaimUse& other : uses) {
-        if (&other != &use && (roles.gpu ? other.verdict.roles.nic : other.verdict.roles.gpu)) {
-          return true;
-        }
-      }
+      with_gpu += roles.gpu ? 1 : 0;
+      with_nic += roles.nic ? 1 : 0;
+      gpu_only += roles.gpu && !roles.nic ? 1 : 0;
+      nic_only += roles.nic && !roles.gpu ? 1 : 0;
     }
-    return false;
+    // A GPU-only claim holds no NIC, so any claim with a NIC is another one (and the reverse).
+    return (gpu_only > 0 && with_nic > 0) || (nic_only > 0 && with_gpu > 0);
   }
 
   std::optional<ClaimUse> resolve(const k8s::PodClaimReference& reference,
@@ -220,15 +221,21 @@ class PolicyEvaluator {
                     analyze_claim(*spec, roles_, policy_)};
   }
 
-  bool excepted(RuleId rule) const {
-    return std::any_of(
-        policy_.exceptions.begin(), policy_.exceptions.end(),
-        [&](const policy::PolicyException& exception) {
-          const bool covers_rule = exception.rules.empty() ||
-                                   std::find(exception.rules.begin(), exception.rules.end(),
-                                             rule) != exception.rules.end();
-          return covers_rule && matches(exception.match, object_, ref_, templates_);
-        });
+  // Whether a policy exception covers `rule` for this object; asked once per rule, as an object
+  // can have a finding for each of thousands of pod templates or constraints.
+  bool excepted(RuleId rule) {
+    std::optional<bool>& known = excepted_[static_cast<std::size_t>(rule)];
+    if (!known) {
+      known = std::any_of(
+          policy_.exceptions.begin(), policy_.exceptions.end(),
+          [&](const policy::PolicyException& exception) {
+            const bool covers_rule = exception.rules.empty() ||
+                                     std::find(exception.rules.begin(), exception.rules.end(),
+                                               rule) != exception.rules.end();
+            return covers_rule && matches(exception.match, object_, ref_, templates_);
+          });
+    }
+    return *known;
   }
 
   void emit(RuleId rule, std::string pointer, std::string message, Json fix = Json::array()) {
@@ -255,7 +262,33 @@ class PolicyEvaluator {
   const k8s::ObjectRef& ref_;
   const std::vector<k8s::PodTemplateLocation>& templates_;
   Evaluation& out_;
+  std::array<std::optional<bool>, policy::kRuleCount> excepted_;  // by RuleId
 };
+
+// Adds `operation` to `patch` unless it is already there. Two policies that fix one claim whose
+// constraints array is absent each `add` the whole array; a second `add` would replace the
+// first, so the elements of the second join the first instead (each element once).
+void add_to_union(Json& patch, const Json& operation) {
+  for (Json& existing : patch) {
+    if (existing == operation) {
+      return;
+    }
+    const Json* value = member(existing, "value");
+    const Json* new_value = member(operation, "value");
+    if (string_member_view(existing, "op") == "add" && string_member_view(operation, "op") == "add" &&
+        string_member_view(existing, "path") == string_member_view(operation, "path") &&
+        value != nullptr && value->is_array() && new_value != nullptr && new_value->is_array()) {
+      Json& elements = existing["value"];
+      for (const Json& element : *new_value) {
+        if (std::find(elements.begin(), elements.end(), element) == elements.end()) {
+          elements.push_back(element);
+        }
+      }
+      return;
+    }
+  }
+  patch.push_back(operation);
+}
 
 }  // namespace
 
@@ -272,36 +305,18 @@ Evaluation evaluate(const Json& object, const policy::PolicySet& policies,
     return evaluation;
   }
   const k8s::ObjectRef ref = k8s::object_ref(object);
-  // Later policies see the fixes of earlier ones, so the combined patch applies in order.
-  std::optional<Json> patched;
-  const auto& all = policies.policies();
-  for (std::size_t index = 0; index < all.size(); ++index) {
-    const policy::Policy& policy = all[index];
-    const Json& current = patched ? *patched : object;
-    const auto templates = k8s::locate_pod_templates(current);
-    if (!matches(policy.match, current, ref, templates)) {
-      continue;
+  const auto templates = k8s::locate_pod_templates(object);
+  // Every policy judges the object as submitted, never another policy's fix, so neither the
+  // order nor the names of policy files can change a verdict.
+  for (const policy::Policy& policy : policies.policies()) {
+    if (matches(policy.match, object, ref, templates)) {
+      PolicyEvaluator(policy, inventory, object, ref, templates, evaluation).run();
     }
-    const std::size_t first_new = evaluation.findings.size();
-    PolicyEvaluator(policy, inventory, current, ref, templates, evaluation).run();
-    const bool later_policies = index + 1 < all.size();
-    for (std::size_t i = first_new; i < evaluation.findings.size(); ++i) {
-      Finding& finding = evaluation.findings[i];
-      if (!finding.fix_enabled) {
-        continue;
-      }
-      if (later_policies) {
-        auto next = apply_patch(patched ? *patched : object, finding.fix);
-        if (!next) {
-          finding.fix_enabled = false;
-          evaluation.errors.push_back(Error{ErrorCode::kInternal, next.error().message,
-                                            SourceLocation{"", 0, finding.pointer}});
-          continue;
-        }
-        patched = std::move(next).value();
-      }
+  }
+  for (const Finding& finding : evaluation.findings) {
+    if (finding.fix_enabled) {
       for (const Json& operation : finding.fix) {
-        evaluation.patch.push_back(operation);
+        add_to_union(evaluation.patch, operation);
       }
     }
   }

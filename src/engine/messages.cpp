@@ -120,9 +120,11 @@ std::string describe_choice(const k8s::DeviceRequest& request, const k8s::Device
   return name + " (count " + std::to_string(choice.count) + ")";
 }
 
-std::string multi_device(const std::vector<std::string>& offenders,
+std::string multi_device(const std::vector<std::string>& offenders, std::size_t total,
                          const k8s::DeviceConstraint& constraint) {
-  return "constraint on " + constraint.match_attribute + " covers " + join(offenders) +
+  const std::string more =
+      total > offenders.size() ? " and " + std::to_string(total - offenders.size()) + " more" : "";
+  return "constraint on " + constraint.match_attribute + " covers " + join(offenders) + more +
          ": every device of these requests must share one PCIe root, which typical servers "
          "cannot satisfy (one NIC per GPU root), so the claim stays Pending. Use one request per "
          "GPU and per NIC (count 1) and one constraint per GPU/NIC pair";

@@ -30,8 +30,9 @@ using PairList = std::vector<std::pair<std::string, std::string>>;
                                                const std::string& attribute);
 [[nodiscard]] std::string describe_choice(const k8s::DeviceRequest& request,
                                           const k8s::DeviceChoice& choice);
+// `offenders` lists the first of `total` multi-device choices the constraint binds.
 [[nodiscard]] std::string multi_device(const std::vector<std::string>& offenders,
-                                       const k8s::DeviceConstraint& constraint);
+                                       std::size_t total, const k8s::DeviceConstraint& constraint);
 
 // Pod-level messages. `gpu_sources` / `nic_sources` describe where each device comes from,
 // e.g. "extended resource nvidia.com/gpu" or "claim \"pair\" (ResourceClaimTemplate x)".

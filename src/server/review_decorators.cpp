@@ -71,7 +71,13 @@ admission::ReviewEndpoint with_request_log(std::string endpoint, admission::Revi
                     std::string(policy::action_name(finding.action)));
     }
     writer.end_array();
-    writer.member("patch_ops", reply.outcome.patch_operations).member("latency_ms", latency_ms);
+    writer.member("patch_ops", reply.outcome.patch_operations);
+    writer.key("patch_rules").begin_array();
+    for (const auto rule : reply.outcome.patch_rules) {
+      writer.string(policy::rule_name(rule));
+    }
+    writer.end_array();
+    writer.member("latency_ms", latency_ms);
     if (!reply.outcome.patch_dropped.empty()) {
       writer.member("patch_dropped", reply.outcome.patch_dropped);
     }

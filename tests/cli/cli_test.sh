@@ -19,7 +19,7 @@ run() {  # run ARGS... -> $out $err $code
 
 run audit "$examples"
 check "findings exit 1" test "$code" -eq 1
-check "text line format" grep -qE '^[^:]+/unaligned-template-v1\.yaml:10: deny missing-pcie-alignment ResourceClaimTemplate inference/gpu-nic-unaligned: ' "$work/out"
+check "text line format" grep -qE '^[^:]+/unaligned-template-v1\.yaml:10: deny missing-pcie-alignment ResourceClaimTemplate inference/gpu-nic-unaligned \(policy default\): ' "$work/out"
 check "summary line" grep -qE '^summary: 12 resources, 0 skipped, 6 deny, 2 warn, 0 audit, 0 errors$' "$work/out"
 
 run audit --fail-on never "$examples"
@@ -85,6 +85,33 @@ check "in-place result is clean" test "$code" -eq 0
 check "-o writes the relative path" test -s "$work/outdir/manifests/unaligned-claim-v1beta1.yaml"
 run fix -o "$work/x" --in-place "$examples"
 check "-o with --in-place is a usage error" test "$code" -eq 2
+
+# --policies takes one value per flag: the paths after it stay manifests.
+"$binary" policy show-default >"$work/policy.yaml"
+run audit --policies "$work/policy.yaml" "$examples/unaligned-template-v1.yaml" "$examples/aligned-template-v1.yaml"
+check "--policies takes one value" test "$code" -eq 1
+check "--policies leaves later paths as manifests" grep -qE '^summary: 4 resources' "$work/out"
+run audit --policies "$work/policy.yaml" --policies "$work/policy.yaml" "$examples"
+check "--policies repeated is read twice (duplicate name)" grep -q 'duplicate policy name' "$work/err"
+
+# An input without manifests is an error, so a mistyped path in CI cannot pass silently.
+mkdir -p "$work/empty"
+printf 'notes\n' >"$work/empty/readme.txt"
+run audit "$work/empty"
+check "no manifests exit 2" test "$code" -eq 2
+check "no manifests named" grep -q "no manifests found in $work/empty" "$work/err"
+printf '# only a comment\n' >"$work/comment.yaml"
+run fix "$work/comment.yaml"
+check "fix: no manifests exit 2" test "$code" -eq 2
+check "fix: no manifests named" grep -q "no manifests found in $work/comment.yaml" "$work/err"
+
+run audit --help
+check "help shows the --format default" grep -qE -- '--format TEXT:\{text,json\}=text|--format [A-Z]+.*=text' "$work/out"
+check "help shows the --fail-on default" grep -qE -- '--fail-on .*=deny' "$work/out"
+check "help shows the --policies default" grep -qE -- '--policies .*=built-in policy' "$work/out"
+
+run fix "$examples"
+check "fix summary counts changed files" grep -qE '^topoguard fix: applied [0-9]+ fix(es)?, changed [0-9]+ of [0-9]+ files$' "$work/err"
 
 echo "$passed passed, $failed failed"
 test "$failed" -eq 0

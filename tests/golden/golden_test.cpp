@@ -5,14 +5,20 @@
 // expected-report.{sarif,openreports.json,policyreport.json,junit.xml}: the other report
 // formats, compared byte for byte when present.
 // UPDATE_GOLDEN=1 rewrites the expected files; review the diff before committing.
+// A property test runs every case again under its policies plus derived ones, written to files
+// whose names and order are permuted, and asserts that nothing observable changes.
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
+#include "temp_dir.h"
+#include "topoguard/admission/admission_handler.h"
 #include "topoguard/audit/audit_runner.h"
 #include "topoguard/audit/manifest_fixer.h"
 #include "topoguard/audit/manifest_reader.h"
@@ -160,6 +166,121 @@ TEST_P(GoldenTest, MatchesExpectedFiles) {
   for (const audit::ReportedFinding& reported : rerun.report.findings) {
     EXPECT_FALSE(reported.finding.fix_enabled)
         << "fixed output still has a fixable finding: " << reported.finding.message;
+  }
+}
+
+// The policy documents of a case (its files, or the built-in policy), each as JSON, plus two
+// derived from each: one that only observes (every rule audit, fixes on) and one that warns
+// without fixing. Together they exercise every way policies combine.
+std::vector<Json> policy_documents(const CaseSpec& spec) {
+  std::vector<std::pair<std::string, std::string>> texts;
+  if (spec.policies.empty()) {
+    texts.emplace_back("builtin.yaml", std::string(policy::builtin_policy_text()));
+  }
+  for (const std::string& file : spec.policies) {
+    texts.emplace_back(file, read_text(file));
+  }
+  std::vector<Json> documents;
+  for (const auto& [name, text] : texts) {
+    YamlStream stream = parse_yaml_stream(text, name);
+    EXPECT_TRUE(stream.errors.empty()) << name;
+    for (YamlDocument& document : stream.documents) {
+      documents.push_back(std::move(document.value));
+    }
+  }
+  const std::size_t base_count = documents.size();
+  for (std::size_t i = 0; i < base_count; ++i) {
+    const std::string name = documents[i]["metadata"]["name"].get<std::string>();
+    Json observe = documents[i];
+    observe["metadata"]["name"] = name + "-observe";
+    Json quiet = documents[i];
+    quiet["metadata"]["name"] = name + "-quiet";
+    for (policy::RuleId rule : policy::kAllRules) {
+      const std::string id(policy::rule_name(rule));
+      observe["spec"]["rules"][id] = Json::object({{"action", "audit"}});
+      quiet["spec"]["rules"][id] = Json::object({{"action", "warn"}});
+      if (policy::rule_is_fixable(rule)) {
+        observe["spec"]["rules"][id]["mutate"] = true;
+        quiet["spec"]["rules"][id]["mutate"] = false;
+      }
+    }
+    documents.push_back(std::move(observe));
+    documents.push_back(std::move(quiet));
+  }
+  return documents;
+}
+
+// Everything a user can observe of one run: the report, each object's patch and decision, the
+// webhook's answers on /validate and /mutate, and the fixed text.
+std::string observable(const audit::ManifestSet& set, const policy::PolicySet& policies) {
+  const audit::AuditRun run = audit::run_audit(set, policies);
+  Json observed = Json::object();
+  observed["report"] = Json::parse(audit::report_to_json(run.report).dump());
+  for (const audit::ManifestEvaluation& evaluated : run.evaluations) {
+    Json entry = Json::object();
+    entry["patch"] = evaluated.evaluation.patch;
+    for (admission::Mode mode : {admission::Mode::kValidate, admission::Mode::kMutate}) {
+      admission::AdmissionRequest request;
+      request.uid = "uid";
+      request.operation = "CREATE";
+      request.object = *evaluated.manifest->object;
+      const Json* namespace_name = find_at(request.object, "/metadata/namespace");
+      request.namespace_name = namespace_name != nullptr && namespace_name->is_string()
+                                   ? namespace_name->get<std::string>()
+                                   : std::string();
+      const admission::HandledReview handled =
+          admission::handle_admission(request, policies, {mode, admission::FailureMode::kClosed});
+      Json answer = Json::object();
+      answer["decision"] = admission::decision_name(handled.outcome.decision);
+      answer["allowed"] = handled.response.allowed;
+      answer["message"] = handled.response.status.message;
+      answer["warnings"] = handled.response.warnings;
+      answer["patch"] = handled.response.patch;
+      entry[std::string(admission::mode_name(mode))] = std::move(answer);
+    }
+    observed["objects"].push_back(std::move(entry));
+  }
+  for (const audit::FixedFile& file : audit::apply_fixes(set, run).files) {
+    observed["fixed"].push_back(file.text);
+  }
+  return observed.dump(1);
+}
+
+// Permuting and renaming the policy files (one policy per file, names drawn at random, YAML or
+// JSON) changes no report, decision, patch or fixed text.
+TEST_P(GoldenTest, PolicyFileOrderAndNamesChangeNothing) {
+  const fs::path dir = kCasesDir / GetParam();
+  const CaseSpec spec = read_case(dir);
+  const std::vector<Json> documents = policy_documents(spec);
+  const audit::ManifestSet set =
+      audit::parse_manifests({{"input.yaml", read_text(dir / "input.yaml")}});
+  std::mt19937 random(20261203);
+  std::string first;
+  for (int round = 0; round < 6; ++round) {
+    std::vector<std::size_t> order(documents.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      order[i] = i;
+    }
+    std::shuffle(order.begin(), order.end(), random);
+    const topoguard::testing::TempDir policy_dir;
+    std::string layout;
+    for (std::size_t position = 0; position < order.size(); ++position) {
+      const Json& document = documents[order[position]];
+      const bool as_json = random() % 2 == 0;
+      const std::string file = std::to_string(position) + "-" + std::to_string(random() % 1000) +
+                               (as_json ? ".json" : ".yaml");
+      policy_dir.write(file, as_json ? document.dump(2) : to_yaml(document));
+      layout += file + "=" + document["metadata"]["name"].get<std::string>() + " ";
+    }
+    SCOPED_TRACE("policy files: " + layout);
+    auto policies = policy::load_policy_files({policy_dir.path()});
+    ASSERT_TRUE(policies) << policies.error().to_string();
+    const std::string observed = observable(set, *policies);
+    if (round == 0) {
+      first = observed;
+    } else {
+      EXPECT_EQ(observed, first);
+    }
   }
 }
 

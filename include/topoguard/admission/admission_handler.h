@@ -42,6 +42,7 @@ struct ReviewOutcome {
   Decision decision = Decision::kSkip;
   std::vector<FindingSummary> findings;  // on the object as admitted (after the patch, if any)
   std::size_t patch_operations = 0;      // operations sent
+  std::vector<policy::RuleId> patch_rules;  // the rules whose fixes make up the patch sent, once each
   std::string patch_dropped;             // why an engine patch was not sent; empty otherwise
   std::string error;                     // the internal error, for kErrorAllow / kErrorDeny
 };

@@ -1,6 +1,7 @@
 // The policy engine: object + policies (+ what is known of other objects) in, findings and a
-// JSONPatch out. Pure and deterministic: no I/O, logging, clock or globals; policies are applied
-// in set order, rules in a fixed order. Safe to call concurrently.
+// JSONPatch out. Pure and deterministic: no I/O, logging, clock or globals. Every policy judges the
+// object as submitted (none sees another's fix); findings come in policy-name order, rules in a
+// fixed order. Safe to call concurrently.
 #pragma once
 
 #include "topoguard/common/json.h"
@@ -14,6 +15,8 @@ namespace topoguard::engine {
 // pod templates, ResourceClaims and their templates).
 [[nodiscard]] bool is_evaluated_kind(const Json& object);
 
+// Evaluation::patch is the union of the enabled fixes of all policies, each operation once, to be
+// applied once to the object as submitted (callers re-evaluate the result to check it).
 [[nodiscard]] Evaluation evaluate(const Json& object, const policy::PolicySet& policies,
                                   const Inventory& inventory);
 

@@ -13,6 +13,7 @@
 
 #include "topoguard/cel/cel.h"
 #include "topoguard/common/json.h"
+#include "topoguard/common/result.h"
 
 namespace topoguard::engine {
 
@@ -56,5 +57,9 @@ class Inventory {
   std::map<Key, const Json*> claims_by_name_;
   std::map<Key, std::string> network_resources_;
 };
+
+// Syntax errors in a DeviceClass's CEL selectors, each at its field (JSON pointer); empty for
+// other objects. The inventory leaves such a class's selectors out of classification.
+[[nodiscard]] std::vector<Error> device_class_selector_errors(const Json& object);
 
 }  // namespace topoguard::engine

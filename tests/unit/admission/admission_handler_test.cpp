@@ -179,6 +179,10 @@ TEST(HandlerPatchTest, PatchAppliesAndRemovesTheDenial) {
   const HandledReview handled = handle_admission(make_request(kUnaligned), builtin(),
                                                  {Mode::kMutate, FailureMode::kClosed});
   ASSERT_FALSE(handled.response.patch.empty());
+  // The request log names the rule behind the patch, though nothing is left to report after it.
+  EXPECT_EQ(handled.outcome.patch_rules,
+            std::vector<policy::RuleId>{policy::RuleId::kMissingPcieAlignment});
+  EXPECT_TRUE(handled.outcome.findings.empty());
   Result<Json> patched =
       engine::apply_patch(Json::parse(kUnaligned), handled.response.patch);
   ASSERT_TRUE(patched.has_value()) << patched.error().to_string();

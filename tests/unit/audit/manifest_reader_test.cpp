@@ -71,6 +71,25 @@ TEST(ManifestReaderTest, MissingPathIsAnErrorOthersStillRead) {
   EXPECT_EQ(names(set), "ok ");
 }
 
+// A path that yields no document (a directory without manifests, a file of comments, empty
+// stdin) is an error naming it, so a mistyped path cannot pass; an empty List is a manifest.
+TEST(ManifestReaderTest, PathWithoutManifestsIsAnError) {
+  TempDir dir;
+  dir.write("empty/notes.txt", "not a manifest");
+  const std::string comments = dir.write("comments.yaml", "# nothing here\n---\n");
+  const std::string list = dir.write("list.yaml", "apiVersion: v1\nkind: List\nitems: []\n");
+  const std::string file = dir.write("x.yaml", pod("ok"));
+  std::istringstream empty_input;
+  const ManifestSet set =
+      read_manifests({dir.path() + "/empty", comments, "-", list, file}, empty_input);
+  ASSERT_EQ(set.errors.size(), 3u);
+  EXPECT_EQ(set.errors[0].message, "no manifests found in " + dir.path() + "/empty");
+  EXPECT_EQ(set.errors[0].location.file, dir.path() + "/empty");
+  EXPECT_EQ(set.errors[1].message, "no manifests found in " + comments);
+  EXPECT_EQ(set.errors[2].message, "no manifests found in -");
+  EXPECT_EQ(names(set), "ok ");
+}
+
 // A file over the size limit is a clear error, not a crash.
 TEST(ManifestReaderTest, FileOverLimitIsTooLarge) {
   TempDir dir;

@@ -24,7 +24,8 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-// One line per finding, `file:line: <action> <rule> <Kind> <namespace>/<name>: <message>`, in
+// One line per finding, `file:line: <action> <rule> <Kind> <namespace>/<name> (policy <policy>):
+// <message>`, in
 // file/line order, then the summary line; nothing on the error stream.
 TEST(TextReportTest, OneLinePerFindingThenSummary) {
   std::ostringstream out;
@@ -33,10 +34,11 @@ TEST(TextReportTest, OneLinePerFindingThenSummary) {
   const std::vector<std::string> lines = lines_of(out.str());
   ASSERT_EQ(lines.size(), 3u) << out.str();
   EXPECT_THAT(lines[0], StartsWith("in.yaml:9: deny missing-pcie-alignment "
-                                   "ResourceClaimTemplate ml/gpu-nic: GPU request \"gpu\" with "
+                                   "ResourceClaimTemplate ml/gpu-nic (policy default): GPU request \"gpu\" with "
                                    "NIC request \"nic\": not tied"));
   EXPECT_THAT(lines[0], HasSubstr("[fix: topoguard fix]"));
-  EXPECT_THAT(lines[1], StartsWith("in.yaml:26: warn device-plugin-pairing Pod default/p: GPU "
+  EXPECT_THAT(lines[1], StartsWith("in.yaml:26: warn device-plugin-pairing Pod default/p "
+                                   "(policy default): GPU "
                                    "from extended resource nvidia.com/gpu and NIC from extended "
                                    "resource rdma/ib"));
   EXPECT_EQ(lines[2], "summary: 2 resources, 1 skipped, 1 deny, 1 warn, 0 audit, 0 errors");

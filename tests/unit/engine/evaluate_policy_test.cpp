@@ -216,17 +216,54 @@ TEST(PolicyAttributeTest, AcceptedAttributeCountsAsAligned) {
   EXPECT_EQ(evaluate(object, testing::builtin_policies(), Inventory()).findings.size(), 1u);
 }
 
-// Two policies: each reports under its own name, and the second sees the first one's fix, so
-// the combined patch applies in one go and adds no duplicate constraint.
-TEST(PolicySetTest, LaterPoliciesSeeEarlierFixes) {
+// Two policies: each judges the object as submitted and reports under its own name; their
+// identical fixes appear once in the patch, which applies in one go and re-evaluates clean.
+TEST(PolicySetTest, EveryPolicyJudgesTheObjectAsSubmitted) {
   const policy::PolicySet policies =
-      testing::inline_policies(policy_yaml("", "first") + "---\n" + policy_yaml("", "second"));
+      testing::inline_policies(policy_yaml("", "second") + "---\n" + policy_yaml("", "first"));
   const Json object = parse_one(kUnalignedTemplate);
   const Evaluation evaluation = evaluate(object, policies, Inventory());
-  ASSERT_EQ(evaluation.findings.size(), 1u) << testing::dump(evaluation);
-  EXPECT_EQ(evaluation.findings[0].policy, "first");
+  ASSERT_EQ(evaluation.findings.size(), 2u) << testing::dump(evaluation);
+  EXPECT_EQ(evaluation.findings[0].policy, "first");  // policy-name order, not file order
+  EXPECT_EQ(evaluation.findings[1].policy, "second");
+  EXPECT_EQ(evaluation.patch, evaluation.findings[0].fix);
   const Json patched = object.patch(evaluation.patch);
   EXPECT_TRUE(evaluate(patched, policies, Inventory()).findings.empty());
+}
+
+// An observing policy (audit, mutate on) next to an enforcing one: the enforcing one still
+// denies the object as submitted, whichever comes first; the fix is in the patch once.
+TEST(PolicySetTest, ObservingPolicyDoesNotHideAnotherPolicysDenial) {
+  const std::string observe =
+      policy_yaml("  rules: {missing-pcie-alignment: {action: audit}}\n", "a-observe");
+  const std::string enforce = policy_yaml("", "b-enforce");
+  for (const std::string& yaml : {observe + "---\n" + enforce, enforce + "---\n" + observe}) {
+    const Evaluation evaluation =
+        evaluate(parse_one(kUnalignedTemplate), testing::inline_policies(yaml), Inventory());
+    ASSERT_EQ(evaluation.findings.size(), 2u) << testing::dump(evaluation);
+    EXPECT_EQ(evaluation.findings[0].action, Action::kAudit);
+    EXPECT_EQ(evaluation.findings[1].action, Action::kDeny);
+    EXPECT_EQ(evaluation.patch.size(), 1u);
+  }
+}
+
+// Policies whose fixes differ (two alignment attributes) both add the absent constraints array:
+// the patch adds it once, holding both constraints, instead of the second add replacing the first.
+TEST(PolicySetTest, DifferentFixesOfOneArrayAreJoined) {
+  const std::string base = policy_yaml("", "other");
+  const std::string other =
+      std::string(base).replace(base.find("attribute: resource.kubernetes.io/pcieRoot"),
+                                std::string("attribute: resource.kubernetes.io/pcieRoot").size(),
+                                "attribute: example.com/pcieRoot");
+  const policy::PolicySet policies =
+      testing::inline_policies(policy_yaml("", "default") + "---\n" + other);
+  const Json object = parse_one(kUnalignedTemplate);
+  const Evaluation evaluation = evaluate(object, policies, Inventory());
+  EXPECT_EQ(evaluation.patch,
+            Json::parse(R"([{"op":"add","path":"/spec/spec/devices/constraints","value":[
+                {"requests":["gpu","nic"],"matchAttribute":"resource.kubernetes.io/pcieRoot"},
+                {"requests":["gpu","nic"],"matchAttribute":"example.com/pcieRoot"}]}])"));
+  EXPECT_TRUE(evaluate(object.patch(evaluation.patch), policies, Inventory()).findings.empty());
 }
 
 // A claim whose fields have the wrong types is an error with the field's pointer, not a crash.
