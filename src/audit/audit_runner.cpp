@@ -7,15 +7,27 @@
 
 namespace topoguard::audit {
 
-AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& policies) {
+namespace {
+
+bool is_resource_slice(const Json& object) {
+  return string_member_view(object, "kind") == "ResourceSlice" &&
+         string_member_view(object, "apiVersion").starts_with("resource.k8s.io/");
+}
+
+}  // namespace
+
+AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& policies,
+                   const cluster::ClusterState* cluster_state) {
   AuditRun run;
   AuditReport& report = run.report;
   report.errors = manifests.errors;
 
   engine::Inventory inventory(engine::Inventory::Claims::kKnown);
+  inventory.set_cluster_state(cluster_state);
   std::vector<bool> indexed(manifests.manifests.size(), false);
   for (std::size_t i = 0; i < manifests.manifests.size(); ++i) {
-    indexed[i] = inventory.add(*manifests.manifests[i].object);
+    const Json& object = *manifests.manifests[i].object;
+    indexed[i] = inventory.add(object) || (cluster_state != nullptr && is_resource_slice(object));
   }
 
   const auto report_errors = [&](const Manifest& manifest, std::vector<Error> errors) {

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "claim_alignment.h"
+#include "claim_feasibility.h"
 #include "device_roles.h"
 #include "messages.h"
 #include "topoguard/k8s/claim_view.h"
@@ -75,6 +76,9 @@ class PolicyEvaluator {
     if (k8s::is_claim_kind(k8s::api_group(ref_.api_version), ref_.kind)) {
       note_checked({RuleId::kMissingPcieAlignment, RuleId::kNumaOnlyAlignment,
                     RuleId::kMultiDeviceAlignment});
+      if (inventory_.cluster_state() != nullptr) {
+        note_checked({RuleId::kUnsatisfiableAlignment, RuleId::kAttributeNotPublished});
+      }
       evaluate_claim();
       return;
     }
@@ -110,7 +114,16 @@ class PolicyEvaluator {
       out_.errors.push_back(spec.error());
       return;
     }
-    for (ClaimFinding& finding : analyze_claim(*spec, roles_, policy_).findings) {
+    ClaimVerdict verdict = analyze_claim(*spec, roles_, policy_);
+    if (const cluster::ClusterState* state = inventory_.cluster_state();
+        state != nullptr && (enabled(RuleId::kUnsatisfiableAlignment) ||
+                             enabled(RuleId::kAttributeNotPublished))) {
+      for (ClaimFinding& finding :
+           check_claim_feasibility(object_, *spec, verdict, *state, policy_)) {
+        verdict.findings.push_back(std::move(finding));
+      }
+    }
+    for (ClaimFinding& finding : verdict.findings) {
       emit(finding.rule, finding.pointer, std::move(finding.message), std::move(finding.fix));
     }
   }
@@ -220,6 +233,8 @@ class PolicyEvaluator {
                     "claim \"" + reference.name + "\" (" + kind + " " + target_name + ")",
                     analyze_claim(*spec, roles_, policy_)};
   }
+
+  bool enabled(RuleId rule) const { return policy_.rule(rule).action != policy::Action::kOff; }
 
   // Whether a policy exception covers `rule` for this object; asked once per rule, as an object
   // can have a finding for each of thousands of pod templates or constraints.

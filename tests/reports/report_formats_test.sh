@@ -71,6 +71,9 @@ for input in "${inputs[@]}"; do
     # golden cases that expect an input error).
     if [ "$code" -ne 0 ] && ! { [ "$code" -eq 2 ] && [ -n "${carries_input_errors[$input]:-}" ]; }; then
       fail "audit --format $format $input exited $code: $(head -c 300 "$work/stderr")"
+    elif [ "$format" = sarif ] && ! python3 -c 'import json, sys
+sys.exit(json.load(open(sys.argv[1]))["runs"][0]["invocations"][0]["executionSuccessful"] != (sys.argv[2] == "0"))' "$out" "$code"; then
+      fail "audit --format sarif $input exited $code but executionSuccessful disagrees"
     fi
   done
 done

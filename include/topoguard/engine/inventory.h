@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "topoguard/cel/cel.h"
+#include "topoguard/cluster/cluster_state.h"
 #include "topoguard/common/json.h"
 #include "topoguard/common/result.h"
 
@@ -37,6 +38,10 @@ class Inventory {
   bool add(const Json& object);
 
   [[nodiscard]] bool claims_known() const { return claims_ == Claims::kKnown; }
+  // The cluster's devices (audit --cluster-state): claims are then checked for feasibility.
+  // Not owned; must outlive the inventory. Null (the default, and in the webhook): no check.
+  void set_cluster_state(const cluster::ClusterState* state) { cluster_state_ = state; }
+  [[nodiscard]] const cluster::ClusterState* cluster_state() const { return cluster_state_; }
   [[nodiscard]] const DeviceClassInfo* device_class(std::string_view name) const;
   // The DeviceClass that serves `resource` as a DRA extended resource (its extendedResourceName,
   // or the implicit deviceclass.resource.kubernetes.io/<class>), if known.
@@ -52,6 +57,7 @@ class Inventory {
   using Key = std::pair<std::string, std::string>;  // namespace, name
 
   Claims claims_;
+  const cluster::ClusterState* cluster_state_ = nullptr;
   std::map<std::string, DeviceClassInfo, std::less<>> device_classes_;
   std::map<Key, const Json*> claim_templates_;
   std::map<Key, const Json*> claims_by_name_;
