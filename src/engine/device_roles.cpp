@@ -58,7 +58,13 @@ Roles DeviceRoles::of_class_name(std::string_view name) const {
 }
 
 Roles DeviceRoles::of_driver(std::string_view driver) const {
-  return Roles{policy_.gpu.drivers.matches_any(driver), policy_.nic.drivers.matches_any(driver)};
+  if (const auto known = driver_roles_.find(driver); known != driver_roles_.end()) {
+    return known->second;
+  }
+  const Roles roles{policy_.gpu.drivers.matches_any(driver),
+                    policy_.nic.drivers.matches_any(driver)};
+  driver_roles_.emplace(driver, roles);
+  return roles;
 }
 
 Roles DeviceRoles::of_selectors(const std::vector<const cel::Program*>& selectors) const {
@@ -75,17 +81,23 @@ Roles DeviceRoles::of_selectors(const std::vector<const cel::Program*>& selector
     }
   }
   candidates.emplace_back(kUnlistedDriver);
+  const auto may_match = [&selectors](const std::string& driver) {
+    cel::Activation device;
+    device.driver = driver;
+    return std::none_of(selectors.begin(), selectors.end(), [&device](const cel::Program* selector) {
+      return cel::evaluate(*selector, device).outcome == cel::Outcome::kFalse;
+    });
+  };
+  // Selectors that never read the driver give every candidate the same answer: evaluate once.
+  const bool driver_blind = std::none_of(selectors.begin(), selectors.end(), [](const auto* selector) {
+    return cel::may_read_driver(*selector);
+  });
+  const bool blind_match = driver_blind && may_match(candidates.back());
   bool any = false;
   bool all_gpu = true;
   bool all_nic = true;
   for (const std::string& driver : candidates) {
-    cel::Activation device;
-    device.driver = driver;
-    const bool may_match =
-        std::none_of(selectors.begin(), selectors.end(), [&device](const cel::Program* selector) {
-          return cel::evaluate(*selector, device).outcome == cel::Outcome::kFalse;
-        });
-    if (!may_match) {
+    if (driver_blind ? !blind_match : !may_match(driver)) {
       continue;
     }
     const Roles roles = of_driver(driver);
