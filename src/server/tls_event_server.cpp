@@ -232,21 +232,30 @@ class TlsEventServer::Impl::Worker {
 
   // From any thread: adopt this accepted socket.
   void post(int fd, Listener& listener) {
+    bool was_empty = false;
     {
       std::lock_guard lock(inbox_mutex_);
+      was_empty = inbox_.empty() && answers_.empty();
       inbox_.emplace_back(fd, &listener);
     }
-    wake();
+    // One wake-up per batch: a non-empty inbox has one pending, and on_wake() takes everything.
+    if (was_empty) {
+      wake();
+    }
   }
 
   // From any thread: the answer to decision `decision` (dropped if its connection is gone or
   // has already been answered by the fallback).
   void post_answer(std::uint64_t decision, HttpResponse response) {
+    bool was_empty = false;
     {
       std::lock_guard lock(inbox_mutex_);
+      was_empty = inbox_.empty() && answers_.empty();
       answers_.emplace_back(decision, std::move(response));
     }
-    wake();
+    if (was_empty) {
+      wake();
+    }
   }
 
   void wake() {
