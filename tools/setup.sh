@@ -7,7 +7,7 @@ packages=(
   libcpp-httplib-dev libssl-dev openssl nlohmann-json3-dev libre2-dev libspdlog-dev
   libyaml-cpp-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev curl jq wrk nginx-light procps
-  libboost1.81-dev libsimdjson-dev umoci skopeo libxml2-utils
+  libboost1.81-dev libsimdjson-dev umoci skopeo libxml2-utils python3-yaml binutils
 )
 
 missing=()
@@ -23,6 +23,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}" >&2
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# kubectl renders deploy/webhook in tests/deploy with its built-in kustomize (v5: components,
+# replacements). Debian 12's kubernetes-client is 1.20 with a kustomize too old for them, so
+# kubectl comes from the Kubernetes apt repository (pkgs.k8s.io) or the Google Cloud SDK.
+if ! kubectl kustomize --help >/dev/null 2>&1; then
+  echo "setup: kubectl (1.27 or later) not found; the deploy_* tests need it" >&2
 fi
 
 # Test-only tools from npm (reference CEL implementation, schema and SARIF validators, Kubernetes

@@ -4,6 +4,7 @@
 #include <exception>
 #include <set>
 
+#include "topoguard/common/json_writer.h"
 #include "topoguard/engine/evaluate.h"
 #include "topoguard/engine/json_patch.h"
 
@@ -118,7 +119,7 @@ std::string findings_annotation(const std::vector<FindingSummary>& findings) {
     item["rule"] = policy::rule_name(finding.rule);
     item["action"] = policy::action_name(finding.action);
     item["path"] = finding.pointer;
-    const std::size_t item_size = item.dump().size() + 1;
+    const std::size_t item_size = to_json_text(item).size() + 1;
     if (size + item_size > kFindingsAnnotationLimit - 32) {
       Json more = Json::object();
       more["truncated"] = findings.size() - list.size();
@@ -128,7 +129,7 @@ std::string findings_annotation(const std::vector<FindingSummary>& findings) {
     size += item_size;
     list.push_back(std::move(item));
   }
-  return list.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return to_json_text(list);
 }
 
 std::vector<FindingSummary> summarize(const std::vector<engine::Finding>& findings) {

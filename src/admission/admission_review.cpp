@@ -1,13 +1,19 @@
 #include "topoguard/admission/admission_review.h"
 
+#include <array>
 #include <charconv>
 #include <cstdint>
+#include <exception>
+#include <optional>
 #include <utility>
 
-#include "topoguard/admission/json_reader.h"
+#include "json_document.h"
+#include "topoguard/common/json_writer.h"
 
 namespace topoguard::admission {
 namespace {
+
+namespace dom = simdjson::dom;
 
 Error make_error(ErrorCode code, std::string message, std::string field = {}) {
   Error error;
@@ -17,135 +23,66 @@ Error make_error(ErrorCode code, std::string message, std::string field = {}) {
   return error;
 }
 
-// A member to move out of; nullptr when absent.
-Json* mutable_member(Json& object, std::string_view key) {
-  auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
-}
+bool is_null(dom::element value) { return value.type() == dom::element_type::NULL_VALUE; }
 
-// A string member that must be present; an Error naming the pointer otherwise.
-Result<std::string> required_string(const Json& object, std::string_view key,
-                                    const std::string& pointer) {
-  const Json* value = member(object, key);
-  if (value == nullptr || value->is_null()) {
-    return make_error(ErrorCode::kMissingField, "missing " + pointer, pointer);
-  }
-  if (!value->is_string()) {
-    return make_error(ErrorCode::kWrongType,
-                      pointer + " must be a string, not " + json_type_name(*value), pointer);
-  }
-  return value->get<std::string>();
-}
-
-// An optional string member: empty when absent or null, an Error when of another type.
-Result<std::string> optional_string(const Json& object, std::string_view key,
-                                    const std::string& pointer) {
-  const Json* value = member(object, key);
-  if (value == nullptr || value->is_null()) {
+// A string member: an Error naming the pointer when of another type, or absent (or null) and
+// `required`; empty when absent and optional.
+Result<std::string> string_member(std::optional<dom::element> value, const std::string& pointer,
+                                  bool required) {
+  if (!value || is_null(*value)) {
+    if (required) {
+      return make_error(ErrorCode::kMissingField, "missing " + pointer, pointer);
+    }
     return std::string();
   }
-  if (!value->is_string()) {
+  std::string_view text;
+  if (value->get_string().get(text) != simdjson::SUCCESS) {
     return make_error(ErrorCode::kWrongType,
-                      pointer + " must be a string, not " + json_type_name(*value), pointer);
+                      pointer + " must be a string, not " + element_type_name(*value), pointer);
   }
-  return value->get<std::string>();
+  return std::string(text);
 }
 
-// An optional object member, moved out: null when absent or null, an Error when of another type.
-Result<Json> take_optional_object(Json& object, std::string_view key, const std::string& pointer) {
-  Json* value = mutable_member(object, key);
-  if (value == nullptr || value->is_null()) {
+// An optional object member as a Json tree: null when absent or null, an Error when of another
+// type.
+Result<Json> object_member(std::optional<dom::element> value, const std::string& pointer) {
+  if (!value || is_null(*value)) {
     return Json();
   }
-  if (!value->is_object()) {
+  if (value->type() != dom::element_type::OBJECT) {
     return make_error(ErrorCode::kWrongType,
-                      pointer + " must be an object, not " + json_type_name(*value), pointer);
+                      pointer + " must be an object, not " + element_type_name(*value), pointer);
   }
-  return std::move(*value);
+  return to_json(*value);
 }
 
-// Appends value.dump(-1, ' ', false, error_handler_t::replace). nlohmann's serializer sends every
-// byte through its output adapter and UTF-8 checker, which measured as half of serialising a
-// patched review; patches are small trees of mostly ASCII strings. Floats (and the types a
-// parsed body never has) are left to nlohmann, whose number format is the reference.
-void append_json(std::string& out, const Json& value) {
-  switch (value.type()) {
-    case Json::value_t::object: {
-      out += '{';
-      bool first = true;
-      for (const auto& [key, member] : value.get_ref<const Json::object_t&>()) {
-        if (!first) {
-          out += ',';
-        }
-        first = false;
-        append_json_string(out, key);
-        out += ':';
-        append_json(out, member);
+// The members of `object` named in `names`, each its last occurrence (a repeated key's last
+// value wins, as everywhere else), in one pass over the object.
+template <std::size_t N>
+std::array<std::optional<dom::element>, N> members_named(
+    dom::object object, const std::array<std::string_view, N>& names) {
+  std::array<std::optional<dom::element>, N> found;
+  for (const dom::key_value_pair field : object) {
+    for (std::size_t i = 0; i < N; ++i) {
+      if (field.key == names[i]) {
+        found[i] = field.value;
       }
-      out += '}';
-      return;
     }
-    case Json::value_t::array: {
-      out += '[';
-      bool first = true;
-      for (const Json& element : value.get_ref<const Json::array_t&>()) {
-        if (!first) {
-          out += ',';
-        }
-        first = false;
-        append_json(out, element);
-      }
-      out += ']';
-      return;
-    }
-    case Json::value_t::string:
-      append_json_string(out, value.get_ref<const std::string&>());
-      return;
-    case Json::value_t::boolean:
-      out += value.get<bool>() ? "true" : "false";
-      return;
-    case Json::value_t::null:
-      out += "null";
-      return;
-    case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: {
-      char digits[24];
-      const auto written =
-          value.is_number_unsigned()
-              ? std::to_chars(digits, digits + sizeof(digits),
-                              value.get<Json::number_unsigned_t>())
-              : std::to_chars(digits, digits + sizeof(digits), value.get<Json::number_integer_t>());
-      out.append(digits, written.ptr);
-      return;
-    }
-    case Json::value_t::number_float:
-    case Json::value_t::binary:
-    case Json::value_t::discarded:
-      out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
-      return;
   }
+  return found;
 }
 
-}  // namespace
-
-std::string patch_json(const Json& patch) {
-  std::string out;
-  out.reserve(256);  // an engine patch of a few operations
-  append_json(out, patch);
-  return out;
-}
-
-Result<AdmissionRequest> parse_admission_review(std::string_view body) {
-  Result<Json> parsed_body = read_json(body, kMaxBodyDepth, JsonFilter::kAdmissionReview);
-  if (!parsed_body) {
-    return parsed_body.error();
-  }
-  Json& review = *parsed_body;
-  if (!review.is_object()) {
+// The body already parsed: navigates to `request` and builds the object trees the engine reads.
+// Everything else of the request (userInfo, options, ...) is checked as JSON but not built.
+Result<AdmissionRequest> read_review(dom::element review) {
+  dom::object root;
+  if (review.get_object().get(root) != simdjson::SUCCESS) {
     return make_error(ErrorCode::kWrongType,
-                      std::string("body must be a JSON object, not ") + json_type_name(review));
+                      std::string("body must be a JSON object, not ") + element_type_name(review));
   }
-  auto api_version = required_string(review, "apiVersion", "/apiVersion");
+  const auto [api_version_member, kind_member, request_member] =
+      members_named<3>(root, {"apiVersion", "kind", "request"});
+  auto api_version = string_member(api_version_member, "/apiVersion", true);
   if (!api_version) {
     return api_version.error();
   }
@@ -155,7 +92,7 @@ Result<AdmissionRequest> parse_admission_review(std::string_view body) {
                           "\" (set admissionReviewVersions: [\"v1\"] in the webhook configuration)",
                       "/apiVersion");
   }
-  auto kind = required_string(review, "kind", "/kind");
+  auto kind = string_member(kind_member, "/kind", true);
   if (!kind) {
     return kind.error();
   }
@@ -163,18 +100,23 @@ Result<AdmissionRequest> parse_admission_review(std::string_view body) {
     return make_error(ErrorCode::kInvalidValue,
                       "kind must be AdmissionReview, not \"" + *kind + "\"", "/kind");
   }
-  Json* request = mutable_member(review, "request");
-  if (request == nullptr || request->is_null()) {
+  if (!request_member || is_null(*request_member)) {
     return make_error(ErrorCode::kMissingField, "missing /request", "/request");
   }
-  if (!request->is_object()) {
+  dom::object request;
+  if (request_member->get_object().get(request) != simdjson::SUCCESS) {
     return make_error(ErrorCode::kWrongType,
-                      std::string("/request must be an object, not ") + json_type_name(*request),
+                      std::string("/request must be an object, not ") +
+                          element_type_name(*request_member),
                       "/request");
   }
+  const auto [uid_member, operation_member, gvk_member, namespace_member, name_member,
+              dry_run_member, object_member_value, old_object_member] =
+      members_named<8>(request, {"uid", "operation", "kind", "namespace", "name", "dryRun",
+                                 "object", "oldObject"});
 
   AdmissionRequest parsed;
-  auto uid = required_string(*request, "uid", "/request/uid");
+  auto uid = string_member(uid_member, "/request/uid", true);
   if (!uid) {
     return uid.error();
   }
@@ -183,56 +125,78 @@ Result<AdmissionRequest> parse_admission_review(std::string_view body) {
   }
   parsed.uid = std::move(*uid);
 
-  auto operation = required_string(*request, "operation", "/request/operation");
+  auto operation = string_member(operation_member, "/request/operation", true);
   if (!operation) {
     return operation.error();
   }
   parsed.operation = std::move(*operation);
 
-  auto gvk = take_optional_object(*request, "kind", "/request/kind");
-  if (!gvk) {
-    return gvk.error();
-  }
-  if (gvk->is_object()) {
-    for (auto [key, target] : {std::pair{"group", &parsed.kind.group},
-                               std::pair{"version", &parsed.kind.version},
-                               std::pair{"kind", &parsed.kind.kind}}) {
-      auto value = optional_string(*gvk, key, std::string("/request/kind/") + key);
+  if (gvk_member && !is_null(*gvk_member)) {
+    dom::object gvk;
+    if (gvk_member->get_object().get(gvk) != simdjson::SUCCESS) {
+      return make_error(ErrorCode::kWrongType,
+                        std::string("/request/kind must be an object, not ") +
+                            element_type_name(*gvk_member),
+                        "/request/kind");
+    }
+    const auto gvk_members = members_named<3>(gvk, {"group", "version", "kind"});
+    std::string* const targets[] = {&parsed.kind.group, &parsed.kind.version, &parsed.kind.kind};
+    for (std::size_t i = 0; i < gvk_members.size(); ++i) {
+      static constexpr std::string_view kNames[] = {"group", "version", "kind"};
+      auto value =
+          string_member(gvk_members[i], "/request/kind/" + std::string(kNames[i]), false);
       if (!value) {
         return value.error();
       }
-      *target = std::move(*value);
+      *targets[i] = std::move(*value);
     }
   }
-  auto namespace_name = optional_string(*request, "namespace", "/request/namespace");
+  auto namespace_name = string_member(namespace_member, "/request/namespace", false);
   if (!namespace_name) {
     return namespace_name.error();
   }
   parsed.namespace_name = std::move(*namespace_name);
-  auto name = optional_string(*request, "name", "/request/name");
+  auto name = string_member(name_member, "/request/name", false);
   if (!name) {
     return name.error();
   }
   parsed.name = std::move(*name);
 
-  if (const Json* dry_run = member(*request, "dryRun"); dry_run != nullptr && !dry_run->is_null()) {
-    if (!dry_run->is_boolean()) {
+  if (dry_run_member && !is_null(*dry_run_member)) {
+    if (dry_run_member->get_bool().get(parsed.dry_run) != simdjson::SUCCESS) {
       return make_error(ErrorCode::kWrongType, "/request/dryRun must be a boolean",
                         "/request/dryRun");
     }
-    parsed.dry_run = dry_run->get<bool>();
   }
-  auto object = take_optional_object(*request, "object", "/request/object");
+  auto object = object_member(object_member_value, "/request/object");
   if (!object) {
     return object.error();
   }
   parsed.object = std::move(*object);
-  auto old_object = take_optional_object(*request, "oldObject", "/request/oldObject");
+  auto old_object = object_member(old_object_member, "/request/oldObject");
   if (!old_object) {
     return old_object.error();
   }
   parsed.old_object = std::move(*old_object);
   return parsed;
+}
+
+}  // namespace
+
+std::string patch_json(const Json& patch) { return to_json_text(patch); }
+
+Result<AdmissionRequest> parse_admission_review(std::string_view body) {
+  dom::parser parser;
+  auto review = parse_json_document(parser, body, kMaxBodyDepth);
+  if (!review) {
+    return review.error();
+  }
+  try {
+    return read_review(*review);
+  } catch (const std::exception& exception) {  // bad_alloc while building the object trees
+    return make_error(ErrorCode::kInternal,
+                      std::string("cannot read the AdmissionReview: ") + exception.what());
+  }
 }
 
 Json to_admission_review(const AdmissionResponse& response) {
@@ -272,123 +236,62 @@ Json to_admission_review(const AdmissionResponse& response) {
 }
 
 std::string to_admission_review_json(const AdmissionResponse& response) {
-  // Written directly rather than through a Json tree (the same bytes as
-  // to_admission_review(response).dump() with invalid UTF-8 replaced): it is small and sent for
-  // every request. Keys in the order to_admission_review() inserts them.
+  // Written directly rather than through a Json tree: it is sent for every request. The same
+  // members, in the same order, as to_admission_review().
   std::string out;
   out.reserve(256 + response.status.message.size());
-  out += R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":)";
-  append_json_string(out, response.uid);
-  out += response.allowed ? R"(,"allowed":true)" : R"(,"allowed":false)";
+  JsonWriter writer(out);
+  writer.begin_object()
+      .member("apiVersion", kAdmissionApiVersion)
+      .member("kind", kAdmissionKind)
+      .key("response")
+      .begin_object()
+      .member("uid", response.uid)
+      .member("allowed", response.allowed);
   if (response.status.code != 0) {
-    char code[16];
-    const auto written = std::to_chars(code, code + sizeof(code), response.status.code);
-    out += R"(,"status":{"code":)";
-    out.append(code, written.ptr);
+    writer.key("status").begin_object().member("code", response.status.code);
     if (!response.status.reason.empty()) {
-      out += R"(,"reason":)";
-      append_json_string(out, response.status.reason);
+      writer.member("reason", response.status.reason);
     }
     if (!response.status.message.empty()) {
-      out += R"(,"message":)";
-      append_json_string(out, response.status.message);
+      writer.member("message", response.status.message);
     }
-    out += '}';
+    writer.end_object();
   }
   if (response.patch.is_array() && !response.patch.empty()) {
-    out += R"(,"patch":")";
-    out += base64_encode(patch_json(response.patch));
-    out += R"(","patchType":"JSONPatch")";
+    writer.member("patch", base64_encode(patch_json(response.patch)))
+        .member("patchType", "JSONPatch");
   }
   if (!response.warnings.empty()) {
-    out += R"(,"warnings":[)";
-    for (std::size_t i = 0; i < response.warnings.size(); ++i) {
-      if (i > 0) {
-        out += ',';
-      }
-      append_json_string(out, response.warnings[i]);
+    writer.key("warnings").begin_array();
+    for (const std::string& warning : response.warnings) {
+      writer.string(warning);
     }
-    out += ']';
+    writer.end_array();
   }
   if (!response.audit_annotations.empty()) {
-    out += R"(,"auditAnnotations":{)";
-    bool first = true;
+    writer.key("auditAnnotations").begin_object();
     for (const auto& [key, value] : response.audit_annotations) {
-      if (!first) {
-        out += ',';
-      }
-      first = false;
-      append_json_string(out, key);
-      out += ':';
-      append_json_string(out, value);
+      writer.member(key, value);
     }
-    out += '}';
+    writer.end_object();
   }
-  out += "}}";
+  writer.end_object().end_object();
   return out;
 }
 
-void append_json_string(std::string& out, std::string_view text) {
-  // ASCII is escaped here; anything else goes through nlohmann so that invalid UTF-8 is replaced
-  // exactly as dump(..., error_handler_t::replace) does.
-  for (const char c : text) {
-    if ((static_cast<unsigned char>(c) & 0x80U) != 0) {
-      out += Json(text).dump(-1, ' ', false, Json::error_handler_t::replace);
-      return;
-    }
-  }
-  static constexpr std::string_view kHex = "0123456789abcdef";
-  out += '"';
-  std::size_t run = 0;  // start of the bytes not yet appended that need no escape
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20U && c != '"' && c != '\\') {
-      continue;  // appended with its run, not a character at a time
-    }
-    out.append(text.data() + run, i - run);
-    run = i + 1;
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        out += "\\u00";
-        out += kHex[byte >> 4U];
-        out += kHex[byte & 0x0FU];
-    }
-  }
-  out.append(text.data() + run, text.size() - run);
-  out += '"';
-}
-
 std::string error_body_json(int http_status, const Error& error) {
-  Json body = Json::object();
-  body["code"] = http_status;
-  body["error"] = error_code_name(error.code);
-  body["message"] = error.message;
+  std::string out;
+  JsonWriter writer(out);
+  writer.begin_object()
+      .member("code", http_status)
+      .member("error", error_code_name(error.code))
+      .member("message", error.message);
   if (!error.location.field.empty()) {
-    body["field"] = error.location.field;
+    writer.member("field", error.location.field);
   }
-  return body.dump(-1, ' ', false, Json::error_handler_t::replace);
+  writer.end_object();
+  return out;
 }
 
 std::string base64_encode(std::string_view bytes) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "topoguard/k8s/object.h"
+
 namespace topoguard::audit {
 
 AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& policies) {
@@ -26,6 +28,10 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
     ++report.summary.resources;
     engine::Evaluation evaluation = engine::evaluate(*manifest.object, policies, inventory);
     const std::string& file = manifests.path_of(manifest);
+    const std::size_t resource = report.resources.size();
+    report.resources.push_back(AuditedResource{k8s::object_ref(*manifest.object), file,
+                                               manifests.line_of(manifest, ""),
+                                               evaluation.checked});
     for (Error error : evaluation.errors) {
       error.location.file = file;
       error.location.line = manifests.line_of(manifest, error.location.field);
@@ -46,7 +52,7 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
           break;
       }
       report.findings.push_back(
-          ReportedFinding{finding, file, manifests.line_of(manifest, finding.pointer)});
+          ReportedFinding{finding, file, manifests.line_of(manifest, finding.pointer), resource});
     }
     run.evaluations.push_back(ManifestEvaluation{&manifest, std::move(evaluation)});
   }

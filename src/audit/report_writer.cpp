@@ -1,20 +1,20 @@
 #include "topoguard/audit/report_writer.h"
 
+#include <algorithm>
+#include <functional>
 #include <ostream>
 
+#include "report_formats.h"
+#include "topoguard/common/json_writer.h"
 #include "topoguard/k8s/object.h"
+
+#ifndef TOPOGUARD_RULE_HELP_BASE
+#error "TOPOGUARD_RULE_HELP_BASE comes from the CMake cache variable of the same name"
+#endif
 
 namespace topoguard::audit {
 
 namespace {
-
-std::string display_namespace(const k8s::ObjectRef& ref) {
-  return ref.kind == "ClusterResourceClaimTemplate" ? std::string() : k8s::effective_namespace(ref);
-}
-
-std::string location_text(const std::string& file, int line) {
-  return line > 0 ? file + ":" + std::to_string(line) : file;
-}
 
 std::string summary_text(const AuditSummary& summary, std::size_t errors) {
   return "summary: " + std::to_string(summary.resources) + " resources, " +
@@ -45,29 +45,104 @@ class TextReportWriter final : public ReportWriter {
   }
 };
 
-class JsonReportWriter final : public ReportWriter {
+// Every JSON format: the document a function builds from the report, indented, with invalid
+// UTF-8 from the input replaced rather than failing the whole report. Input errors are part of
+// the document.
+class JsonDocumentWriter final : public ReportWriter {
+ public:
+  using Build = std::function<nlohmann::json(const AuditReport&)>;
+  explicit JsonDocumentWriter(Build build) : build_(std::move(build)) {}
+
+  // ReportWriter
+  void write(const AuditReport& report, std::ostream& out, std::ostream& /*errors*/) const override {
+    out << to_json_text(build_(report), 2) << '\n';
+  }
+
+ private:
+  const Build build_;
+};
+
+class JunitReportWriter final : public ReportWriter {
  public:
   // ReportWriter
   void write(const AuditReport& report, std::ostream& out, std::ostream& /*errors*/) const override {
-    out << report_to_json(report).dump(2) << '\n';
+    write_junit(report, out);
   }
 };
 
 }  // namespace
 
+std::string location_text(const std::string& file, int line) {
+  return line > 0 ? file + ":" + std::to_string(line) : file;
+}
+
+std::string display_namespace(const k8s::ObjectRef& ref) {
+  return ref.kind == "ClusterResourceClaimTemplate" ? std::string() : k8s::effective_namespace(ref);
+}
+
+std::string rule_help_uri(policy::RuleId rule) {
+  return std::string(TOPOGUARD_RULE_HELP_BASE) + "#" + policy::help_anchor(rule);
+}
+
+std::vector<RuleCheck> rule_checks(const AuditReport& report) {
+  std::vector<RuleCheck> checks;
+  // First check of each resource: findings are attached by scanning that resource's checks.
+  std::vector<std::size_t> first_check(report.resources.size() + 1, 0);
+  for (std::size_t r = 0; r < report.resources.size(); ++r) {
+    first_check[r] = checks.size();
+    for (const engine::CheckedRule& checked : report.resources[r].checked) {
+      checks.push_back(RuleCheck{&report.resources[r], checked.policy, checked.rule, {}});
+    }
+  }
+  first_check[report.resources.size()] = checks.size();
+  std::vector<RuleCheck> unlisted;
+  for (const ReportedFinding& reported : report.findings) {
+    const std::size_t r = reported.resource;
+    auto begin = checks.begin() + static_cast<std::ptrdiff_t>(first_check[r]);
+    auto end = checks.begin() + static_cast<std::ptrdiff_t>(first_check[r + 1]);
+    auto check = std::find_if(begin, end, [&](const RuleCheck& candidate) {
+      return candidate.rule == reported.finding.rule &&
+             candidate.policy == reported.finding.policy;
+    });
+    if (check != end) {
+      check->findings.push_back(&reported);
+    } else {
+      unlisted.push_back(
+          RuleCheck{&report.resources[r], reported.finding.policy, reported.finding.rule, {&reported}});
+    }
+  }
+  checks.insert(checks.end(), unlisted.begin(), unlisted.end());
+  return checks;
+}
+
 Result<ReportFormat> parse_report_format(const std::string& text) {
-  if (text == "text") {
-    return ReportFormat::kText;
+  for (std::size_t i = 0; i < kReportFormatNames.size(); ++i) {
+    if (kReportFormatNames[i] == text) {
+      return static_cast<ReportFormat>(i);
+    }
   }
-  if (text == "json") {
-    return ReportFormat::kJson;
-  }
-  return Error{ErrorCode::kUsage, "--format must be text or json, got \"" + text + "\"", {}};
+  return Error{ErrorCode::kUsage,
+               "--format must be text, json, sarif, openreports, policyreport or junit, got \"" +
+                   text + "\"",
+               {}};
 }
 
 std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format) {
-  if (format == ReportFormat::kJson) {
-    return std::make_unique<JsonReportWriter>();
+  switch (format) {
+    case ReportFormat::kText:
+      break;
+    case ReportFormat::kJson:
+      return std::make_unique<JsonDocumentWriter>(&report_to_json);
+    case ReportFormat::kSarif:
+      return std::make_unique<JsonDocumentWriter>(&sarif_report);
+    case ReportFormat::kOpenReports:
+      return std::make_unique<JsonDocumentWriter>(
+          [](const AuditReport& report) { return policy_reports(report, ReportApi::kOpenReports); });
+    case ReportFormat::kPolicyReport:
+      return std::make_unique<JsonDocumentWriter>(
+          [](const AuditReport& report) { return policy_reports(report, ReportApi::kPolicyReport); });
+    case ReportFormat::kJUnit:
+      return std::make_unique<JunitReportWriter>();
   }
   return std::make_unique<TextReportWriter>();
 }

@@ -46,9 +46,11 @@ void add_audit_command(CLI::App& app, int& exit_code) {
   CLI::App* command = app.add_subcommand(
       "audit", "Report GPU/NIC PCIe-alignment findings for manifests (files, dirs, - for stdin)");
   add_policies_option(*command, options->policies);
-  command->add_option("--format", options->format, "Output format: text or json")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
+  command->add_option("--format", options->format,
+                      "Output format: text, json, sarif (code scanning), openreports or "
+                      "policyreport (report CRDs as a List), junit (CI test reports)")
+      ->check(CLI::IsMember(
+          std::vector<std::string>(audit::kReportFormatNames.begin(), audit::kReportFormatNames.end())));
   command->add_option("--fail-on", options->fail_on,
                       "Exit 1 when a finding reaches this action: deny, warn, audit or never")
       ->check(CLI::IsMember({"deny", "warn", "audit", "never"}))

@@ -20,6 +20,7 @@ void add_audit_command(CLI::App& app, int& exit_code);
 void add_fix_command(CLI::App& app, int& exit_code);
 void add_serve_command(CLI::App& app, int& exit_code);
 void add_review_command(CLI::App& app, int& exit_code);
+void add_topology_command(CLI::App& app, int& exit_code);
 
 // --policies PATH, one value per flag (repeat the flag for more), so that the manifest paths
 // after it stay positional arguments instead of being read as policies.

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   topoguard::cli::add_policy_command(app, exit_code);
   topoguard::cli::add_serve_command(app, exit_code);
   topoguard::cli::add_review_command(app, exit_code);
+  topoguard::cli::add_topology_command(app, exit_code);
 
   try {
     app.parse(argc, argv);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "cel_scan.h"
 #include "messages.h"
 
 namespace topoguard::engine {
@@ -120,8 +119,8 @@ class ClaimAnalyzer {
   }
 
   bool selects_numa_node(const DeviceChoice& choice) const {
-    for (const std::string& selector : choice.selectors) {
-      for (const std::string& attribute : attributes_in_cel(selector)) {
+    for (const cel::Program& selector : choice.selector_programs) {
+      for (const std::string& attribute : cel::attributes_read(selector)) {
         if (policy_.numa_attributes.matches_any(attribute)) {
           return true;
         }

@@ -1,15 +1,51 @@
 #include "device_roles.h"
 
+#include <algorithm>
+
 namespace topoguard::engine {
 
 namespace {
+
+// Stands for every driver the policy does not name: a selector that may match it may match a
+// device of any kind.
+constexpr std::string_view kUnlistedDriver = "unlisted-driver.topoguard.invalid";
 
 void merge(Roles& into, const Roles& from) {
   into.gpu = into.gpu || from.gpu;
   into.nic = into.nic || from.nic;
 }
 
+// 'gpu\.nvidia\.com' -> gpu.nvidia.com: the name a pattern most likely means.
+std::string unescaped(std::string_view pattern) {
+  std::string name;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '\\' && i + 1 < pattern.size()) {
+      ++i;
+    }
+    name.push_back(pattern[i]);
+  }
+  return name;
+}
+
+void add_unique(std::vector<std::string>& names, std::string name) {
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    names.push_back(std::move(name));
+  }
+}
+
 }  // namespace
+
+DeviceRoles::DeviceRoles(const policy::Policy& policy, const Inventory& inventory)
+    : policy_(policy), inventory_(inventory) {
+  for (const policy::PatternList* list : {&policy.gpu.drivers, &policy.nic.drivers}) {
+    for (const policy::Pattern& pattern : list->patterns()) {
+      std::string name = unescaped(pattern.text());
+      if (pattern.full_match(name)) {
+        add_unique(known_drivers_, std::move(name));
+      }
+    }
+  }
+}
 
 Roles DeviceRoles::of_class_name(std::string_view name) const {
   for (const auto& [known, roles] : class_name_roles_) {
@@ -27,24 +63,71 @@ Roles DeviceRoles::of_driver(std::string_view driver) const {
   return Roles{policy_.gpu.drivers.matches_any(driver), policy_.nic.drivers.matches_any(driver)};
 }
 
+Roles DeviceRoles::of_selectors(const std::vector<const cel::Program*>& selectors) const {
+  if (selectors.empty()) {
+    return Roles{};
+  }
+  // Candidates: the policy's drivers, every name the selectors mention, and one driver the
+  // policy does not know. Attributes and capacity stay unknown, so a candidate is ruled out only
+  // when some selector is false for it whatever the device publishes.
+  std::vector<std::string> candidates = known_drivers_;
+  for (const cel::Program* selector : selectors) {
+    for (std::string& literal : cel::string_literals(*selector)) {
+      add_unique(candidates, std::move(literal));
+    }
+  }
+  candidates.emplace_back(kUnlistedDriver);
+  bool any = false;
+  bool all_gpu = true;
+  bool all_nic = true;
+  for (const std::string& driver : candidates) {
+    cel::Activation device;
+    device.driver = driver;
+    const bool may_match =
+        std::none_of(selectors.begin(), selectors.end(), [&device](const cel::Program* selector) {
+          return cel::evaluate(*selector, device).outcome == cel::Outcome::kFalse;
+        });
+    if (!may_match) {
+      continue;
+    }
+    const Roles roles = of_driver(driver);
+    any = true;
+    all_gpu = all_gpu && roles.gpu;
+    all_nic = all_nic && roles.nic;
+  }
+  return any ? Roles{all_gpu, all_nic} : Roles{};
+}
+
 Roles DeviceRoles::of_device_class(const DeviceClassInfo& device_class) const {
   Roles roles = of_class_name(device_class.name);
-  for (const std::string& driver : device_class.drivers) {
-    merge(roles, of_driver(driver));
+  if (device_class.selectors_readable) {
+    std::vector<const cel::Program*> selectors;
+    for (const cel::Program& selector : device_class.selectors) {
+      selectors.push_back(&selector);
+    }
+    merge(roles, of_selectors(selectors));
   }
   return roles;
 }
 
 Roles DeviceRoles::of_choice(const k8s::DeviceChoice& choice) const {
   Roles roles = of_class_name(choice.device_class_name);
-  if (const DeviceClassInfo* device_class = inventory_.device_class(choice.device_class_name)) {
+  // A device must pass its DeviceClass's selectors and the request's own.
+  std::vector<const cel::Program*> selectors;
+  const DeviceClassInfo* device_class = inventory_.device_class(choice.device_class_name);
+  if (device_class != nullptr) {
     merge(roles, of_device_class(*device_class));
-  }
-  for (const std::string& selector : choice.selectors) {
-    for (const std::string& driver : drivers_in_cel(selector)) {
-      merge(roles, of_driver(driver));
+    if (!device_class->selectors_readable) {
+      return roles;
+    }
+    for (const cel::Program& selector : device_class->selectors) {
+      selectors.push_back(&selector);
     }
   }
+  for (const cel::Program& selector : choice.selector_programs) {
+    selectors.push_back(&selector);
+  }
+  merge(roles, of_selectors(selectors));
   return roles;
 }
 

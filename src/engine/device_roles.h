@@ -1,6 +1,7 @@
 // Which device requests and resources are GPUs and which are NICs, under one policy. A request
-// is recognised by its DeviceClass name, by the drivers that DeviceClass selects (when the input
-// has it), or by the drivers its own CEL selectors pin.
+// is recognised by its DeviceClass name, or by evaluating its selectors (its DeviceClass's, when
+// the input has it, and its own): when every driver they can still match is a GPU (NIC) driver.
+// Mixed or unknown is neither, so a misread selector can never cause a denial.
 #pragma once
 
 #include <string>
@@ -25,8 +26,7 @@ enum class Role { kGpu, kNic };
 
 class DeviceRoles {
  public:
-  DeviceRoles(const policy::Policy& policy, const Inventory& inventory)
-      : policy_(policy), inventory_(inventory) {}
+  DeviceRoles(const policy::Policy& policy, const Inventory& inventory);
 
   [[nodiscard]] Roles of_choice(const k8s::DeviceChoice& choice) const;
   [[nodiscard]] Roles of_request(const k8s::DeviceRequest& request) const;
@@ -42,9 +42,14 @@ class DeviceRoles {
   [[nodiscard]] Roles of_device_class(const DeviceClassInfo& device_class) const;
   [[nodiscard]] Roles of_class_name(std::string_view name) const;
   [[nodiscard]] Roles of_driver(std::string_view driver) const;
+  // The roles every driver the selectors can still match shares; none when that is unclear.
+  [[nodiscard]] Roles of_selectors(const std::vector<const cel::Program*>& selectors) const;
 
   const policy::Policy& policy_;
   const Inventory& inventory_;
+  // Driver names the policy spells out literally (e.g. 'gpu\.nvidia\.com'): the drivers a
+  // selector is evaluated against, besides the names in the selector itself.
+  std::vector<std::string> known_drivers_;
   // of_class_name() by name. A claim names the same few DeviceClasses over and over, and each
   // answer is two RE2 matches; one DeviceRoles serves one evaluation, so the memo stays small
   // and is never shared between threads.

@@ -1,6 +1,7 @@
 #include "topoguard/engine/evaluate.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <optional>
 
 #include "claim_alignment.h"
@@ -71,8 +72,15 @@ class PolicyEvaluator {
 
   void run() {
     if (k8s::is_claim_kind(k8s::api_group(ref_.api_version), ref_.kind)) {
+      note_checked({RuleId::kMissingPcieAlignment, RuleId::kNumaOnlyAlignment,
+                    RuleId::kMultiDeviceAlignment});
       evaluate_claim();
       return;
+    }
+    note_checked({RuleId::kMissingPcieAlignment, RuleId::kNumaOnlyAlignment,
+                  RuleId::kDevicePluginPairing, RuleId::kSplitClaims});
+    if (inventory_.claims_known()) {
+      note_checked({RuleId::kUnresolvedClaim});
     }
     for (const k8s::PodTemplateLocation& location : templates_) {
       evaluate_pod(k8s::read_pod_spec(object_, location));
@@ -85,6 +93,15 @@ class PolicyEvaluator {
     std::string source;  // for messages: claim "x" (ResourceClaimTemplate y)
     ClaimVerdict verdict;
   };
+
+  // The rules this object is checked against: the enabled ones among those for its kind.
+  void note_checked(std::initializer_list<RuleId> rules) {
+    for (RuleId rule : rules) {
+      if (policy_.rule(rule).action != policy::Action::kOff) {
+        out_.checked.push_back(CheckedRule{policy_.name, rule});
+      }
+    }
+  }
 
   void evaluate_claim() {
     auto spec = k8s::read_claim_spec(object_);

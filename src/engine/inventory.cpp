@@ -27,8 +27,11 @@ DeviceClassInfo read_device_class(const Json& object, std::string name) {
     if (cel == nullptr) {
       continue;
     }
-    for (std::string& driver : drivers_in_cel(string_member(*cel, "expression"))) {
-      info.drivers.push_back(std::move(driver));
+    auto program = cel::compile(string_member(*cel, "expression"));
+    if (program) {
+      info.selectors.push_back(std::move(*program));
+    } else {
+      info.selectors_readable = false;
     }
   }
   return info;

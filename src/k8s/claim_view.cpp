@@ -93,7 +93,15 @@ Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer)
       if (expression == nullptr) {
         continue;
       }
+      auto program = cel::compile(expression->get_ref<const std::string&>());
+      if (!program) {
+        // A selector the API server would refuse: an input error at its field.
+        return field_error(program.error().code,
+                           append_pointer(cel_pointer(), "expression"),
+                           program.error().message);
+      }
       choice.selectors.push_back(expression->get<std::string>());
+      choice.selector_programs.push_back(std::move(*program));
     }
   }
   if (auto error =

@@ -2,19 +2,17 @@
 
 #include <algorithm>
 
+#include "topoguard/policy/rule_info.h"
+
 namespace topoguard::policy {
 
 namespace {
-
-constexpr std::array<std::string_view, kRuleCount> kRuleNames{
-    "missing-pcie-alignment", "numa-only-alignment",    "device-plugin-pairing",
-    "split-claims",           "multi-device-alignment", "unresolved-claim"};
 
 constexpr std::array<std::string_view, 4> kActionNames{"deny", "warn", "audit", "off"};
 
 }  // namespace
 
-std::string_view rule_name(RuleId rule) { return kRuleNames[static_cast<std::size_t>(rule)]; }
+std::string_view rule_name(RuleId rule) { return rule_info(rule).name; }
 
 std::optional<RuleId> parse_rule_name(std::string_view name) {
   for (RuleId rule : kAllRules) {
@@ -25,9 +23,7 @@ std::optional<RuleId> parse_rule_name(std::string_view name) {
   return std::nullopt;
 }
 
-bool rule_is_fixable(RuleId rule) {
-  return rule == RuleId::kMissingPcieAlignment || rule == RuleId::kNumaOnlyAlignment;
-}
+bool rule_is_fixable(RuleId rule) { return rule_info(rule).fixable; }
 
 std::string_view action_name(Action action) {
   return kActionNames[static_cast<std::size_t>(action)];

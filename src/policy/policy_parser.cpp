@@ -7,6 +7,7 @@
 
 #include "topoguard/k8s/claim_view.h"
 #include "topoguard/k8s/pod_template.h"
+#include "topoguard/policy/rule_info.h"
 
 namespace topoguard::policy {
 
@@ -547,20 +548,8 @@ class DocumentParser {
 }  // namespace
 
 RuleSettings default_rule_settings(RuleId rule) {
-  switch (rule) {
-    case RuleId::kMissingPcieAlignment:
-    case RuleId::kNumaOnlyAlignment:
-      return RuleSettings{Action::kDeny, true};
-    case RuleId::kDevicePluginPairing:
-      return RuleSettings{Action::kWarn, false};
-    case RuleId::kSplitClaims:
-      return RuleSettings{Action::kDeny, false};
-    case RuleId::kMultiDeviceAlignment:
-      return RuleSettings{Action::kWarn, false};
-    case RuleId::kUnresolvedClaim:
-      return RuleSettings{Action::kAudit, false};
-  }
-  return RuleSettings{};
+  const RuleInfo& info = rule_info(rule);
+  return RuleSettings{info.default_action, info.fixable};
 }
 
 bool is_qualified_attribute_name(std::string_view name) {

@@ -12,7 +12,7 @@
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
-#include "topoguard/admission/admission_review.h"
+#include "topoguard/common/json_writer.h"
 
 namespace topoguard::server {
 namespace {
@@ -132,7 +132,7 @@ void log_event(LogLevel level, std::string_view message, const Json& fields) {
       line[key] = value;
     }
   }
-  const std::string text = line.dump(-1, ' ', false, Json::error_handler_t::replace);
+  const std::string text = to_json_text(line);
   // Strip the outer braces: the pattern supplies them around ts and level.
   target.log(spd_level, "{}", std::string_view(text).substr(1, text.size() - 2));
   target.flush();
@@ -146,7 +146,7 @@ void log_fields(LogLevel level, std::string_view message, std::string_view field
   }
   std::string text = "\"msg\":";
   text.reserve(message.size() + fields.size() + 16);
-  admission::append_json_string(text, message);
+  append_json_string(text, message);
   if (!fields.empty()) {
     text += ',';
     text += fields;

@@ -107,15 +107,17 @@ struct Connection {
   int fd;
   SSL* ssl;
   Phase phase = Phase::kHandshake;
-  std::string in;    // received, not yet consumed request bytes
+  std::string in;    // received request bytes; those before in_start are consumed
+  std::size_t in_start = 0;
   std::string out;   // the response being written
   std::size_t out_sent = 0;
-  HttpRequestParser parser;
+  HttpRequestReader parser;
   bool readable = false;  // the socket may have bytes OpenSSL has not read yet
   bool continue_sent = false;
+  bool request_started = false;  // bytes of the next request have arrived: its deadline runs
   bool close_after_write = false;
   std::size_t served = 0;
-  std::size_t buffered = 0;  // bytes of `in` counted in the server's total
+  std::size_t buffered = 0;  // unconsumed and parser-held bytes counted in the server's total
   Clock::time_point deadline;
   std::uint32_t interest = EPOLLIN;
   bool closed = false;
@@ -366,8 +368,7 @@ class TlsEventServer::Impl::Worker {
       return;
     }
     connection.closed = true;
-    connection.in.clear();
-    count_buffered(connection);
+    drop_input(connection);
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, connection.fd, nullptr);
     closed_.push_back(&connection);
     ERR_clear_error();  // leave no error of this connection to the next one on this thread
@@ -437,8 +438,12 @@ class TlsEventServer::Impl::Worker {
   }
 
   bool step_read(Connection& connection) {
-    if (!connection.in.empty()) {
-      switch (connection.parser.parse(connection.in)) {
+    if (connection.in.size() > connection.in_start) {
+      const HttpParseState state =
+          connection.parser.parse(std::string_view(connection.in).substr(connection.in_start));
+      connection.in_start += connection.parser.consumed();
+      count_buffered(connection);
+      switch (state) {
         case HttpParseState::kComplete:
           respond(connection);
           return true;
@@ -465,9 +470,13 @@ class TlsEventServer::Impl::Worker {
     if (received <= 0) {
       return await_tls(connection, received);
     }
-    if (connection.in.empty()) {
+    if (!connection.request_started) {
+      // The whole request, however it trickles in, must arrive within the read timeout.
+      connection.request_started = true;
       connection.deadline = Clock::now() + server_.options.read_timeout;
     }
+    connection.in.erase(0, connection.in_start);  // once per read: linear in the bytes read
+    connection.in_start = 0;
     connection.in.append(scratch_, static_cast<std::size_t>(received));
     if (count_buffered(connection) > server_.options.max_buffered_bytes) {
       refuse_overload(connection);
@@ -478,7 +487,8 @@ class TlsEventServer::Impl::Worker {
   // Brings the server-wide count of buffered request bytes up to date with this connection;
   // returns the new total.
   std::size_t count_buffered(Connection& connection) {
-    const std::size_t now = connection.in.size();
+    const std::size_t now =
+        connection.in.size() - connection.in_start + connection.parser.held_bytes();
     std::size_t total = 0;
     if (now >= connection.buffered) {
       total = server_.buffered_bytes.fetch_add(now - connection.buffered) + (now - connection.buffered);
@@ -493,9 +503,16 @@ class TlsEventServer::Impl::Worker {
     HttpResponse response = server_.on_error(
         503, "the server holds too many request bytes right now; retry", connection.parser.path());
     render_response(response, false, false, 1, connection.out);
-    connection.in.clear();
-    count_buffered(connection);
+    drop_input(connection);
     start_writing(connection, false);
+  }
+
+  // Forgets the request bytes of a connection that is going to close.
+  void drop_input(Connection& connection) {
+    connection.in.clear();
+    connection.in_start = 0;
+    connection.parser.reset();
+    count_buffered(connection);
   }
 
   void respond(Connection& connection) {
@@ -513,13 +530,17 @@ class TlsEventServer::Impl::Worker {
     }
     render_response(response, request.method == "HEAD", keep_alive, request.minor_version,
                     connection.out);
-    connection.in.erase(0, connection.parser.consumed());
-    if (connection.in.empty() && connection.in.capacity() > kKeptBufferCapacity) {
-      connection.in.shrink_to_fit();
+    if (connection.in_start == connection.in.size()) {
+      connection.in.clear();
+      connection.in_start = 0;
+      if (connection.in.capacity() > kKeptBufferCapacity) {
+        connection.in.shrink_to_fit();
+      }
     }
-    count_buffered(connection);
     connection.parser.reset();
+    count_buffered(connection);
     connection.continue_sent = false;
+    connection.request_started = connection.in.size() > connection.in_start;
     connection.readable = false;  // more bytes, if any, are signalled by epoll or pending
     ++connection.served;
     start_writing(connection, keep_alive);
@@ -531,8 +552,7 @@ class TlsEventServer::Impl::Worker {
                                              connection.parser.error_message(),
                                              connection.parser.path());
     render_response(response, false, false, 1, connection.out);
-    connection.in.clear();
-    count_buffered(connection);
+    drop_input(connection);
     start_writing(connection, false);
   }
 
@@ -564,9 +584,9 @@ class TlsEventServer::Impl::Worker {
       return true;
     }
     connection.phase = Phase::kReading;
-    connection.deadline = Clock::now() + (connection.in.empty()
-                                              ? server_.options.keep_alive_timeout
-                                              : server_.options.read_timeout);
+    connection.deadline = Clock::now() + (connection.request_started
+                                              ? server_.options.read_timeout
+                                              : server_.options.keep_alive_timeout);
     return true;
   }
 

@@ -8,23 +8,7 @@ source_dir=$2
 examples="$source_dir/examples/manifests"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-
-check() {  # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    echo "FAILED: $name" >&2
-  fi
-}
-
-jq_true() {  # jq_true FILTER FILE: the filter yields true
-  jq -e "$1" "$2" >/dev/null
-}
+source "$(dirname "$0")/cli_support.sh"
 
 run() {  # run ARGS... -> $out $err $code
   "$binary" "$@" >"$work/out" 2>"$work/err" </dev/null

@@ -57,12 +57,13 @@ std::vector<Json> parse_file(const fs::path& path) {
   return documents;
 }
 
-// Every object of the base (and of the overlay when `with_overlay`), keyed "Kind/name".
+// Every object of the base (and of the overlays and components when `with_overlay`), keyed
+// "Kind/name".
 std::map<std::string, Json> load_objects(bool with_overlay) {
   std::map<std::string, Json> objects;
   for (const fs::path& path : yaml_files_under(kDeployDir)) {
     const std::string relative = fs::relative(path, kDeployDir).generic_string();
-    const bool in_overlay = relative.rfind("cert-manager/", 0) == 0;
+    const bool in_overlay = relative.find('/') != std::string::npos && relative.rfind("base/", 0) != 0;
     if (relative.rfind("base/policies/", 0) == 0 || (in_overlay && !with_overlay)) {
       continue;
     }
@@ -151,7 +152,7 @@ TEST(DeployManifestsTest, KustomizationsListExistingFilesAndNothingIsOrphaned) {
       }
     }
   }
-  EXPECT_EQ(kustomizations, 3);  // deploy/webhook, base, cert-manager
+  EXPECT_EQ(kustomizations, 5);  // deploy/webhook, base, cert-manager, dev, monitoring
   for (const fs::path& path : yaml_files_under(kDeployDir)) {
     EXPECT_TRUE(referenced.count(fs::weakly_canonical(path)) == 1)
         << path << " is not listed in any kustomization.yaml";
@@ -179,6 +180,19 @@ struct WebhookCase {
   bool reinvoked;
 };
 
+const Json& webhook_named(const Json& configuration, const std::string& name) {
+  static const Json kNull;
+  if (configuration.contains("webhooks")) {
+    for (const Json& webhook : configuration["webhooks"]) {
+      if (webhook.value("name", "") == name) {
+        return webhook;
+      }
+    }
+  }
+  ADD_FAILURE() << "no webhook " << name;
+  return kNull;
+}
+
 class WebhookConfigurationTest : public ::testing::TestWithParam<WebhookCase> {};
 
 // Each webhook keeps the settings the admission contract relies on (fail open for mutation,
@@ -188,9 +202,9 @@ TEST_P(WebhookConfigurationTest, KeepsSafetySettings) {
   const auto objects = load_objects(false);
   const Json& configuration = object_named(objects, c.object_key);
   ASSERT_TRUE(configuration.contains("webhooks"));
-  ASSERT_EQ(configuration["webhooks"].size(), 1u);
-  const Json& webhook = configuration["webhooks"][0];
-  EXPECT_EQ(webhook.value("name", ""), c.webhook_name);
+  ASSERT_EQ(configuration["webhooks"].size(), 2u);  // claims, workloads
+  const Json& webhook = webhook_named(configuration, c.webhook_name);
+  ASSERT_TRUE(webhook.is_object());
   EXPECT_EQ(webhook.value("failurePolicy", ""), c.failure_policy);
   EXPECT_EQ(webhook.value("sideEffects", ""), "None");
   EXPECT_EQ(webhook.value("matchPolicy", ""), "Equivalent");
@@ -227,29 +241,45 @@ TEST_P(WebhookConfigurationTest, KeepsSafetySettings) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Webhooks, WebhookConfigurationTest,
-                         ::testing::Values(WebhookCase{"mutating_fails_open",
+                         ::testing::Values(WebhookCase{"mutating_claims_fail_open",
                                                        "MutatingWebhookConfiguration/topoguard",
-                                                       "mutate.topoguard.dev",
+                                                       "claims.mutate.topoguard.dev",
                                                        "/mutate",
                                                        "Ignore",
                                                        {"CREATE"},
                                                        true},
-                                           WebhookCase{"validating_fails_closed",
+                                           WebhookCase{"mutating_workloads_fail_open",
+                                                       "MutatingWebhookConfiguration/topoguard",
+                                                       "workloads.mutate.topoguard.dev",
+                                                       "/mutate",
+                                                       "Ignore",
+                                                       {"CREATE"},
+                                                       false},
+                                           WebhookCase{"validating_claims_fail_closed",
                                                        "ValidatingWebhookConfiguration/topoguard",
-                                                       "validate.topoguard.dev",
+                                                       "claims.validate.topoguard.dev",
                                                        "/validate",
                                                        "Fail",
+                                                       {"CREATE", "UPDATE"},
+                                                       false},
+                                           WebhookCase{"validating_workloads_fail_open",
+                                                       "ValidatingWebhookConfiguration/topoguard",
+                                                       "workloads.validate.topoguard.dev",
+                                                       "/validate",
+                                                       "Ignore",
                                                        {"CREATE", "UPDATE"},
                                                        false}),
                          topoguard::testing::NoteName());
 
-// (group, resource) pairs of a webhook's rules, every listed version expanded.
+// (group, resource) pairs of the rules of a configuration's webhooks, every version expanded.
 std::set<std::pair<std::string, std::string>> matched_resources(const Json& configuration) {
   std::set<std::pair<std::string, std::string>> resources;
-  for (const Json& rule : configuration["webhooks"][0]["rules"]) {
-    for (const Json& group : rule["apiGroups"]) {
-      for (const Json& resource : rule["resources"]) {
-        resources.emplace(group.get<std::string>(), resource.get<std::string>());
+  for (const Json& webhook : configuration["webhooks"]) {
+    for (const Json& rule : webhook["rules"]) {
+      for (const Json& group : rule["apiGroups"]) {
+        for (const Json& resource : rule["resources"]) {
+          resources.emplace(group.get<std::string>(), resource.get<std::string>());
+        }
       }
     }
   }
@@ -291,10 +321,19 @@ TEST(DeployManifestsTest, WebhooksMatchTheKindsTheEngineEvaluates) {
   for (const auto& [resource, kind] : kinds) {
     EXPECT_EQ(validating.count(resource), 1u) << resource.first << "/" << resource.second;
   }
-  for (const Json& rule :
-       object_named(objects, "ValidatingWebhookConfiguration/topoguard")["webhooks"][0]["rules"]) {
-    if (rule["apiGroups"] == Json::array({"resource.k8s.io"})) {
-      EXPECT_EQ(rule["apiVersions"], Json::array({"v1", "v1beta2", "v1beta1"}));
+  // Claim kinds and workload kinds never share a webhook: their failure policies differ.
+  for (const std::string config :
+       {"MutatingWebhookConfiguration/topoguard", "ValidatingWebhookConfiguration/topoguard"}) {
+    for (const Json& webhook : object_named(objects, config)["webhooks"]) {
+      std::set<bool> claim_kinds;
+      for (const Json& rule : webhook["rules"]) {
+        const bool claims = rule["apiGroups"] == Json::array({"resource.k8s.io"});
+        claim_kinds.insert(claims);
+        if (claims) {
+          EXPECT_EQ(rule["apiVersions"], Json::array({"v1", "v1beta2", "v1beta1"}));
+        }
+      }
+      EXPECT_EQ(claim_kinds.size(), 1u) << webhook.value("name", "");
     }
   }
 }

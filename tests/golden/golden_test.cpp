@@ -1,11 +1,14 @@
 // Golden cases as folders (kyverno-test shape): tests/golden/cases/<case>/ holds case.yaml
 // (note, optional policies relative to the folder), input.yaml (audited as one input),
 // expected-report.json (report_to_json, source.file "input.yaml") and expected-fixed.yaml when
-// `topoguard fix` changes something (its absence asserts that nothing changes).
+// `topoguard fix` changes something (its absence asserts that nothing changes), and optionally
+// expected-report.{sarif,openreports.json,policyreport.json,junit.xml}: the other report
+// formats, compared byte for byte when present.
 // UPDATE_GOLDEN=1 rewrites the expected files; review the diff before committing.
 // A property test runs every case again under its policies plus derived ones, written to files
 // whose names and order are permuted, and asserts that nothing observable changes.
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -29,6 +32,13 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kCasesDir = TOPOGUARD_GOLDEN_CASES_DIR;
+
+const std::array<std::pair<audit::ReportFormat, std::string_view>, 4> kFormatFiles{{
+    {audit::ReportFormat::kSarif, "expected-report.sarif"},
+    {audit::ReportFormat::kOpenReports, "expected-report.openreports.json"},
+    {audit::ReportFormat::kPolicyReport, "expected-report.policyreport.json"},
+    {audit::ReportFormat::kJUnit, "expected-report.junit.xml"},
+}};
 
 std::vector<std::string> case_names() {
   std::vector<std::string> names;
@@ -110,6 +120,20 @@ TEST_P(GoldenTest, MatchesExpectedFiles) {
   }
   ASSERT_TRUE(fs::exists(report_path)) << "run with UPDATE_GOLDEN=1 to create " << report_path;
   EXPECT_EQ(report.dump(2), nlohmann::json::parse(read_text(report_path)).dump(2));
+
+  for (const auto& [format, file_name] : kFormatFiles) {
+    const fs::path path = dir / file_name;
+    if (!fs::exists(path)) {
+      continue;
+    }
+    std::ostringstream out;
+    std::ostringstream errors;
+    audit::make_report_writer(format)->write(run.report, out, errors);
+    if (updating()) {
+      write_text(path, out.str());
+    }
+    EXPECT_EQ(out.str(), read_text(path)) << path;
+  }
 
   const audit::FixOutcome outcome = audit::apply_fixes(set, run);
   EXPECT_TRUE(outcome.errors.empty());

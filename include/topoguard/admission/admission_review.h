@@ -31,9 +31,7 @@ struct AdmissionRequest {
   std::string namespace_name;
   std::string name;
   bool dry_run = false;
-  // null when absent (DELETE). Without metadata.managedFields, which the parser drops: no rule
-  // reads it and no patch touches it.
-  Json object;
+  Json object;  // null when absent (DELETE)
   Json old_object;  // null when absent (CREATE)
 };
 
@@ -55,18 +53,14 @@ struct AdmissionResponse {
 };
 
 // Parses an AdmissionReview request body. Errors (code kInvalidJson, kTooDeep, kWrongType,
-// kMissingField, kInvalidValue) carry the offending field as location.field. Builds a tree only
-// of what the webhook reads (the fields of AdmissionRequest); the rest is checked for syntax and
-// nesting, then dropped.
+// kMissingField, kInvalidValue) carry the offending field as location.field. The whole body is
+// checked (syntax, UTF-8, nesting); trees are built only of what the webhook reads, the request's
+// object and oldObject, each complete. Linear in the body's size.
 [[nodiscard]] Result<AdmissionRequest> parse_admission_review(std::string_view body);
 
 // The AdmissionReview the API server expects back: apiVersion, kind and `response`.
 [[nodiscard]] Json to_admission_review(const AdmissionResponse& response);
 [[nodiscard]] std::string to_admission_review_json(const AdmissionResponse& response);
-
-// Appends `text` as a JSON string literal (quotes, escapes; invalid UTF-8 replaced by U+FFFD as
-// nlohmann's error_handler_t::replace does). For hand-written JSON on hot paths.
-void append_json_string(std::string& out, std::string_view text);
 
 // The JSON body of a 4xx/5xx answer that is not an AdmissionReview (bad request, too large).
 [[nodiscard]] std::string error_body_json(int http_status, const Error& error);

@@ -1,12 +1,12 @@
-// The JSON reader of the webhook's hot path. nlohmann's parser spends ~100 instructions per input
-// byte (its lexer keeps every character twice, for the token and for error messages) and builds a
-// tree of everything; this reader scans strings in runs, builds the same Json values nlohmann's
-// DOM parser would, and can drop subtrees the webhook never reads while still checking their
-// syntax and nesting. Accepts and rejects exactly what Json::parse does (RFC 8259, UTF-8 checked,
-// a leading UTF-8 BOM skipped, nothing but whitespace after the value); json_reader_test
-// compares the two. Pure, safe to call concurrently.
+// The JSON reader of the webhook: simdjson (DOM) checks the whole body (RFC 8259, UTF-8,
+// nesting) in one pass, and only the parts the caller asks for become Json trees. Accepts what
+// nlohmann's Json::parse accepts (a leading UTF-8 BOM is skipped) except integers beyond
+// -2^63..2^64-1, which simdjson refuses and the API server never sends; builds the same trees
+// (key order, types, a repeated key keeping its first position and its last value). Pure, safe to
+// call concurrently.
 #pragma once
 
+#include <memory>
 #include <string_view>
 
 #include "topoguard/common/json.h"
@@ -14,16 +14,7 @@
 
 namespace topoguard::admission {
 
-enum class JsonFilter {
-  kNone,
-  // An admission.k8s.io/v1 AdmissionReview: keeps apiVersion, kind and of `request` only uid,
-  // kind, operation, namespace, name, dryRun, object and oldObject; drops
-  // request.object.metadata.managedFields (server-side apply bookkeeping no rule reads).
-  kAdmissionReview,
-};
-
-// Errors: kTooDeep when arrays/objects nest deeper than `max_depth` (dropped parts included;
-// found before any allocation for them), kInvalidJson with the byte offset otherwise.
-[[nodiscard]] Result<Json> read_json(std::string_view text, int max_depth, JsonFilter filter);
+// Errors: kTooDeep when arrays/objects nest deeper than `max_depth`, kInvalidJson otherwise.
+[[nodiscard]] Result<Json> read_json(std::string_view text, int max_depth);
 
 }  // namespace topoguard::admission

@@ -16,6 +16,15 @@ struct ReportedFinding {
   engine::Finding finding;
   std::string file;
   int line = 0;
+  std::size_t resource = 0;  // index into AuditReport::resources
+};
+
+// An object the engine evaluated, where it is, and which rules it was checked against.
+struct AuditedResource {
+  k8s::ObjectRef ref;
+  std::string file;
+  int line = 0;  // of the object's first line
+  std::vector<engine::CheckedRule> checked;
 };
 
 struct AuditSummary {
@@ -28,7 +37,8 @@ struct AuditSummary {
 
 struct AuditReport {
   AuditSummary summary;
-  std::vector<ReportedFinding> findings;  // sorted by file, line, rule, policy
+  std::vector<AuditedResource> resources;  // evaluated objects, in input order
+  std::vector<ReportedFinding> findings;   // sorted by file, line, rule, policy
   std::vector<Error> errors;              // invalid or unreadable input
 };
 

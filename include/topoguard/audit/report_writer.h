@@ -1,10 +1,14 @@
-// Writes an AuditReport as text (one line per finding, then a summary) or as JSON (the stable
-// schema documented in the README). The seam between the audit and its output.
+// Writes an AuditReport as text (one line per finding, then a summary), as JSON (the stable
+// schema documented in the README), or in a format other tools read: SARIF 2.1.0 (code
+// scanning), OpenReports / wg-policy PolicyReport (Policy Reporter, dashboards) and JUnit XML
+// (CI test reports). The seam between the audit and its output.
 #pragma once
 
+#include <array>
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "topoguard/audit/audit_report.h"
 #include "topoguard/common/result.h"
@@ -18,7 +22,10 @@ class ReportWriter {
   virtual void write(const AuditReport& report, std::ostream& out, std::ostream& errors) const = 0;
 };
 
-enum class ReportFormat { kText, kJson };
+enum class ReportFormat { kText, kJson, kSarif, kOpenReports, kPolicyReport, kJUnit };
+// The --format names, in ReportFormat order.
+inline constexpr std::array<std::string_view, 6> kReportFormatNames{
+    "text", "json", "sarif", "openreports", "policyreport", "junit"};
 
 [[nodiscard]] Result<ReportFormat> parse_report_format(const std::string& text);
 [[nodiscard]] std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format);

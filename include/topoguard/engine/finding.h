@@ -23,8 +23,16 @@ struct Finding {
   bool fix_enabled = false;     // the rule's `mutate` is on: the fix is part of the patch
 };
 
+// A rule that ran on the object under a policy (enabled there and meaningful for the object's
+// kind), whether or not it found something: reports show the ones without findings as passes.
+struct CheckedRule {
+  std::string policy;
+  policy::RuleId rule = policy::RuleId::kMissingPcieAlignment;
+};
+
 struct Evaluation {
   std::vector<Finding> findings;
+  std::vector<CheckedRule> checked;  // policies in set order, rules in RuleId order
   Json patch = Json::array();  // every enabled fix, applicable to the input object as one patch
   std::vector<Error> errors;   // malformed parts of the object; location.field names the field
 };

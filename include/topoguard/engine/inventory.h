@@ -11,13 +11,15 @@
 #include <utility>
 #include <vector>
 
+#include "topoguard/cel/cel.h"
 #include "topoguard/common/json.h"
 
 namespace topoguard::engine {
 
 struct DeviceClassInfo {
   std::string name;
-  std::vector<std::string> drivers;  // from `device.driver == "..."` in its CEL selectors
+  std::vector<cel::Program> selectors;  // its CEL selectors, compiled
+  bool selectors_readable = true;       // false when one of them does not parse
   std::string extended_resource_name;  // spec.extendedResourceName, or empty
 };
 
@@ -54,8 +56,5 @@ class Inventory {
   std::map<Key, const Json*> claims_by_name_;
   std::map<Key, std::string> network_resources_;
 };
-
-// Drivers named by `device.driver == "x"` (or 'x') in a CEL expression, in order.
-[[nodiscard]] std::vector<std::string> drivers_in_cel(std::string_view expression);
 
 }  // namespace topoguard::engine

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "topoguard/cel/cel.h"
 #include "topoguard/common/json.h"
 #include "topoguard/common/result.h"
 
@@ -22,6 +23,7 @@ struct DeviceChoice {
   std::string subrequest;  // empty for `exactly` / flat requests
   std::string device_class_name;
   std::vector<std::string> selectors;  // CEL expressions, in order
+  std::vector<cel::Program> selector_programs;  // the same, compiled
   AllocationMode allocation_mode = AllocationMode::kExactCount;
   std::int64_t count = 1;  // meaningful for kExactCount
   std::string pointer;     // the object holding deviceClassName

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "topoguard/common/result.h"
-#include "topoguard/server/http_request_parser.h"
+#include "topoguard/server/http_request_reader.h"
 #include "topoguard/server/server_options.h"
 
 namespace topoguard::server {

@@ -102,6 +102,32 @@ TEST(AdmissionReviewTest, ParsesEveryUsedField) {
   EXPECT_TRUE(parsed->old_object.is_null());
 }
 
+// The object and oldObject are built whole (managedFields and any field a future rule may read
+// included); the rest of the request is not built but must still be valid JSON; a repeated key
+// of the review takes its last value, as the object's own keys do.
+TEST(AdmissionReviewTest, ObjectsAreBuiltWholeAndUnreadPartsStillChecked) {
+  const std::string object =
+      R"({"metadata":{"name":"n","managedFields":[{"manager":"m"}],"annotations":{"a":"1"}},)"
+      R"("spec":{"future":{"field":[1,2.5,null,true]}}})";
+  const std::string body = review_with_request(
+      R"({"uid":"first","userInfo":{"username":"a","extra":{"k":["v"]}},"uid":"u",)"
+      R"("operation":"CREATE","options":{"kind":"CreateOptions"},"object":)" + object +
+      R"(,"oldObject":)" + object + "}");
+  Result<AdmissionRequest> parsed = parse_admission_review(body);
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().to_string();
+  EXPECT_EQ(parsed->uid, "u");
+  EXPECT_EQ(parsed->object, Json::parse(object));
+  EXPECT_EQ(parsed->object.dump(), Json::parse(object).dump());
+  EXPECT_EQ(parsed->old_object, Json::parse(object));
+
+  std::string broken = body;
+  broken.replace(broken.find(R"("username":"a")"), 14, R"("username":a)");
+  EXPECT_EQ(parse_admission_review(broken).error().code, ErrorCode::kInvalidJson);
+  std::string bad_utf8 = body;
+  bad_utf8.replace(bad_utf8.find("CreateOptions"), 6, std::string(1, '\xff'));
+  EXPECT_EQ(parse_admission_review(bad_utf8).error().code, ErrorCode::kInvalidJson);
+}
+
 // Strings nested inside strings do not count as nesting, so real objects pass the depth check.
 TEST(AdmissionReviewTest, BracketsInsideStringsAreNotNesting) {
   std::string body(kGoodReview);

@@ -84,5 +84,33 @@ spec:
   EXPECT_EQ(exit_code(report, policy::Action::kDeny), kExitInvalidInput);
 }
 
+// Every evaluated object is listed with where it starts and the rules it was checked against
+// (the enabled rules for its kind, unresolved-claim only for workloads); findings point at it.
+TEST(AuditRunnerTest, ListsEvaluatedResourcesWithCheckedRules) {
+  const ManifestSet set = parse_manifests(
+      {{"in.yaml", testing::kUnalignedTemplate + "---\n" + testing::kPluginPod + "---\n" +
+                       testing::kConfigMap}});
+  const AuditReport report = run_audit(set, testing::builtin_policies()).report;
+  ASSERT_EQ(report.resources.size(), 2u);
+  const AuditedResource& claim = report.resources[0];
+  EXPECT_EQ(claim.ref.kind, "ResourceClaimTemplate");
+  EXPECT_EQ(claim.file, "in.yaml");
+  EXPECT_EQ(claim.line, 1);
+  std::vector<policy::RuleId> rules;
+  for (const engine::CheckedRule& checked : claim.checked) {
+    EXPECT_EQ(checked.policy, "default");
+    rules.push_back(checked.rule);
+  }
+  EXPECT_EQ(rules, (std::vector<policy::RuleId>{policy::RuleId::kMissingPcieAlignment,
+                                                policy::RuleId::kNumaOnlyAlignment,
+                                                policy::RuleId::kMultiDeviceAlignment}));
+  EXPECT_EQ(report.resources[1].ref.kind, "Pod");
+  EXPECT_EQ(report.resources[1].line, 16);
+  EXPECT_EQ(report.resources[1].checked.size(), 5u);
+  ASSERT_EQ(report.findings.size(), 2u);
+  EXPECT_EQ(report.findings[0].resource, 0u);
+  EXPECT_EQ(report.findings[1].resource, 1u);
+}
+
 }  // namespace
 }  // namespace topoguard::audit

@@ -1,6 +1,7 @@
 // Runs the audit over inline manifests with the built-in policy (helpers for the audit tests).
 #pragma once
 
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +10,7 @@
 
 #include "topoguard/audit/audit_runner.h"
 #include "topoguard/audit/manifest_reader.h"
+#include "topoguard/audit/report_writer.h"
 #include "topoguard/policy/policy_loader.h"
 
 namespace topoguard::audit::testing {
@@ -56,5 +58,21 @@ spec:
 
 inline const std::string kConfigMap =
     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {a: b}\n";
+
+// Template (findings at line 9), pod (line 26), ConfigMap (skipped).
+inline AuditReport sample_report() {
+  const ManifestSet set = parse_manifests(
+      {{"in.yaml", kUnalignedTemplate + "---\n" + kPluginPod + "---\n" + kConfigMap}});
+  EXPECT_TRUE(set.errors.empty());
+  return run_audit(set, builtin_policies()).report;
+}
+
+// What the writer of `format` prints to its output stream.
+inline std::string render(ReportFormat format, const AuditReport& report) {
+  std::ostringstream out;
+  std::ostringstream errors;
+  make_report_writer(format)->write(report, out, errors);
+  return out.str();
+}
 
 }  // namespace topoguard::audit::testing

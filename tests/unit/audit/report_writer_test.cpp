@@ -13,14 +13,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-// Template (findings at line 9), pod (line 26), ConfigMap (skipped).
-AuditReport sample_report() {
-  const ManifestSet set = parse_manifests(
-      {{"in.yaml", testing::kUnalignedTemplate + "---\n" + testing::kPluginPod + "---\n" +
-                       testing::kConfigMap}});
-  EXPECT_TRUE(set.errors.empty());
-  return run_audit(set, testing::builtin_policies()).report;
-}
+using testing::sample_report;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -111,9 +104,13 @@ TEST(JsonReportTest, WriterPrintsReportJson) {
   EXPECT_EQ(nlohmann::json::parse(out.str()), report_to_json(report));
 }
 
-TEST(ReportFormatTest, ParsesTextAndJsonOnly) {
+TEST(ReportFormatTest, ParsesEveryFormatName) {
   EXPECT_EQ(*parse_report_format("text"), ReportFormat::kText);
   EXPECT_EQ(*parse_report_format("json"), ReportFormat::kJson);
+  EXPECT_EQ(*parse_report_format("sarif"), ReportFormat::kSarif);
+  EXPECT_EQ(*parse_report_format("openreports"), ReportFormat::kOpenReports);
+  EXPECT_EQ(*parse_report_format("policyreport"), ReportFormat::kPolicyReport);
+  EXPECT_EQ(*parse_report_format("junit"), ReportFormat::kJUnit);
   auto bad = parse_report_format("yaml");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, ErrorCode::kUsage);

@@ -299,5 +299,53 @@ TEST(EvaluateKindsTest, OtherKindsAndNonObjectsYieldNothing) {
   EXPECT_TRUE(is_evaluated_kind(parse_one(kPluginDeployment)));
 }
 
+struct CheckedCase {
+  std::string_view note;
+  std::string spec_extra;
+  std::string object;
+  bool claims_known;
+  std::vector<RuleId> expected;  // all under policy "custom"
+};
+
+void PrintTo(const CheckedCase& c, std::ostream* os) { *os << c.note; }
+
+class CheckedRulesTest : public ::testing::TestWithParam<CheckedCase> {};
+
+// evaluate() lists the rules it ran for the object, found or not: the enabled rules of each
+// matching policy that mean something for the object's kind (reports show them as passes).
+TEST_P(CheckedRulesTest, ListsEnabledRulesForKind) {
+  const CheckedCase& c = GetParam();
+  const policy::PolicySet policies = testing::inline_policies(policy_yaml(c.spec_extra));
+  const Inventory inventory(c.claims_known ? Inventory::Claims::kKnown
+                                           : Inventory::Claims::kUnknown);
+  const Evaluation evaluation = evaluate(parse_one(c.object), policies, inventory);
+  std::vector<RuleId> rules;
+  for (const CheckedRule& checked : evaluation.checked) {
+    EXPECT_EQ(checked.policy, "custom");
+    rules.push_back(checked.rule);
+  }
+  EXPECT_EQ(rules, c.expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, CheckedRulesTest,
+    ::testing::Values(
+        CheckedCase{"claim_rules", "", kUnalignedTemplate, true,
+                    {RuleId::kMissingPcieAlignment, RuleId::kNumaOnlyAlignment,
+                     RuleId::kMultiDeviceAlignment}},
+        CheckedCase{"workload_rules_with_claims_known", "", kPluginDeployment, true,
+                    {RuleId::kMissingPcieAlignment, RuleId::kNumaOnlyAlignment,
+                     RuleId::kDevicePluginPairing, RuleId::kSplitClaims,
+                     RuleId::kUnresolvedClaim}},
+        CheckedCase{"webhook_cannot_resolve_claims", "", kPluginDeployment, false,
+                    {RuleId::kMissingPcieAlignment, RuleId::kNumaOnlyAlignment,
+                     RuleId::kDevicePluginPairing, RuleId::kSplitClaims}},
+        CheckedCase{"disabled_rule_not_checked",
+                    "  rules: {numa-only-alignment: {action: off}}\n", kUnalignedTemplate, true,
+                    {RuleId::kMissingPcieAlignment, RuleId::kMultiDeviceAlignment}},
+        CheckedCase{"policy_not_matching_checks_nothing",
+                    "  match: {namespaces: {exclude: [ml]}}\n", kUnalignedTemplate, true, {}}),
+    topoguard::testing::NoteName());
+
 }  // namespace
 }  // namespace topoguard::engine

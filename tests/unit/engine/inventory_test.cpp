@@ -3,36 +3,11 @@
 #include <gtest/gtest.h>
 
 #include "engine_test_support.h"
-#include "note_name.h"
 
 namespace topoguard::engine {
 namespace {
 
 using testing::parse_one;
-
-struct CelCase {
-  std::string_view note;
-  std::string expression;
-  std::vector<std::string> drivers;
-};
-
-class DriversInCelTest : public ::testing::TestWithParam<CelCase> {};
-
-// Drivers named by equality with device.driver, in either order and quote style.
-TEST_P(DriversInCelTest, FindsDrivers) {
-  EXPECT_EQ(drivers_in_cel(GetParam().expression), GetParam().drivers);
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Cel, DriversInCelTest,
-    ::testing::Values(
-        CelCase{"double_quotes", R"(device.driver == "gpu.nvidia.com")", {"gpu.nvidia.com"}},
-        CelCase{"single_quotes_reversed", R"('dra.net' == device.driver)", {"dra.net"}},
-        CelCase{"two_drivers", R"(device.driver == 'a.x' || device.driver=="b.y")",
-                {"a.x", "b.y"}},
-        CelCase{"attribute_only", R"(device.attributes["dra.net"].rdma == true)", {}},
-        CelCase{"empty", "", {}}),
-    topoguard::testing::NoteName());
 
 // DeviceClasses are indexed by name with their drivers and extended resource name, and found
 // by extendedResourceName or by the implicit deviceclass.resource.kubernetes.io/<name>.
@@ -48,7 +23,9 @@ spec:
   EXPECT_TRUE(inventory.add(device_class));
   const DeviceClassInfo* info = inventory.device_class("vf");
   ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info->drivers, std::vector<std::string>{"sriovnetwork.k8snetworkplumbingwg.io"});
+  ASSERT_EQ(info->selectors.size(), 1U);
+  EXPECT_TRUE(info->selectors_readable);
+  EXPECT_EQ(info->selectors[0].source(), "device.driver == 'sriovnetwork.k8snetworkplumbingwg.io'");
   EXPECT_EQ(info->extended_resource_name, "example.com/vf");
   EXPECT_EQ(inventory.device_class_for_resource("example.com/vf"), info);
   EXPECT_EQ(inventory.device_class_for_resource("deviceclass.resource.kubernetes.io/vf"), info);

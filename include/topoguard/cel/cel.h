@@ -1,0 +1,99 @@
+// A CEL reader for DRA device selectors that cannot misread.
+//
+//   Result<cel::Program> program = cel::compile(R"(device.driver == "gpu.nvidia.com")");
+//   cel::Activation device;                      // everything unknown by default
+//   device.driver = "gpu.nvidia.com";
+//   cel::Outcome outcome = cel::evaluate(*program, device).outcome;   // kTrue
+//
+// compile() parses the whole CEL grammar (every literal form, lists, maps, member and index
+// access, calls and receiver calls, all operators with CEL's precedence, `?:`, the macros) into
+// a syntax tree with positions; a syntax error is an Error whose message names line:column and
+// whose code is kInvalidValue (callers add file, line and field). evaluate() implements the part
+// DRA selectors use: `device.driver`, `device.attributes[domain].name` / `[domain][name]`,
+// `device.capacity[domain][name]`, the standard operators with CEL's commutative error/unknown
+// rules for && and ||, `in`, `has()`, the macros, size/startsWith/endsWith/contains/matches
+// (RE2), and Kubernetes' semver() and quantity() libraries. Anything it does not implement
+// evaluates to unknown, never to a guessed true or false. Programs are immutable and may be
+// evaluated from several threads at once.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "topoguard/cel/ast.h"
+#include "topoguard/cel/value.h"
+#include "topoguard/common/result.h"
+
+namespace topoguard::cel {
+
+class Program {
+ public:
+  [[nodiscard]] const Expr& root() const { return *root_; }
+  [[nodiscard]] const std::string& source() const { return *source_; }
+
+  struct Compiled;  // the evaluator's precomputed state (private to it)
+
+ private:
+  friend Result<Program> compile(std::string_view text);
+
+  std::shared_ptr<const std::string> source_;
+  std::shared_ptr<const Expr> root_;
+  std::shared_ptr<const Compiled> compiled_;  // literal regular expressions, compiled once
+  friend struct Evaluator;
+};
+
+// Longest expression compile() accepts, in bytes, and deepest nesting (as cel-go's defaults).
+inline constexpr std::size_t kMaxExpressionSize = 100'000;
+inline constexpr int kMaxNesting = 250;
+
+// Parses `text`; the error names line:column of the first syntax error.
+[[nodiscard]] Result<Program> compile(std::string_view text);
+
+// One device attribute as a ResourceSlice publishes it; UnknownValue for one not read exactly
+// (e.g. a list-valued attribute).
+using AttributeValue = std::variant<std::int64_t, bool, std::string, Version, UnknownValue>;
+// Fully qualified names: domain -> identifier -> value. An attribute a driver publishes without
+// a domain belongs to the driver's domain (as the allocator binds it).
+using Attributes = std::map<std::string, std::map<std::string, AttributeValue, std::less<>>,
+                            std::less<>>;
+using Capacity = std::map<std::string, std::map<std::string, Quantity, std::less<>>, std::less<>>;
+
+// The `device` a selector sees; an empty optional is unknown.
+struct Activation {
+  std::optional<std::string> driver;
+  std::optional<Attributes> attributes;
+  std::optional<Capacity> capacity;
+};
+
+enum class Outcome { kTrue, kFalse, kError, kUnknown };
+
+[[nodiscard]] const char* outcome_name(Outcome outcome);  // "true", "false", "error", "unknown"
+
+struct Evaluation {
+  Outcome outcome = Outcome::kUnknown;
+  std::string message;  // why, for kError and kUnknown
+};
+
+// Evaluates a selector: true/false when its value is a bool, error when CEL would fail (or the
+// value is not a bool), unknown when the answer depends on something unbound or unimplemented.
+[[nodiscard]] Evaluation evaluate(const Program& program, const Activation& device);
+
+// The expression's value, with `device` bound (when given) and any other variables from
+// `variables` (for tests and the differential driver).
+[[nodiscard]] Value evaluate_value(const Program& program, const Activation* device,
+                                   const std::map<std::string, Value, std::less<>>& variables);
+
+// Every string literal of the expression, in source order: the names it can compare against.
+[[nodiscard]] std::vector<std::string> string_literals(const Program& program);
+
+// Qualified names ("domain/name") of the device attributes the expression reads with literal
+// keys, as `device.attributes["domain"].name` or `device.attributes["domain"]["name"]`, in order.
+[[nodiscard]] std::vector<std::string> attributes_read(const Program& program);
+
+}  // namespace topoguard::cel

@@ -1,0 +1,146 @@
+// The devices of a cluster as its ResourceSlices publish them, one normalised view across
+// resource.k8s.io v1beta1 (devices wrapped in `basic`), v1beta2 and v1, grouped per node, with
+// the DeviceClasses the cluster defines. Built once from `kubectl get resourceslices,
+// deviceclasses,... -o yaml|json` output and then only read: an input value for the engine,
+// feasibility and topology. Not thread-safe while building; safe to share read-only after.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "topoguard/common/json.h"
+#include "topoguard/common/result.h"
+
+namespace topoguard::cluster {
+
+// A DeviceAttribute: exactly one typed value, or (DRAListTypeAttributes, 1.36+) a list of them.
+// A scalar is a one-element list, so matchAttribute compares both as sets.
+struct AttributeValue {
+  enum class Type { kInt, kBool, kString, kVersion };
+  using Scalar = std::variant<std::int64_t, bool, std::string>;  // version: std::string
+
+  Type type = Type::kString;
+  bool list = false;
+  std::vector<Scalar> values;
+
+  // Whether some element of `other` equals some element of this value (same type required;
+  // versions compare without build metadata).
+  [[nodiscard]] bool shares_element(const AttributeValue& other) const;
+  [[nodiscard]] bool contains(const Scalar& value) const;
+  // "pci0000:10", "8", "true", "[0, 1]": for messages and reports.
+  [[nodiscard]] std::string to_string() const;
+};
+
+[[nodiscard]] std::string_view attribute_type_name(AttributeValue::Type type);
+[[nodiscard]] std::string scalar_to_string(const AttributeValue::Scalar& value);
+
+// Where a device is available: one node, every node, or nodes chosen by a node selector that
+// topoguard cannot evaluate (Node objects are not part of the input).
+enum class NodeScope { kNode, kAllNodes, kNodeSelector };
+
+struct Device {
+  std::string driver;
+  std::string pool;
+  std::string name;
+  NodeScope scope = NodeScope::kNode;
+  std::string node;  // for kNode
+  // Fully qualified names: an unqualified attribute belongs to the driver's domain, so the key
+  // is "<driver>/<name>"; a qualified one keeps its name. Same for capacity.
+  std::map<std::string, AttributeValue, std::less<>> attributes;
+  std::map<std::string, std::string, std::less<>> capacity;  // validated quantities, as written
+  bool tainted = false;  // carries taints: allocatable only with a toleration (not modelled)
+  std::string slice;     // metadata.name of the ResourceSlice
+
+  // The allocator's lookup: the qualified name; an unqualified name was stored under the
+  // driver's domain, so a driver's short `pcieRoot` never answers `resource.kubernetes.io/...`.
+  [[nodiscard]] const AttributeValue* attribute(std::string_view qualified_name) const;
+  // "<driver>/<pool>/<name>", unique in a cluster.
+  [[nodiscard]] std::string id() const;
+};
+
+struct DeviceClass {
+  std::string name;
+  std::vector<std::string> selectors;  // CEL expressions, all must match
+  std::string extended_resource_name;
+};
+
+// The devices one node can use: its own slices plus the slices available to all nodes.
+struct Node {
+  std::string name;
+  std::vector<std::size_t> devices;  // indexes into ClusterState::devices(), in input order
+  // A slice for this node could not be read, or a pool of it is incomplete: what the node
+  // lacks may just be missing from the input.
+  bool incomplete = false;
+};
+
+class ClusterState {
+ public:
+  [[nodiscard]] const std::vector<Device>& devices() const { return devices_; }
+  // Nodes by name. When no slice names a node but some are available to all nodes, one node
+  // named "(all nodes)" stands for every node.
+  [[nodiscard]] const std::vector<Node>& nodes() const { return nodes_; }
+  [[nodiscard]] const DeviceClass* device_class(std::string_view name) const;
+  [[nodiscard]] const std::map<std::string, DeviceClass, std::less<>>& device_classes() const {
+    return device_classes_;
+  }
+  // Devices whose nodes come from a node selector: they may belong to any node.
+  [[nodiscard]] const std::vector<std::size_t>& selector_devices() const {
+    return selector_devices_;
+  }
+  // Some slice could not be read and its node is not known: every node may be incomplete.
+  [[nodiscard]] bool incomplete() const { return incomplete_; }
+  [[nodiscard]] std::size_t slice_count() const { return slice_count_; }
+
+ private:
+  friend class ClusterStateBuilder;
+
+  std::vector<Device> devices_;
+  std::vector<Node> nodes_;
+  std::vector<std::size_t> selector_devices_;
+  std::map<std::string, DeviceClass, std::less<>> device_classes_;
+  bool incomplete_ = false;
+  std::size_t slice_count_ = 0;
+};
+
+// Collects ResourceSlices and DeviceClasses; other kinds are ignored. Only the newest
+// generation of each pool counts, as for the scheduler.
+class ClusterStateBuilder {
+ public:
+  // Reads `object` when it is a ResourceSlice or DeviceClass. Returns whether it was one; an
+  // error names the offending field (JSON pointer in the object) and drops that object.
+  [[nodiscard]] Result<bool> add(const Json& object);
+  [[nodiscard]] ClusterState finish() &&;
+
+ private:
+  struct Slice {
+    std::string name;
+    std::string driver;
+    std::string pool;
+    std::int64_t generation = 0;
+    std::int64_t slice_count = 1;
+    NodeScope scope = NodeScope::kNode;
+    std::string node;
+    std::vector<Device> devices;
+  };
+
+  Result<Slice> read_slice(const Json& object) const;
+
+  std::vector<Slice> slices_;
+  std::map<std::string, DeviceClass, std::less<>> device_classes_;
+  std::set<std::string> broken_nodes_;
+  bool broken_without_node_ = false;
+};
+
+// Whether a string is a Kubernetes quantity ("40Gi", "284208Mi", "1.5", "100m", "1e3").
+[[nodiscard]] bool is_quantity(std::string_view text);
+// Whether a string is a semantic version 2.0.0 ("8.0.0", "580.126.9", "1.2.3-rc.1+build").
+[[nodiscard]] bool is_semantic_version(std::string_view text);
+
+}  // namespace topoguard::cluster

@@ -1,0 +1,50 @@
+// The report formats behind make_report_writer(), and what they share: per resource and rule,
+// the outcome (pass, or the findings) that the PolicyReport and JUnit formats list, and the
+// rule metadata links. Private to the audit module.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "topoguard/audit/audit_report.h"
+#include "topoguard/common/json.h"
+#include "topoguard/policy/rule_info.h"
+
+namespace topoguard::audit {
+
+// The namespace shown for a resource: "" for cluster-scoped kinds, else its effective one.
+[[nodiscard]] std::string display_namespace(const k8s::ObjectRef& ref);
+
+// "file:line", or "file" when the line is unknown (0).
+[[nodiscard]] std::string location_text(const std::string& file, int line);
+
+// "<base>#rule-<name>", base from the TOPOGUARD_RULE_HELP_BASE CMake cache variable.
+[[nodiscard]] std::string rule_help_uri(policy::RuleId rule);
+
+// Each rule a resource was checked against under a policy, with its findings (none: passed).
+struct RuleCheck {
+  const AuditedResource* resource = nullptr;
+  std::string_view policy;
+  policy::RuleId rule = policy::RuleId::kMissingPcieAlignment;
+  std::vector<const ReportedFinding*> findings;  // in report order
+};
+
+// Resources in input order, each one's checks in policy then rule order; a finding of a rule
+// the engine did not list as checked still gets its own check.
+[[nodiscard]] std::vector<RuleCheck> rule_checks(const AuditReport& report);
+
+// JSON-based formats: a document built from the report, written by one JSON writer.
+[[nodiscard]] nlohmann::json sarif_report(const AuditReport& report);
+
+// Kubernetes report CRDs: OpenReports (openreports.io/v1alpha1 Report / ClusterReport) and the
+// wg-policy PolicyReport (wgpolicyk8s.io/v1alpha2 PolicyReport / ClusterPolicyReport), as a
+// `kind: List` that `kubectl apply -f` takes.
+enum class ReportApi { kOpenReports, kPolicyReport };
+[[nodiscard]] nlohmann::json policy_reports(const AuditReport& report, ReportApi api);
+
+// JUnit XML: one test case per resource and rule.
+void write_junit(const AuditReport& report, std::ostream& out);
+
+}  // namespace topoguard::audit

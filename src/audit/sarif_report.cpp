@@ -1,0 +1,183 @@
+// SARIF 2.1.0 (OASIS): one run whose driver lists every rule with its help, one result per
+// finding located at the file and line of the offending field, input errors as tool execution
+// notifications. What GitHub code scanning and other SARIF viewers read.
+#include <cctype>
+#include <filesystem>
+
+#include "report_formats.h"
+
+#ifndef TOPOGUARD_VERSION
+#error "TOPOGUARD_VERSION comes from the project version"
+#endif
+
+namespace topoguard::audit {
+
+namespace {
+
+constexpr std::string_view kSarifSchema =
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
+
+std::string_view level_of(policy::Action action) {
+  switch (action) {
+    case policy::Action::kDeny:
+      return "error";
+    case policy::Action::kWarn:
+      return "warning";
+    case policy::Action::kAudit:
+    case policy::Action::kOff:
+      break;
+  }
+  return "note";
+}
+
+// GitHub code scanning's own severity scale for rules without security-severity.
+std::string_view problem_severity_of(policy::Action action) {
+  const std::string_view level = level_of(action);
+  return level == "note" ? "recommendation" : level;
+}
+
+// A file path as a URI reference: relative paths stay relative (resolved against the checkout
+// by code scanning), absolute ones become file:// URIs without dot segments; bytes outside
+// RFC 3986's unreserved set and '/' are percent-encoded.
+std::string artifact_uri(std::string_view file) {
+  const std::string path = std::filesystem::path(file).lexically_normal().generic_string();
+  std::string uri = !path.empty() && path.front() == '/' ? "file://" : "";
+  constexpr std::string_view kHex = "0123456789ABCDEF";
+  for (const char c : path) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (std::isalnum(byte) != 0 || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+      uri += c;
+    } else {
+      uri += '%';
+      uri += kHex[byte >> 4];
+      uri += kHex[byte & 0xF];
+    }
+  }
+  return uri;
+}
+
+nlohmann::json physical_location(const std::string& file, int line) {
+  nlohmann::json location = {{"artifactLocation", {{"uri", artifact_uri(file)}}}};
+  if (line > 0) {
+    location["region"] = {{"startLine", line}};
+  }
+  return location;
+}
+
+// SARIF's "friendly name" of a rule: its id in PascalCase ("MissingPcieAlignment").
+std::string friendly_name(std::string_view id) {
+  std::string name;
+  bool word_start = true;
+  for (const char c : id) {
+    if (c == '-') {
+      word_start = true;
+      continue;
+    }
+    name += word_start ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    word_start = false;
+  }
+  return name;
+}
+
+nlohmann::json rule_descriptor(policy::RuleId rule) {
+  const policy::RuleInfo& info = policy::rule_info(rule);
+  const std::string uri = rule_help_uri(rule);
+  return {
+      {"id", info.name},
+      {"name", friendly_name(info.name)},
+      {"shortDescription", {{"text", info.title}}},
+      {"fullDescription", {{"text", info.description}}},
+      {"helpUri", uri},
+      {"help",
+       {{"text", std::string(info.description) + " See " + uri},
+        {"markdown", std::string(info.description) + " See [" + std::string(info.name) + "](" +
+                         uri + ")."}}},
+      {"defaultConfiguration", {{"level", level_of(info.default_action)}}},
+      {"properties",
+       {{"tags", {"kubernetes", "dra", "gpu", "pcie"}},
+        {"precision", "very-high"},
+        {"problem.severity", problem_severity_of(info.default_action)},
+        {"severity", policy::severity_name(info.severity)}}},
+  };
+}
+
+nlohmann::json result_of(const ReportedFinding& reported) {
+  const engine::Finding& finding = reported.finding;
+  const k8s::ObjectRef& ref = finding.resource;
+  const std::string namespace_name = display_namespace(ref);
+  const std::string qualified = ref.kind + "/" + (namespace_name.empty() ? "" : namespace_name + "/") + ref.name;
+  nlohmann::json result = {
+      {"ruleId", policy::rule_name(finding.rule)},
+      {"ruleIndex", static_cast<int>(finding.rule)},
+      {"level", level_of(finding.action)},
+      {"message", {{"text", finding.message}}},
+      {"locations",
+       {{{"physicalLocation", physical_location(reported.file, reported.line)},
+         {"logicalLocations",
+          {{{"name", ref.name}, {"fullyQualifiedName", qualified}, {"kind", "object"}}}}}}},
+      // Identity that survives line moves: code scanning tracks an alert across commits by it.
+      {"partialFingerprints",
+       {{"topoguardFinding/v1",
+         finding.policy + "/" + std::string(policy::rule_name(finding.rule)) + "/" + qualified +
+             finding.pointer}}},
+      {"properties",
+       {{"policy", finding.policy},
+        {"action", policy::action_name(finding.action)},
+        {"path", finding.pointer},
+        {"apiVersion", ref.api_version}}},
+  };
+  if (!finding.fix.empty()) {
+    result["properties"]["jsonPatch"] = nlohmann::json(finding.fix);
+  }
+  return result;
+}
+
+nlohmann::json notification_of(const Error& error) {
+  nlohmann::json notification = {
+      {"level", "error"},
+      {"message", {{"text", error.message}}},
+      {"descriptor", {{"id", error_code_name(error.code)}}},
+  };
+  if (!error.location.file.empty()) {
+    notification["locations"] = {
+        {{"physicalLocation", physical_location(error.location.file, error.location.line)}}};
+  }
+  if (!error.location.field.empty()) {
+    notification["properties"] = {{"field", error.location.field}};
+  }
+  return notification;
+}
+
+}  // namespace
+
+nlohmann::json sarif_report(const AuditReport& report) {
+  nlohmann::json rules = nlohmann::json::array();
+  for (policy::RuleId rule : policy::kAllRules) {
+    rules.push_back(rule_descriptor(rule));
+  }
+  nlohmann::json results = nlohmann::json::array();
+  for (const ReportedFinding& reported : report.findings) {
+    results.push_back(result_of(reported));
+  }
+  nlohmann::json notifications = nlohmann::json::array();
+  for (const Error& error : report.errors) {
+    notifications.push_back(notification_of(error));
+  }
+  return {
+      {"$schema", kSarifSchema},
+      {"version", "2.1.0"},
+      {"runs",
+       {{{"tool",
+          {{"driver",
+            {{"name", "topoguard"},
+             {"version", TOPOGUARD_VERSION},
+             {"informationUri", TOPOGUARD_RULE_HELP_BASE},
+             {"rules", std::move(rules)}}}}},
+         {"results", std::move(results)},
+         {"invocations",
+          {{{"executionSuccessful", report.errors.empty()},
+            {"toolExecutionNotifications", std::move(notifications)}}}}}}},
+  };
+}
+
+}  // namespace topoguard::audit

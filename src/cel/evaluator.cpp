@@ -1,0 +1,973 @@
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "numbers.h"
+#include "parser.h"
+#include "topoguard/cel/cel.h"
+
+namespace topoguard::cel {
+
+struct Program::Compiled {
+  // The pattern of every `matches` whose pattern is a literal, by the call's node.
+  std::map<const Expr*, std::shared_ptr<const re2::RE2>> patterns;
+};
+
+namespace {
+
+// Past this many evaluation steps the result is unknown (nested macros over long lists could
+// otherwise run for very long; Kubernetes bounds the same with its cost limit).
+constexpr std::size_t kMaxSteps = 5'000'000;
+
+Value no_overload(std::string_view function) {
+  return ErrorValue{"no matching overload for '" + std::string(function) + "'"};
+}
+
+bool undecided(const Value& value) { return value.is_error() || value.is_unknown(); }
+
+std::shared_ptr<const re2::RE2> compile_pattern(const std::string& pattern) {
+  RE2::Options options;
+  options.set_log_errors(false);
+  auto regex = std::make_shared<const re2::RE2>(pattern, options);
+  return regex->ok() ? regex : nullptr;
+}
+
+void collect_patterns(const Expr& expr, Program::Compiled& compiled);
+
+void collect_children(const Expr& expr, Program::Compiled& compiled) {
+  const auto visit = [&compiled](const ExprPtr& child) {
+    if (child) {
+      collect_patterns(*child, compiled);
+    }
+  };
+  if (const auto* select = std::get_if<Select>(&expr.node)) {
+    visit(select->operand);
+  } else if (const auto* call = std::get_if<Call>(&expr.node)) {
+    visit(call->target);
+    for (const ExprPtr& arg : call->args) {
+      visit(arg);
+    }
+  } else if (const auto* list = std::get_if<CreateList>(&expr.node)) {
+    for (const ExprPtr& element : list->elements) {
+      visit(element);
+    }
+  } else if (const auto* map = std::get_if<CreateMap>(&expr.node)) {
+    for (const auto& entry : map->entries) {
+      visit(entry.key);
+      visit(entry.value);
+    }
+  } else if (const auto* message = std::get_if<CreateStruct>(&expr.node)) {
+    for (const auto& field : message->fields) {
+      visit(field.value);
+    }
+  } else if (const auto* macro = std::get_if<Macro>(&expr.node)) {
+    visit(macro->range);
+    visit(macro->filter);
+    visit(macro->transform);
+  }
+}
+
+void collect_patterns(const Expr& expr, Program::Compiled& compiled) {
+  if (const auto* call = std::get_if<Call>(&expr.node); call != nullptr && call->function == "matches") {
+    const ExprPtr* pattern = nullptr;
+    if (call->target && call->args.size() == 1) {
+      pattern = &call->args[0];
+    } else if (!call->target && call->args.size() == 2) {
+      pattern = &call->args[1];
+    }
+    if (pattern != nullptr) {
+      if (const auto* literal = std::get_if<Literal>(&(*pattern)->node)) {
+        if (const auto* text = std::get_if<std::string>(literal)) {
+          if (auto regex = compile_pattern(*text)) {
+            compiled.patterns.emplace(&expr, std::move(regex));
+          }
+        }
+      }
+    }
+  }
+  collect_children(expr, compiled);
+}
+
+Value literal_value(const Literal& literal) {
+  return std::visit([](const auto& value) -> Value { return value; }, literal);
+}
+
+Value attribute_value(const AttributeValue& attribute) {
+  return std::visit(
+      [](const auto& value) -> Value {
+        using T = std::decay_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, UnknownValue>) {
+          return UnknownValue{value.reason.empty() ? "attribute value not read" : value.reason};
+        } else {
+          return value;
+        }
+      },
+      attribute);
+}
+
+template <typename Inner, typename Convert>
+MapPtr domain_map(const Inner& entries, Convert convert) {
+  auto map = std::make_shared<MapValue>();
+  for (const auto& [name, value] : entries) {
+    map->insert(*MapKey::of(Value{name}), Value{name}, convert(value));
+  }
+  return map;
+}
+
+std::size_t code_points(std::string_view text) {
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+Value logical(bool is_and, const Value& left, const Value& right) {
+  const bool absorbing = !is_and;  // false absorbs &&, true absorbs ||
+  const auto* left_bool = left.get<bool>();
+  const auto* right_bool = right.get<bool>();
+  if ((left_bool != nullptr && *left_bool == absorbing) ||
+      (right_bool != nullptr && *right_bool == absorbing)) {
+    return absorbing;
+  }
+  if (left_bool != nullptr && right_bool != nullptr) {
+    return !absorbing;
+  }
+  if (left.is_unknown()) {
+    return left;
+  }
+  if (right.is_unknown()) {
+    return right;
+  }
+  if (left.is_error()) {
+    return left;
+  }
+  if (right.is_error()) {
+    return right;
+  }
+  return no_overload(is_and ? "_&&_" : "_||_");
+}
+
+Value int_arithmetic(std::string_view op, std::int64_t left, std::int64_t right) {
+  std::int64_t result = 0;
+  bool overflow = false;
+  if (op == "_+_") {
+    overflow = __builtin_add_overflow(left, right, &result);
+  } else if (op == "_-_") {
+    overflow = __builtin_sub_overflow(left, right, &result);
+  } else if (op == "_*_") {
+    overflow = __builtin_mul_overflow(left, right, &result);
+  } else {
+    if (right == 0) {
+      return ErrorValue{op == "_/_" ? "divide by zero" : "modulus by zero"};
+    }
+    if (left == std::numeric_limits<std::int64_t>::min() && right == -1) {
+      return ErrorValue{"integer overflow"};
+    }
+    result = op == "_/_" ? left / right : left % right;
+  }
+  if (overflow) {
+    return ErrorValue{"integer overflow"};
+  }
+  return result;
+}
+
+Value uint_arithmetic(std::string_view op, std::uint64_t left, std::uint64_t right) {
+  std::uint64_t result = 0;
+  bool overflow = false;
+  if (op == "_+_") {
+    overflow = __builtin_add_overflow(left, right, &result);
+  } else if (op == "_-_") {
+    overflow = __builtin_sub_overflow(left, right, &result);
+  } else if (op == "_*_") {
+    overflow = __builtin_mul_overflow(left, right, &result);
+  } else {
+    if (right == 0) {
+      return ErrorValue{op == "_/_" ? "divide by zero" : "modulus by zero"};
+    }
+    result = op == "_/_" ? left / right : left % right;
+  }
+  if (overflow) {
+    return ErrorValue{"unsigned integer overflow"};
+  }
+  return result;
+}
+
+Value arithmetic(std::string_view op, const Value& left, const Value& right) {
+  if (const auto* a = left.get<std::int64_t>(); a != nullptr && right.is<std::int64_t>()) {
+    return int_arithmetic(op, *a, *right.get<std::int64_t>());
+  }
+  if (const auto* a = left.get<std::uint64_t>(); a != nullptr && right.is<std::uint64_t>()) {
+    return uint_arithmetic(op, *a, *right.get<std::uint64_t>());
+  }
+  if (const auto* a = left.get<double>(); a != nullptr && right.is<double>() && op != "_%_") {
+    const double b = *right.get<double>();
+    return op == "_+_" ? *a + b : op == "_-_" ? *a - b : op == "_*_" ? *a * b : *a / b;
+  }
+  if (op == "_+_") {
+    if (const auto* a = left.get<std::string>(); a != nullptr && right.is<std::string>()) {
+      return *a + *right.get<std::string>();
+    }
+    if (const auto* a = left.get<Bytes>(); a != nullptr && right.is<Bytes>()) {
+      return Bytes{a->data + right.get<Bytes>()->data};
+    }
+    if (const auto* a = left.get<ListPtr>(); a != nullptr && right.is<ListPtr>()) {
+      auto joined = std::make_shared<List>(**a);
+      const List& tail = **right.get<ListPtr>();
+      joined->insert(joined->end(), tail.begin(), tail.end());
+      return ListPtr{std::move(joined)};
+    }
+  }
+  return no_overload(op);
+}
+
+Value ordering(std::string_view op, const Value& left, const Value& right) {
+  std::optional<int> order;
+  if (numbers::is_number(left) && numbers::is_number(right)) {
+    order = numbers::compare(left, right);
+    if (!order) {
+      return false;  // NaN
+    }
+  } else if (const auto* a = left.get<bool>(); a != nullptr && right.is<bool>()) {
+    order = static_cast<int>(*a) - static_cast<int>(*right.get<bool>());
+  } else if (const auto* s = left.get<std::string>(); s != nullptr && right.is<std::string>()) {
+    order = s->compare(*right.get<std::string>());
+  } else if (const auto* b = left.get<Bytes>(); b != nullptr && right.is<Bytes>()) {
+    order = b->data.compare(right.get<Bytes>()->data);
+  } else {
+    return no_overload(op);
+  }
+  if (op == "_<_") {
+    return *order < 0;
+  }
+  if (op == "_<=_") {
+    return *order <= 0;
+  }
+  if (op == "_>_") {
+    return *order > 0;
+  }
+  return *order >= 0;
+}
+
+Value membership(const Value& element, const Value& container) {
+  if (const auto* list = container.get<ListPtr>()) {
+    Value found = false;
+    for (const Value& item : **list) {
+      Value same = equals(item, element);
+      if (same.is<bool>() && *same.get<bool>()) {
+        return true;
+      }
+      if (!same.is<bool>() && !found.is_unknown()) {
+        found = std::move(same);
+      }
+    }
+    return found;
+  }
+  if (const auto* map = container.get<MapPtr>()) {
+    const auto key = MapKey::of(element);
+    return key.has_value() && (*map)->find(*key) != nullptr;
+  }
+  return no_overload("@in");
+}
+
+Value index(const Value& container, const Value& key) {
+  if (const auto* list = container.get<ListPtr>()) {
+    const auto position = MapKey::of(key);
+    if (!position || position->kind != MapKey::Kind::kNumber || key.is<bool>()) {
+      return ErrorValue{std::string("unsupported index type '") + key.type_name() + "' in list"};
+    }
+    if (position->negative || position->magnitude >= (*list)->size()) {
+      return ErrorValue{"index out of range"};
+    }
+    return (**list)[position->magnitude];
+  }
+  if (const auto* map = container.get<MapPtr>()) {
+    const auto map_key = MapKey::of(key);
+    const Value* found = map_key ? (*map)->find(*map_key) : nullptr;
+    if (found == nullptr) {
+      return ErrorValue{"no such key"};
+    }
+    return *found;
+  }
+  return no_overload("_[_]");
+}
+
+template <typename T>
+const T* receiver(const std::vector<Value>& args, bool has_target, std::size_t arity) {
+  return has_target && args.size() == arity + 1 ? args[0].get<T>() : nullptr;
+}
+
+}  // namespace
+
+struct Evaluator {
+  const Program& program;
+  const Activation* device;
+  const std::map<std::string, Value, std::less<>>& variables;
+  std::vector<std::pair<std::string_view, Value>> scope;
+  std::size_t steps = 0;
+
+  Value eval(const Expr& expr) {
+    if (++steps > kMaxSteps) {
+      return UnknownValue{"evaluation exceeds the step limit"};
+    }
+    return std::visit([&](const auto& node) { return eval_node(expr, node); }, expr.node);
+  }
+
+  Value eval_node(const Expr& /*expr*/, const Literal& literal) { return literal_value(literal); }
+
+  const Value* in_scope(std::string_view name) const {
+    for (auto it = scope.rbegin(); it != scope.rend(); ++it) {
+      if (it->first == name) {
+        return &it->second;
+      }
+    }
+    return nullptr;
+  }
+
+  bool is_device(const Expr& expr) const {
+    const auto* ident = std::get_if<Ident>(&expr.node);
+    return ident != nullptr && device != nullptr &&
+           (ident->name == ".device" || (ident->name == "device" && in_scope("device") == nullptr));
+  }
+
+  Value eval_node(const Expr& expr, const Ident& ident) {
+    if (const Value* value = in_scope(ident.name)) {
+      return *value;
+    }
+    if (is_device(expr)) {
+      return whole_device();
+    }
+    const std::string_view name =
+        ident.name.starts_with('.') ? std::string_view(ident.name).substr(1) : ident.name;
+    if (const auto found = variables.find(name); found != variables.end()) {
+      return found->second;
+    }
+    static constexpr std::array<std::string_view, 11> kTypes = {
+        "bool", "int", "uint", "double", "string", "bytes", "list", "map", "null_type", "type",
+        "dyn"};
+    if (std::find(kTypes.begin(), kTypes.end(), name) != kTypes.end()) {
+      return UnknownValue{"type values are not implemented"};
+    }
+    return ErrorValue{"undeclared reference to '" + std::string(name) + "'"};
+  }
+
+  // `device` as a map, for the rare expression that uses it other than through its fields.
+  Value whole_device() {
+    auto map = std::make_shared<MapValue>();
+    for (const char* field : {"driver", "attributes", "capacity"}) {
+      map->insert(*MapKey::of(Value{std::string(field)}), std::string(field), device_field(field));
+    }
+    return MapPtr{std::move(map)};
+  }
+
+  Value device_field(std::string_view field) const {
+    if (field == "driver") {
+      return device->driver ? Value{*device->driver} : Value{UnknownValue{"driver not bound"}};
+    }
+    if (field == "attributes") {
+      if (!device->attributes) {
+        return UnknownValue{"attributes not bound"};
+      }
+      auto map = std::make_shared<MapValue>();
+      for (const auto& [domain, entries] : *device->attributes) {
+        map->insert(*MapKey::of(Value{domain}), domain, domain_map(entries, attribute_value));
+      }
+      return MapPtr{std::move(map)};
+    }
+    if (field == "capacity") {
+      if (!device->capacity) {
+        return UnknownValue{"capacity not bound"};
+      }
+      auto map = std::make_shared<MapValue>();
+      for (const auto& [domain, entries] : *device->capacity) {
+        map->insert(*MapKey::of(Value{domain}), domain,
+                    domain_map(entries, [](const Quantity& quantity) { return Value{quantity}; }));
+      }
+      return MapPtr{std::move(map)};
+    }
+    if (field == "allowMultipleAllocations") {
+      return UnknownValue{"device.allowMultipleAllocations is not bound"};
+    }
+    return ErrorValue{"no such key: " + std::string(field)};
+  }
+
+  // `device.attributes[domain]` or `device.capacity[domain]`: the allocator gives every domain a
+  // map, empty when the device publishes nothing in it.
+  struct Domain {
+    Value failure;  // error or unknown when set (a null value otherwise)
+    const std::map<std::string, AttributeValue, std::less<>>* attributes = nullptr;
+    const std::map<std::string, Quantity, std::less<>>* capacity = nullptr;
+    bool failed() const { return undecided(failure); }
+  };
+
+  std::optional<Domain> device_domain(const Expr& expr) {
+    const auto* call = std::get_if<Call>(&expr.node);
+    if (call == nullptr || call->function != "_[_]" || call->args.size() != 2) {
+      return std::nullopt;
+    }
+    const auto* select = std::get_if<Select>(&call->args[0]->node);
+    if (select == nullptr || select->test_only || !is_device(*select->operand) ||
+        (select->field != "attributes" && select->field != "capacity")) {
+      return std::nullopt;
+    }
+    const bool attributes = select->field == "attributes";
+    Domain domain;
+    Value key = eval(*call->args[1]);
+    if (undecided(key)) {
+      domain.failure = std::move(key);
+      return domain;
+    }
+    if ((attributes && !device->attributes) || (!attributes && !device->capacity)) {
+      domain.failure = UnknownValue{select->field + " not bound"};
+      return domain;
+    }
+    static const std::map<std::string, AttributeValue, std::less<>> kNoAttributes;
+    static const std::map<std::string, Quantity, std::less<>> kNoCapacity;
+    const auto* name = key.get<std::string>();
+    if (name == nullptr) {
+      domain.failure = ErrorValue{"no such key"};
+      return domain;
+    }
+    if (attributes) {
+      const auto found = device->attributes->find(*name);
+      domain.attributes = found == device->attributes->end() ? &kNoAttributes : &found->second;
+    } else {
+      const auto found = device->capacity->find(*name);
+      domain.capacity = found == device->capacity->end() ? &kNoCapacity : &found->second;
+    }
+    return domain;
+  }
+
+  // The value of `name` in a device domain; `test_only` for has().
+  static Value domain_entry(const Domain& domain, const Value& name, bool test_only) {
+    if (domain.failed()) {
+      return domain.failure;
+    }
+    const auto* text = name.get<std::string>();
+    if (text != nullptr && domain.attributes != nullptr) {
+      const auto found = domain.attributes->find(*text);
+      if (test_only) {
+        return found != domain.attributes->end();
+      }
+      if (found != domain.attributes->end()) {
+        return attribute_value(found->second);
+      }
+    } else if (text != nullptr) {
+      const auto found = domain.capacity->find(*text);
+      if (test_only) {
+        return found != domain.capacity->end();
+      }
+      if (found != domain.capacity->end()) {
+        return found->second;
+      }
+    } else if (test_only) {
+      return false;
+    }
+    return ErrorValue{"no such key: " + (text != nullptr ? *text : std::string(name.type_name()))};
+  }
+
+  Value domain_as_map(const Domain& domain) {
+    if (domain.failed()) {
+      return domain.failure;
+    }
+    if (domain.attributes != nullptr) {
+      return domain_map(*domain.attributes, attribute_value);
+    }
+    return domain_map(*domain.capacity, [](const Quantity& quantity) { return Value{quantity}; });
+  }
+
+  Value eval_node(const Expr& /*expr*/, const Select& select) {
+    if (auto domain = device_domain(*select.operand)) {
+      return domain_entry(*domain, Value{select.field}, select.test_only);
+    }
+    if (is_device(*select.operand)) {
+      if (!select.test_only) {
+        return device_field(select.field);
+      }
+      if (select.field == "allowMultipleAllocations") {
+        return UnknownValue{"device.allowMultipleAllocations is not bound"};
+      }
+      return select.field == "driver" || select.field == "attributes" ||
+             select.field == "capacity";
+    }
+    Value operand = eval(*select.operand);
+    if (undecided(operand)) {
+      return operand;
+    }
+    const auto* map = operand.get<MapPtr>();
+    if (map == nullptr) {
+      return ErrorValue{std::string("type '") + operand.type_name() +
+                        "' does not support field selection"};
+    }
+    const Value* found = (*map)->find(*MapKey::of(Value{select.field}));
+    if (select.test_only) {
+      return found != nullptr;
+    }
+    if (found == nullptr) {
+      return ErrorValue{"no such key: " + select.field};
+    }
+    return *found;
+  }
+
+  Value eval_node(const Expr& expr, const Call& call) {
+    const std::string& function = call.function;
+    if ((function == "_&&_" || function == "_||_") && call.args.size() == 2) {
+      const bool is_and = function == "_&&_";
+      Value left = eval(*call.args[0]);
+      if (const auto* value = left.get<bool>(); value != nullptr && *value != is_and) {
+        return *value;  // short circuit
+      }
+      return logical(is_and, left, eval(*call.args[1]));
+    }
+    if (function == "_?_:_" && call.args.size() == 3) {
+      Value condition = eval(*call.args[0]);
+      if (const auto* value = condition.get<bool>()) {
+        return eval(*call.args[*value ? 1 : 2]);
+      }
+      return undecided(condition) ? condition : no_overload(function);
+    }
+    if (function == "_[_]" && call.args.size() == 2) {
+      if (auto domain = device_domain(expr)) {
+        return domain_as_map(*domain);
+      }
+      if (auto domain = device_domain(*call.args[0])) {
+        Value name = eval(*call.args[1]);
+        return undecided(name) ? name : domain_entry(*domain, name, false);
+      }
+    }
+    if (!implemented(function)) {
+      return UnknownValue{"function '" + function + "' is not implemented"};
+    }
+    std::vector<Value> args;
+    args.reserve(call.args.size() + 1);
+    if (call.target) {
+      args.push_back(eval(*call.target));
+    }
+    for (const ExprPtr& arg : call.args) {
+      args.push_back(eval(*arg));
+    }
+    for (Value& arg : args) {
+      if (undecided(arg)) {
+        return std::move(arg);
+      }
+    }
+    return apply(expr, function, call.target != nullptr, args);
+  }
+
+  static bool implemented(std::string_view function) {
+    static constexpr std::array<std::string_view, 38> kFunctions = {
+        "_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_", "_+_", "_-_", "_*_", "_/_",
+        "_%_", "-_", "!_", "@in", "_[_]", "size", "contains", "startsWith", "endsWith",
+        "matches", "semver", "isSemver", "quantity", "isQuantity", "major", "minor", "patch",
+        "isGreaterThan", "isLessThan", "compareTo", "isInteger", "asInteger",
+        "asApproximateFloat", "sign", "add", "sub", "_&&_", "_||_"};
+    return std::find(kFunctions.begin(), kFunctions.end(), function) != kFunctions.end();
+  }
+
+  Value apply(const Expr& expr, const std::string& function, bool has_target,
+              const std::vector<Value>& args) {
+    const bool binary = !has_target && args.size() == 2;
+    if (binary && (function == "_==_" || function == "_!=_")) {
+      Value same = equals(args[0], args[1]);
+      if (const auto* value = same.get<bool>(); value != nullptr && function == "_!=_") {
+        return !*value;
+      }
+      return same;
+    }
+    if (binary && (function == "_<_" || function == "_<=_" || function == "_>_" ||
+                   function == "_>=_")) {
+      return ordering(function, args[0], args[1]);
+    }
+    if (binary && (function == "_+_" || function == "_-_" || function == "_*_" ||
+                   function == "_/_" || function == "_%_")) {
+      return arithmetic(function, args[0], args[1]);
+    }
+    if (binary && function == "@in") {
+      return membership(args[0], args[1]);
+    }
+    if (binary && function == "_[_]") {
+      return index(args[0], args[1]);
+    }
+    if (binary && (function == "_&&_" || function == "_||_")) {
+      return logical(function == "_&&_", args[0], args[1]);
+    }
+    if (!has_target && args.size() == 1 && function == "!_") {
+      if (const auto* value = args[0].get<bool>()) {
+        return !*value;
+      }
+      return no_overload(function);
+    }
+    if (!has_target && args.size() == 1 && function == "-_") {
+      if (const auto* value = args[0].get<std::int64_t>()) {
+        if (*value == std::numeric_limits<std::int64_t>::min()) {
+          return ErrorValue{"integer overflow"};
+        }
+        return -*value;
+      }
+      if (const auto* value = args[0].get<double>()) {
+        return -*value;
+      }
+      return no_overload(function);
+    }
+    if (function == "size" && args.size() == 1) {
+      return size(args[0]);
+    }
+    if (Value result = strings(expr, function, has_target, args); !result.is<NullLiteral>()) {
+      return result;
+    }
+    if (Value result = versions(function, has_target, args); !result.is<NullLiteral>()) {
+      return result;
+    }
+    if (Value result = quantities(function, has_target, args); !result.is<NullLiteral>()) {
+      return result;
+    }
+    return no_overload(function);
+  }
+
+  static Value size(const Value& value) {
+    if (const auto* text = value.get<std::string>()) {
+      return static_cast<std::int64_t>(code_points(*text));
+    }
+    if (const auto* bytes = value.get<Bytes>()) {
+      return static_cast<std::int64_t>(bytes->data.size());
+    }
+    if (const auto* list = value.get<ListPtr>()) {
+      return static_cast<std::int64_t>((*list)->size());
+    }
+    if (const auto* map = value.get<MapPtr>()) {
+      return static_cast<std::int64_t>((*map)->size());
+    }
+    return no_overload("size");
+  }
+
+  // contains, startsWith, endsWith, matches; null when `function` is none of them.
+  Value strings(const Expr& expr, const std::string& function, bool has_target,
+                const std::vector<Value>& args) const {
+    const std::string* subject = nullptr;
+    const std::string* argument = nullptr;
+    if (has_target && args.size() == 2) {
+      subject = args[0].get<std::string>();
+      argument = args[1].get<std::string>();
+    } else if (!has_target && args.size() == 2 && function == "matches") {
+      subject = args[0].get<std::string>();
+      argument = args[1].get<std::string>();
+    }
+    const bool known = function == "contains" || function == "startsWith" ||
+                       function == "endsWith" || function == "matches";
+    if (!known) {
+      return NullLiteral{};
+    }
+    if (subject == nullptr || argument == nullptr) {
+      return no_overload(function);
+    }
+    if (function == "contains") {
+      return subject->find(*argument) != std::string::npos;
+    }
+    if (function == "startsWith") {
+      return subject->starts_with(*argument);
+    }
+    if (function == "endsWith") {
+      return subject->ends_with(*argument);
+    }
+    std::shared_ptr<const re2::RE2> regex;
+    if (const auto found = program.compiled_->patterns.find(&expr);
+        found != program.compiled_->patterns.end()) {
+      regex = found->second;
+    } else {
+      regex = compile_pattern(*argument);
+    }
+    if (!regex) {
+      return ErrorValue{"invalid regular expression: " + *argument};
+    }
+    return re2::RE2::PartialMatch(*subject, *regex);
+  }
+
+  static Value versions(const std::string& function, bool has_target,
+                        const std::vector<Value>& args) {
+    if ((function == "semver" || function == "isSemver") && !has_target && !args.empty() &&
+        args.size() <= 2) {
+      const auto* text = args[0].get<std::string>();
+      const bool* normalize = args.size() == 2 ? args[1].get<bool>() : nullptr;
+      if (text == nullptr || (args.size() == 2 && normalize == nullptr)) {
+        return no_overload(function);
+      }
+      auto version = Version::parse(*text, normalize != nullptr && *normalize);
+      if (function == "isSemver") {
+        return version.has_value();
+      }
+      if (!version) {
+        return ErrorValue{"invalid semver: " + *text};
+      }
+      return std::move(*version);
+    }
+    const auto* version = receiver<Version>(args, has_target, 0);
+    if (version != nullptr && function == "major") {
+      return static_cast<std::int64_t>(version->major);
+    }
+    if (version != nullptr && function == "minor") {
+      return static_cast<std::int64_t>(version->minor);
+    }
+    if (version != nullptr && function == "patch") {
+      return static_cast<std::int64_t>(version->patch);
+    }
+    const auto* left = receiver<Version>(args, has_target, 1);
+    const auto* right = left != nullptr ? args[1].get<Version>() : nullptr;
+    if (right == nullptr) {
+      return NullLiteral{};
+    }
+    const int order = left->compare(*right);
+    if (function == "isGreaterThan") {
+      return order > 0;
+    }
+    if (function == "isLessThan") {
+      return order < 0;
+    }
+    if (function == "compareTo") {
+      return static_cast<std::int64_t>(order);
+    }
+    return NullLiteral{};
+  }
+
+  static Value quantities(const std::string& function, bool has_target,
+                          const std::vector<Value>& args) {
+    if ((function == "quantity" || function == "isQuantity") && !has_target && args.size() == 1) {
+      const auto* text = args[0].get<std::string>();
+      if (text == nullptr) {
+        return no_overload(function);
+      }
+      auto quantity = Quantity::parse(*text);
+      if (function == "isQuantity") {
+        return quantity.has_value();
+      }
+      if (!quantity) {
+        return ErrorValue{"invalid quantity: " + *text};
+      }
+      return std::move(*quantity);
+    }
+    if (const auto* quantity = receiver<Quantity>(args, has_target, 0)) {
+      if (function == "isInteger") {
+        return quantity->is_integer();
+      }
+      if (function == "asInteger") {
+        if (auto integer = quantity->as_integer()) {
+          return *integer;
+        }
+        return ErrorValue{"cannot convert value to integer"};
+      }
+      if (function == "asApproximateFloat") {
+        return quantity->as_approximate_float();
+      }
+      if (function == "sign") {
+        return static_cast<std::int64_t>(quantity->sign());
+      }
+      return NullLiteral{};
+    }
+    const auto* left = receiver<Quantity>(args, has_target, 1);
+    if (left == nullptr) {
+      return NullLiteral{};
+    }
+    std::optional<Quantity> right;
+    if (const auto* other = args[1].get<Quantity>()) {
+      right = *other;
+    } else if (const auto* integer = args[1].get<std::int64_t>();
+               integer != nullptr && (function == "add" || function == "sub")) {
+      right = Quantity::from_integer(*integer);
+    } else {
+      return NullLiteral{};
+    }
+    if (function == "add") {
+      return left->plus(*right);
+    }
+    if (function == "sub") {
+      return left->minus(*right);
+    }
+    const int order = left->compare(*right);
+    if (function == "isGreaterThan") {
+      return order > 0;
+    }
+    if (function == "isLessThan") {
+      return order < 0;
+    }
+    if (function == "compareTo") {
+      return static_cast<std::int64_t>(order);
+    }
+    return NullLiteral{};
+  }
+
+  Value eval_node(const Expr& /*expr*/, const CreateList& list) {
+    auto elements = std::make_shared<List>();
+    elements->reserve(list.elements.size());
+    for (const ExprPtr& element : list.elements) {
+      Value value = eval(*element);
+      if (undecided(value)) {
+        return value;
+      }
+      elements->push_back(std::move(value));
+    }
+    return ListPtr{std::move(elements)};
+  }
+
+  Value eval_node(const Expr& /*expr*/, const CreateMap& create) {
+    auto map = std::make_shared<MapValue>();
+    for (const auto& entry : create.entries) {
+      Value key = eval(*entry.key);
+      if (undecided(key)) {
+        return key;
+      }
+      Value value = eval(*entry.value);
+      if (undecided(value)) {
+        return value;
+      }
+      auto map_key = MapKey::of(key);
+      if (!map_key || key.is<double>()) {
+        return ErrorValue{std::string("unsupported key type '") + key.type_name() + "'"};
+      }
+      if (!map->insert(std::move(*map_key), std::move(key), std::move(value))) {
+        return ErrorValue{"Failed with repeated key"};
+      }
+    }
+    return MapPtr{std::move(map)};
+  }
+
+  Value eval_node(const Expr& /*expr*/, const CreateStruct& /*message*/) {
+    return UnknownValue{"message construction is not implemented"};
+  }
+
+  Value eval_node(const Expr& /*expr*/, const Macro& macro) {
+    Value range = eval(*macro.range);
+    if (undecided(range)) {
+      return range;
+    }
+    std::vector<Value> items;
+    if (const auto* list = range.get<ListPtr>()) {
+      items = **list;
+    } else if (const auto* map = range.get<MapPtr>()) {
+      for (const auto& entry : (*map)->entries()) {
+        items.push_back(entry.first);
+      }
+    } else {
+      return ErrorValue{std::string("expression of type '") + range.type_name() +
+                        "' cannot be the range of a comprehension"};
+    }
+    scope.emplace_back(macro.variable, Value{});
+    Value result = run_macro(macro, items);
+    scope.pop_back();
+    return result;
+  }
+
+  Value run_macro(const Macro& macro, const std::vector<Value>& items) {
+    switch (macro.kind) {
+      case MacroKind::kAll:
+      case MacroKind::kExists: {
+        const bool is_all = macro.kind == MacroKind::kAll;
+        Value result = is_all;
+        for (const Value& item : items) {
+          scope.back().second = item;
+          result = logical(is_all, result, eval(*macro.filter));
+          if (const auto* done = result.get<bool>(); done != nullptr && *done != is_all) {
+            break;
+          }
+        }
+        return result;
+      }
+      case MacroKind::kExistsOne: {
+        std::int64_t count = 0;
+        for (const Value& item : items) {
+          scope.back().second = item;
+          Value matched = eval(*macro.filter);
+          const auto* value = matched.get<bool>();
+          if (value == nullptr) {
+            return undecided(matched) ? matched : no_overload("_?_:_");
+          }
+          count += *value ? 1 : 0;
+        }
+        return count == 1;
+      }
+      case MacroKind::kMap:
+      case MacroKind::kFilter: {
+        auto result = std::make_shared<List>();
+        for (const Value& item : items) {
+          scope.back().second = item;
+          if (macro.filter) {
+            Value keep = eval(*macro.filter);
+            const auto* value = keep.get<bool>();
+            if (value == nullptr) {
+              return undecided(keep) ? keep : no_overload("_?_:_");
+            }
+            if (!*value) {
+              continue;
+            }
+          }
+          Value element = macro.kind == MacroKind::kMap ? eval(*macro.transform) : item;
+          if (undecided(element)) {
+            return element;
+          }
+          result->push_back(std::move(element));
+        }
+        return ListPtr{std::move(result)};
+      }
+    }
+    return ErrorValue{"internal: unknown macro"};
+  }
+};
+
+Result<Program> compile(std::string_view text) {
+  Result<ExprPtr> parsed = parse(text);
+  if (!parsed) {
+    return parsed.error();
+  }
+  Program program;
+  program.source_ = std::make_shared<const std::string>(text);
+  program.root_ = std::shared_ptr<const Expr>(std::move(*parsed));
+  auto compiled = std::make_shared<Program::Compiled>();
+  collect_patterns(*program.root_, *compiled);
+  program.compiled_ = std::move(compiled);
+  return program;
+}
+
+const char* outcome_name(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kTrue:
+      return "true";
+    case Outcome::kFalse:
+      return "false";
+    case Outcome::kError:
+      return "error";
+    case Outcome::kUnknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
+Value evaluate_value(const Program& program, const Activation* device,
+                     const std::map<std::string, Value, std::less<>>& variables) {
+  Evaluator evaluator{program, device, variables, {}, 0};
+  return evaluator.eval(program.root());
+}
+
+Evaluation evaluate(const Program& program, const Activation& device) {
+  static const std::map<std::string, Value, std::less<>> kNoVariables;
+  const Value value = evaluate_value(program, &device, kNoVariables);
+  if (const auto* result = value.get<bool>()) {
+    return Evaluation{*result ? Outcome::kTrue : Outcome::kFalse, {}};
+  }
+  if (const auto* error = value.get<ErrorValue>()) {
+    return Evaluation{Outcome::kError, error->message};
+  }
+  if (const auto* unknown = value.get<UnknownValue>()) {
+    return Evaluation{Outcome::kUnknown, unknown->reason};
+  }
+  return Evaluation{Outcome::kError,
+                    std::string("the expression evaluates to ") + value.type_name() +
+                        ", not bool"};
+}
+
+}  // namespace topoguard::cel

@@ -1,0 +1,98 @@
+// Static questions about a program's syntax tree (no evaluation).
+#include <functional>
+
+#include "topoguard/cel/cel.h"
+
+namespace topoguard::cel {
+
+namespace {
+
+// Calls `visit` on `expr` and every node below it, parents first, children in source order.
+void walk(const Expr& expr, const std::function<void(const Expr&)>& visit) {
+  visit(expr);
+  const auto child = [&visit](const ExprPtr& node) {
+    if (node) {
+      walk(*node, visit);
+    }
+  };
+  if (const auto* select = std::get_if<Select>(&expr.node)) {
+    child(select->operand);
+  } else if (const auto* call = std::get_if<Call>(&expr.node)) {
+    child(call->target);
+    for (const ExprPtr& arg : call->args) {
+      child(arg);
+    }
+  } else if (const auto* list = std::get_if<CreateList>(&expr.node)) {
+    for (const ExprPtr& element : list->elements) {
+      child(element);
+    }
+  } else if (const auto* map = std::get_if<CreateMap>(&expr.node)) {
+    for (const auto& entry : map->entries) {
+      child(entry.key);
+      child(entry.value);
+    }
+  } else if (const auto* message = std::get_if<CreateStruct>(&expr.node)) {
+    for (const auto& field : message->fields) {
+      child(field.value);
+    }
+  } else if (const auto* macro = std::get_if<Macro>(&expr.node)) {
+    child(macro->range);
+    child(macro->filter);
+    child(macro->transform);
+  }
+}
+
+const std::string* string_literal(const Expr& expr) {
+  const auto* literal = std::get_if<Literal>(&expr.node);
+  return literal == nullptr ? nullptr : std::get_if<std::string>(literal);
+}
+
+// The domain of `device.attributes["domain"]`, or null.
+const std::string* attribute_domain(const Expr& expr) {
+  const auto* index = std::get_if<Call>(&expr.node);
+  if (index == nullptr || index->function != "_[_]" || index->args.size() != 2) {
+    return nullptr;
+  }
+  const auto* attributes = std::get_if<Select>(&index->args[0]->node);
+  if (attributes == nullptr || attributes->field != "attributes" || attributes->test_only) {
+    return nullptr;
+  }
+  const auto* device = std::get_if<Ident>(&attributes->operand->node);
+  if (device == nullptr || (device->name != "device" && device->name != ".device")) {
+    return nullptr;
+  }
+  return string_literal(*index->args[1]);
+}
+
+}  // namespace
+
+std::vector<std::string> string_literals(const Program& program) {
+  std::vector<std::string> literals;
+  walk(program.root(), [&literals](const Expr& expr) {
+    if (const std::string* text = string_literal(expr)) {
+      literals.push_back(*text);
+    }
+  });
+  return literals;
+}
+
+std::vector<std::string> attributes_read(const Program& program) {
+  std::vector<std::string> names;
+  walk(program.root(), [&names](const Expr& expr) {
+    if (const auto* select = std::get_if<Select>(&expr.node)) {
+      if (const std::string* domain = attribute_domain(*select->operand)) {
+        names.push_back(*domain + "/" + select->field);
+      }
+    } else if (const auto* index = std::get_if<Call>(&expr.node);
+               index != nullptr && index->function == "_[_]" && index->args.size() == 2) {
+      const std::string* domain = attribute_domain(*index->args[0]);
+      const std::string* name = string_literal(*index->args[1]);
+      if (domain != nullptr && name != nullptr) {
+        names.push_back(*domain + "/" + *name);
+      }
+    }
+  });
+  return names;
+}
+
+}  // namespace topoguard::cel

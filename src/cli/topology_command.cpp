@@ -1,0 +1,64 @@
+// `topoguard topology`: flags -> read cluster state -> per-node PCIe topology (text or JSON).
+#include <iostream>
+
+#include "commands.h"
+#include "topoguard/audit/cluster_state_loader.h"
+#include "topoguard/audit/manifest_reader.h"
+#include "topoguard/cluster/topology.h"
+#include "topoguard/policy/policy_loader.h"
+
+namespace topoguard::cli {
+
+namespace {
+
+struct TopologyOptions {
+  std::vector<std::string> policies;
+  std::vector<std::string> cluster_state;
+  std::string format = "text";
+};
+
+int run_topology_command(const TopologyOptions& options) {
+  auto policies = policy::load_policies(options.policies);
+  if (!policies) {
+    std::cerr << "topoguard topology: " << policies.error().to_string() << '\n';
+    return kExitUsage;
+  }
+  if (policies->policies().empty()) {
+    std::cerr << "topoguard topology: no policy to take the alignment attribute from\n";
+    return kExitUsage;
+  }
+  const audit::ManifestSet manifests = audit::read_manifests(options.cluster_state, std::cin);
+  const audit::LoadedClusterState loaded = audit::load_cluster_state(manifests);
+  for (const Error& error : loaded.errors) {
+    std::cerr << error.to_string() << '\n';
+  }
+  // GPUs, NICs and the alignment attribute as the first policy defines them.
+  const cluster::Topology topology =
+      cluster::build_topology(loaded.state, policies->policies().front());
+  if (options.format == "json") {
+    std::cout << cluster::topology_to_json(topology).dump(2) << '\n';
+  } else {
+    std::cout << cluster::topology_to_text(topology);
+  }
+  return loaded.errors.empty() ? kExitOk : kExitUsage;
+}
+
+}  // namespace
+
+void add_topology_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<TopologyOptions>();
+  CLI::App* command = app.add_subcommand(
+      "topology", "Per node, the PCIe roots with their GPUs and NICs, from ResourceSlices");
+  command->add_option("--cluster-state", options->cluster_state,
+                      "kubectl get resourceslices,deviceclasses -A -o yaml|json output "
+                      "(files, dirs, - for stdin; repeatable)")
+      ->required()
+      ->expected(1, -1);
+  command->add_option("--policies", options->policies,
+                      "Policy file or directory: GPU/NIC drivers and the alignment attribute");
+  command->add_option("--format", options->format, "Output format: text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  command->callback([options, &exit_code] { exit_code = run_topology_command(*options); });
+}
+
+}  // namespace topoguard::cli

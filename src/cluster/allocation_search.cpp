@@ -1,0 +1,324 @@
+#include "allocation_search.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace topoguard::cluster::search {
+
+namespace {
+
+struct TypedValue {
+  AttributeValue::Type type;
+  AttributeValue::Scalar value;
+
+  friend bool operator==(const TypedValue&, const TypedValue&) = default;
+};
+
+// What one request takes under one scenario, once its choice is fixed.
+struct Take {
+  bool all = false;  // every device of `devices` is taken
+  std::size_t need = 0;
+  const std::vector<std::size_t>* primary = nullptr;    // candidates
+  const std::vector<std::size_t>* secondary = nullptr;  // more candidates (may-match), or null
+  bool impossible = false;  // the scenario already rules this choice out
+
+  template <typename Fn>
+  void for_each(Fn&& fn) const {
+    for (std::size_t index : *primary) {
+      fn(index);
+    }
+    if (secondary != nullptr) {
+      for (std::size_t index : *secondary) {
+        fn(index);
+      }
+    }
+  }
+  [[nodiscard]] std::size_t size() const {
+    return primary->size() + (secondary != nullptr ? secondary->size() : 0);
+  }
+};
+
+Take take_of(const Choice& choice, Scenario scenario) {
+  Take take;
+  take.primary = &choice.definite;
+  if (!choice.all) {
+    take.need = choice.count;
+    if (scenario == Scenario::kOptimistic) {
+      take.secondary = &choice.maybe;
+    }
+    return take;
+  }
+  if (scenario == Scenario::kPessimistic) {
+    // Every device it might take must be acceptable, and it must surely take at least one.
+    take.all = true;
+    take.secondary = &choice.maybe;
+    take.impossible = choice.definite.empty();
+    return take;
+  }
+  if (!choice.definite.empty()) {
+    take.all = true;  // the fewest devices it can take: the sure ones
+    return take;
+  }
+  // No sure device: at best it takes a single may-match device; with none it is not satisfied.
+  take.primary = &choice.maybe;
+  take.need = 1;
+  take.impossible = choice.maybe.empty();
+  return take;
+}
+
+class Searcher {
+ public:
+  Searcher(const std::vector<Device>& devices, const std::vector<Request>& requests,
+           const std::vector<Constraint>& constraints, Scenario scenario, std::size_t max_steps)
+      : devices_(devices),
+        requests_(requests),
+        constraints_(constraints),
+        scenario_(scenario),
+        max_steps_(max_steps) {}
+
+  SearchResult run() {
+    chosen_.assign(requests_.size(), 0);
+    if (requests_.empty()) {
+      result_.outcome = Outcome::kFound;
+      return std::move(result_);
+    }
+    // Choices in firstAvailable order, the last request varying fastest, as the allocator
+    // backtracks.
+    while (true) {
+      if (try_choices()) {
+        result_.outcome = Outcome::kFound;
+        result_.choices = chosen_;
+        return std::move(result_);
+      }
+      if (bound_hit_) {
+        result_.outcome = Outcome::kBoundHit;
+        return std::move(result_);
+      }
+      std::size_t r = requests_.size();
+      while (r > 0) {
+        --r;
+        if (++chosen_[r] < requests_[r].choices.size()) {
+          break;
+        }
+        chosen_[r] = 0;
+        if (r == 0) {
+          result_.outcome = Outcome::kNotFound;
+          return std::move(result_);
+        }
+      }
+    }
+  }
+
+ private:
+  struct Active {
+    const Constraint* constraint;
+    std::vector<std::size_t> requests;
+    std::vector<TypedValue> values;
+  };
+
+  bool step() {
+    if (++result_.steps > max_steps_) {
+      bound_hit_ = true;
+      return false;
+    }
+    return true;
+  }
+
+  bool try_choices() {
+    if (!step()) {
+      return false;
+    }
+    takes_.clear();
+    for (std::size_t r = 0; r < requests_.size(); ++r) {
+      if (requests_[r].choices.empty()) {
+        return false;  // a request with nothing to choose from is never satisfied
+      }
+      takes_.push_back(take_of(requests_[r].choices[chosen_[r]], scenario_));
+      const Take& take = takes_.back();
+      if (take.impossible || take.size() < take.need || (take.all && take.size() == 0)) {
+        return false;
+      }
+    }
+    active_.clear();
+    for (const Constraint& constraint : constraints_) {
+      Active active{&constraint, {}, {}};
+      for (std::size_t r = 0; r < requests_.size(); ++r) {
+        if (constraint.covers_choice(r, chosen_[r])) {
+          active.requests.push_back(r);
+        }
+      }
+      if (active.requests.empty()) {
+        continue;
+      }
+      // The common value must be one of the values of the smallest covered request.
+      const std::size_t smallest = *std::min_element(
+          active.requests.begin(), active.requests.end(),
+          [&](std::size_t a, std::size_t b) { return takes_[a].size() < takes_[b].size(); });
+      takes_[smallest].for_each([&](std::size_t index) {
+        const AttributeValue* value = devices_[index].attribute(constraint.attribute);
+        if (value == nullptr) {
+          return;
+        }
+        for (const AttributeValue::Scalar& element : value->values) {
+          TypedValue typed{value->type, element};
+          if (std::find(active.values.begin(), active.values.end(), typed) ==
+              active.values.end()) {
+            active.values.push_back(std::move(typed));
+          }
+        }
+      });
+      if (active.values.empty()) {
+        return false;  // no candidate publishes the attribute
+      }
+      active_.push_back(std::move(active));
+    }
+    picked_.assign(active_.size(), 0);
+    while (true) {
+      if (!step()) {
+        return false;
+      }
+      if (try_values()) {
+        return true;
+      }
+      std::size_t c = active_.size();
+      while (true) {
+        if (c == 0) {
+          return false;
+        }
+        --c;
+        if (++picked_[c] < active_[c].values.size()) {
+          break;
+        }
+        picked_[c] = 0;
+      }
+    }
+  }
+
+  bool eligible(std::size_t request, std::size_t device) const {
+    for (std::size_t c = 0; c < active_.size(); ++c) {
+      const Active& active = active_[c];
+      if (std::find(active.requests.begin(), active.requests.end(), request) ==
+          active.requests.end()) {
+        continue;
+      }
+      const TypedValue& value = active.values[picked_[c]];
+      if (!has_value(devices_[device], active.constraint->attribute, value.type, value.value)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool try_values() {
+    reserved_.clear();
+    for (std::size_t r = 0; r < takes_.size(); ++r) {
+      const Take& take = takes_[r];
+      if (!take.all) {
+        continue;
+      }
+      bool ok = true;
+      take.for_each([&](std::size_t index) {
+        // All takes every device; one the constraint rejects, or one another All request also
+        // takes, makes the allocation fail.
+        ok = ok && eligible(r, index) && reserved_.insert(index).second;
+      });
+      if (!ok) {
+        return false;
+      }
+    }
+    // Counted requests: slots to fill with distinct eligible devices not taken by All.
+    slots_.clear();
+    adjacency_.assign(takes_.size(), {});
+    for (std::size_t r = 0; r < takes_.size(); ++r) {
+      const Take& take = takes_[r];
+      if (take.all) {
+        continue;
+      }
+      take.for_each([&](std::size_t index) {
+        if (reserved_.count(index) == 0 && eligible(r, index)) {
+          adjacency_[r].push_back(index);
+        }
+      });
+      if (adjacency_[r].size() < take.need) {
+        return false;
+      }
+      slots_.insert(slots_.end(), take.need, r);
+    }
+    owner_.clear();
+    for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
+      visited_.clear();
+      if (!augment(slot)) {
+        return false;
+      }
+    }
+    result_.devices.assign(takes_.size(), {});
+    for (std::size_t r = 0; r < takes_.size(); ++r) {
+      if (takes_[r].all) {
+        takes_[r].for_each([&](std::size_t index) { result_.devices[r].push_back(index); });
+      }
+    }
+    for (const auto& [device, slot] : owner_) {
+      result_.devices[slots_[slot]].push_back(device);
+    }
+    for (std::vector<std::size_t>& taken : result_.devices) {
+      std::sort(taken.begin(), taken.end());
+    }
+    return true;
+  }
+
+  // Kuhn's augmenting path: give `slot` a device, moving earlier slots to others if needed.
+  bool augment(std::size_t slot) {
+    for (std::size_t device : adjacency_[slots_[slot]]) {
+      if (!visited_.insert(device).second) {
+        continue;
+      }
+      auto it = owner_.find(device);
+      if (it == owner_.end() || augment(it->second)) {
+        owner_[device] = slot;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  const std::vector<Device>& devices_;
+  const std::vector<Request>& requests_;
+  const std::vector<Constraint>& constraints_;
+  Scenario scenario_;
+  std::size_t max_steps_;
+  bool bound_hit_ = false;
+  SearchResult result_;
+
+  std::vector<std::size_t> chosen_;
+  std::vector<Take> takes_;
+  std::vector<Active> active_;
+  std::vector<std::size_t> picked_;
+  std::unordered_set<std::size_t> reserved_;
+  std::vector<std::size_t> slots_;
+  std::vector<std::vector<std::size_t>> adjacency_;
+  std::unordered_map<std::size_t, std::size_t> owner_;  // device -> slot
+  std::unordered_set<std::size_t> visited_;
+};
+
+}  // namespace
+
+bool Constraint::covers_choice(std::size_t request, std::size_t choice) const {
+  return std::any_of(covers.begin(), covers.end(), [&](const auto& cover) {
+    return cover.first == request && (cover.second == kAnyChoice || cover.second == choice);
+  });
+}
+
+bool has_value(const Device& device, const std::string& attribute, AttributeValue::Type type,
+               const AttributeValue::Scalar& value) {
+  const AttributeValue* published = device.attribute(attribute);
+  return published != nullptr && published->type == type && published->contains(value);
+}
+
+SearchResult search(const std::vector<Device>& devices, const std::vector<Request>& requests,
+                    const std::vector<Constraint>& constraints, Scenario scenario,
+                    std::size_t max_steps) {
+  return Searcher(devices, requests, constraints, scenario, max_steps).run();
+}
+
+}  // namespace topoguard::cluster::search

@@ -1,0 +1,682 @@
+#include "topoguard/cluster/cluster_state.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <utility>
+
+#include "topoguard/k8s/object.h"
+
+namespace topoguard::cluster {
+
+namespace {
+
+constexpr std::string_view kAllNodesName = "(all nodes)";
+
+Error field_error(ErrorCode code, std::string pointer, std::string message) {
+  return Error{code, std::move(message), SourceLocation{"", 0, std::move(pointer)}};
+}
+
+Error type_error(std::string pointer, const char* expected, const Json& actual) {
+  return field_error(ErrorCode::kWrongType, std::move(pointer),
+                     std::string("expected ") + expected + ", got " + json_type_name(actual));
+}
+
+// An optional member: nullptr when absent or null, an error when of another type.
+Result<const Json*> optional(const Json& object, const std::string& pointer, std::string_view key,
+                             const char* expected, bool (Json::*is_type)() const noexcept) {
+  const Json* value = member(object, key);
+  if (value == nullptr || value->is_null()) {
+    return static_cast<const Json*>(nullptr);
+  }
+  if (!(value->*is_type)()) {
+    return type_error(append_pointer(pointer, key), expected, *value);
+  }
+  return value;
+}
+
+Result<std::string> required_string(const Json& object, const std::string& pointer,
+                                    std::string_view key, std::string_view what) {
+  auto value = optional(object, pointer, key, "string", &Json::is_string);
+  if (!value) {
+    return value.error();
+  }
+  if (*value == nullptr || (*value)->get_ref<const std::string&>().empty()) {
+    return field_error(ErrorCode::kMissingField, append_pointer(pointer, key),
+                       std::string(what) + " has no " + std::string(key));
+  }
+  return (*value)->get<std::string>();
+}
+
+bool is_digits(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
+}
+
+// A semver numeric identifier: digits without a leading zero.
+bool is_numeric_identifier(std::string_view text) {
+  return is_digits(text) && (text.size() == 1 || text[0] != '0');
+}
+
+// Dot-separated identifiers of [0-9A-Za-z-]; numeric pre-release identifiers have no leading 0.
+bool is_identifier_list(std::string_view text, bool numeric_without_leading_zero) {
+  if (text.empty()) {
+    return false;
+  }
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = text.find('.', start);
+    const std::string_view part =
+        text.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    if (part.empty() || !std::all_of(part.begin(), part.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-';
+        })) {
+      return false;
+    }
+    if (numeric_without_leading_zero && is_digits(part) && !is_numeric_identifier(part)) {
+      return false;
+    }
+    if (dot == std::string_view::npos) {
+      return true;
+    }
+    start = dot + 1;
+  }
+}
+
+// The version without build metadata: "1.2.3+abc" and "1.2.3" are the same version.
+std::string_view version_precedence_part(std::string_view version) {
+  return version.substr(0, version.find('+'));
+}
+
+Result<AttributeValue::Scalar> read_scalar(const Json& value, AttributeValue::Type type,
+                                           const std::string& pointer) {
+  switch (type) {
+    case AttributeValue::Type::kInt:
+      if (!value.is_number_integer()) {
+        return type_error(pointer, "integer", value);
+      }
+      return AttributeValue::Scalar(value.get<std::int64_t>());
+    case AttributeValue::Type::kBool:
+      if (!value.is_boolean()) {
+        return type_error(pointer, "boolean", value);
+      }
+      return AttributeValue::Scalar(value.get<bool>());
+    case AttributeValue::Type::kString:
+      if (!value.is_string()) {
+        return type_error(pointer, "string", value);
+      }
+      return AttributeValue::Scalar(value.get<std::string>());
+    case AttributeValue::Type::kVersion:
+      if (!value.is_string()) {
+        return type_error(pointer, "string", value);
+      }
+      if (!is_semantic_version(value.get_ref<const std::string&>())) {
+        return field_error(ErrorCode::kInvalidValue, pointer,
+                           "\"" + value.get<std::string>() + "\" is not a semantic version");
+      }
+      return AttributeValue::Scalar(value.get<std::string>());
+  }
+  return field_error(ErrorCode::kInternal, pointer, "unknown attribute type");
+}
+
+struct AttributeField {
+  std::string_view name;
+  AttributeValue::Type type;
+  bool list;
+};
+
+constexpr std::array<AttributeField, 8> kAttributeFields{{
+    {"int", AttributeValue::Type::kInt, false},
+    {"bool", AttributeValue::Type::kBool, false},
+    {"string", AttributeValue::Type::kString, false},
+    {"version", AttributeValue::Type::kVersion, false},
+    {"ints", AttributeValue::Type::kInt, true},
+    {"bools", AttributeValue::Type::kBool, true},
+    {"strings", AttributeValue::Type::kString, true},
+    {"versions", AttributeValue::Type::kVersion, true},
+}};
+
+Result<AttributeValue> read_attribute(const Json& attribute, const std::string& pointer) {
+  if (!attribute.is_object()) {
+    return type_error(pointer, "object", attribute);
+  }
+  std::optional<AttributeValue> result;
+  for (const auto& [key, value] : attribute.items()) {
+    const auto field = std::find_if(kAttributeFields.begin(), kAttributeFields.end(),
+                                     [&key = key](const AttributeField& f) { return f.name == key; });
+    const std::string value_pointer = append_pointer(pointer, key);
+    if (field == kAttributeFields.end()) {
+      return field_error(ErrorCode::kUnknownField, value_pointer,
+                         "unknown attribute value type \"" + key +
+                             "\" (int, bool, string, version or their lists)");
+    }
+    if (result) {
+      return field_error(ErrorCode::kInvalidValue, value_pointer,
+                         "an attribute holds exactly one value, also has " +
+                             std::string(attribute_type_name(result->type)));
+    }
+    AttributeValue parsed;
+    parsed.type = field->type;
+    parsed.list = field->list;
+    if (field->list) {
+      if (!value.is_array()) {
+        return type_error(value_pointer, "array", value);
+      }
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        auto scalar = read_scalar(value[i], field->type, append_pointer(value_pointer, i));
+        if (!scalar) {
+          return scalar.error();
+        }
+        parsed.values.push_back(std::move(scalar).value());
+      }
+    } else {
+      auto scalar = read_scalar(value, field->type, value_pointer);
+      if (!scalar) {
+        return scalar.error();
+      }
+      parsed.values.push_back(std::move(scalar).value());
+    }
+    result = std::move(parsed);
+  }
+  if (!result) {
+    return field_error(ErrorCode::kMissingField, pointer,
+                       "an attribute needs one of int, bool, string, version");
+  }
+  return std::move(*result);
+}
+
+std::string qualify(std::string_view driver, std::string_view name) {
+  if (name.find('/') != std::string_view::npos) {
+    return std::string(name);
+  }
+  return std::string(driver) + "/" + std::string(name);
+}
+
+// Reads attributes, capacity and taints from a v1/v1beta2 device or a v1beta1 `basic` object.
+Status read_device_properties(const Json& holder, const std::string& pointer, Device& device) {
+  auto attributes = optional(holder, pointer, "attributes", "object", &Json::is_object);
+  if (!attributes) {
+    return attributes.error();
+  }
+  if (*attributes != nullptr) {
+    const std::string attributes_pointer = append_pointer(pointer, "attributes");
+    for (const auto& [name, value] : (*attributes)->items()) {
+      auto attribute = read_attribute(value, append_pointer(attributes_pointer, name));
+      if (!attribute) {
+        return attribute.error();
+      }
+      // A qualified name wins over the same name written short (the allocator looks it up first).
+      const bool qualified = name.find('/') != std::string::npos;
+      std::string key = qualify(device.driver, name);
+      if (qualified) {
+        device.attributes.insert_or_assign(std::move(key), std::move(attribute).value());
+      } else {
+        device.attributes.emplace(std::move(key), std::move(attribute).value());
+      }
+    }
+  }
+  auto capacity = optional(holder, pointer, "capacity", "object", &Json::is_object);
+  if (!capacity) {
+    return capacity.error();
+  }
+  if (*capacity != nullptr) {
+    const std::string capacity_pointer = append_pointer(pointer, "capacity");
+    for (const auto& [name, entry] : (*capacity)->items()) {
+      std::string entry_pointer = append_pointer(capacity_pointer, name);
+      // {value: <quantity>} since v1beta1; a bare quantity in v1alpha3.
+      const Json* value = &entry;
+      if (entry.is_object()) {
+        value = member(entry, "value");
+        entry_pointer = append_pointer(entry_pointer, "value");
+        if (value == nullptr) {
+          return field_error(ErrorCode::kMissingField, entry_pointer, "capacity has no value");
+        }
+      }
+      std::string text;
+      if (value->is_string()) {
+        text = value->get<std::string>();
+      } else if (value->is_number_integer()) {
+        text = value->dump();  // YAML reads an unquoted `value: 8` as a number
+      } else {
+        return type_error(entry_pointer, "quantity string", *value);
+      }
+      if (!is_quantity(text)) {
+        return field_error(ErrorCode::kInvalidValue, entry_pointer,
+                           "\"" + text + "\" is not a quantity (e.g. 40Gi, 100m, 8)");
+      }
+      device.capacity.insert_or_assign(qualify(device.driver, name), std::move(text));
+    }
+  }
+  auto taints = optional(holder, pointer, "taints", "array", &Json::is_array);
+  if (!taints) {
+    return taints.error();
+  }
+  device.tainted = *taints != nullptr && !(*taints)->empty();
+  return Ok{};
+}
+
+// nodeName / allNodes / nodeSelector of a slice or (perDeviceNodeSelection) of a device.
+// Returns nullopt when none is set.
+Result<std::optional<std::pair<NodeScope, std::string>>> read_node_scope(
+    const Json& holder, const std::string& pointer) {
+  using Scope = std::optional<std::pair<NodeScope, std::string>>;
+  auto node_name = optional(holder, pointer, "nodeName", "string", &Json::is_string);
+  if (!node_name) {
+    return node_name.error();
+  }
+  if (*node_name != nullptr && !(*node_name)->get_ref<const std::string&>().empty()) {
+    return Scope(std::pair(NodeScope::kNode, (*node_name)->get<std::string>()));
+  }
+  auto all_nodes = optional(holder, pointer, "allNodes", "boolean", &Json::is_boolean);
+  if (!all_nodes) {
+    return all_nodes.error();
+  }
+  if (*all_nodes != nullptr && (*all_nodes)->get<bool>()) {
+    return Scope(std::pair(NodeScope::kAllNodes, std::string()));
+  }
+  auto selector = optional(holder, pointer, "nodeSelector", "object", &Json::is_object);
+  if (!selector) {
+    return selector.error();
+  }
+  if (*selector != nullptr) {
+    return Scope(std::pair(NodeScope::kNodeSelector, std::string()));
+  }
+  return Scope();
+}
+
+}  // namespace
+
+std::string_view attribute_type_name(AttributeValue::Type type) {
+  switch (type) {
+    case AttributeValue::Type::kInt:
+      return "int";
+    case AttributeValue::Type::kBool:
+      return "bool";
+    case AttributeValue::Type::kString:
+      return "string";
+    case AttributeValue::Type::kVersion:
+      return "version";
+  }
+  return "unknown";
+}
+
+std::string scalar_to_string(const AttributeValue::Scalar& value) {
+  if (const auto* number = std::get_if<std::int64_t>(&value)) {
+    return std::to_string(*number);
+  }
+  if (const auto* flag = std::get_if<bool>(&value)) {
+    return *flag ? "true" : "false";
+  }
+  return std::get<std::string>(value);
+}
+
+bool AttributeValue::contains(const Scalar& value) const {
+  return std::any_of(values.begin(), values.end(), [&](const Scalar& element) {
+    if (type == Type::kVersion && element.index() == value.index()) {
+      return version_precedence_part(std::get<std::string>(element)) ==
+             version_precedence_part(std::get<std::string>(value));
+    }
+    return element == value;
+  });
+}
+
+bool AttributeValue::shares_element(const AttributeValue& other) const {
+  return type == other.type &&
+         std::any_of(other.values.begin(), other.values.end(),
+                     [&](const Scalar& value) { return contains(value); });
+}
+
+std::string AttributeValue::to_string() const {
+  if (!list && values.size() == 1) {
+    return scalar_to_string(values[0]);
+  }
+  std::string text = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    text += (i == 0 ? "" : ", ") + scalar_to_string(values[i]);
+  }
+  return text + "]";
+}
+
+const AttributeValue* Device::attribute(std::string_view qualified_name) const {
+  auto it = attributes.find(qualified_name);
+  return it == attributes.end() ? nullptr : &it->second;
+}
+
+std::string Device::id() const { return driver + "/" + pool + "/" + name; }
+
+const DeviceClass* ClusterState::device_class(std::string_view name) const {
+  auto it = device_classes_.find(name);
+  return it == device_classes_.end() ? nullptr : &it->second;
+}
+
+bool is_quantity(std::string_view text) {
+  // <sign><digits>[.<digits>]<suffix>, suffix: binary (Ki..Ei), decimal (n u m k M G T P E) or
+  // a decimal exponent (e3, E-2); the grammar of k8s.io/apimachinery resource.Quantity.
+  std::size_t i = 0;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) {
+    ++i;
+  }
+  const std::size_t digits_begin = i;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) != 0) {
+    ++i;
+  }
+  bool has_digits = i > digits_begin;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    const std::size_t fraction_begin = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) != 0) {
+      ++i;
+    }
+    has_digits = has_digits || i > fraction_begin;
+  }
+  if (!has_digits) {
+    return false;
+  }
+  const std::string_view suffix = text.substr(i);
+  static constexpr std::array<std::string_view, 16> kSuffixes{
+      "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E"};
+  if (std::find(kSuffixes.begin(), kSuffixes.end(), suffix) != kSuffixes.end()) {
+    return true;
+  }
+  if (suffix[0] != 'e' && suffix[0] != 'E') {
+    return false;
+  }
+  std::string_view exponent = suffix.substr(1);
+  if (!exponent.empty() && (exponent[0] == '+' || exponent[0] == '-')) {
+    exponent.remove_prefix(1);
+  }
+  return is_digits(exponent);
+}
+
+bool is_semantic_version(std::string_view text) {
+  std::string_view core = text;
+  if (const std::size_t plus = core.find('+'); plus != std::string_view::npos) {
+    if (!is_identifier_list(core.substr(plus + 1), false)) {
+      return false;
+    }
+    core = core.substr(0, plus);
+  }
+  if (const std::size_t dash = core.find('-'); dash != std::string_view::npos) {
+    if (!is_identifier_list(core.substr(dash + 1), true)) {
+      return false;
+    }
+    core = core.substr(0, dash);
+  }
+  const std::size_t first = core.find('.');
+  const std::size_t second = first == std::string_view::npos ? first : core.find('.', first + 1);
+  if (second == std::string_view::npos) {
+    return false;
+  }
+  return is_numeric_identifier(core.substr(0, first)) &&
+         is_numeric_identifier(core.substr(first + 1, second - first - 1)) &&
+         is_numeric_identifier(core.substr(second + 1));
+}
+
+Result<ClusterStateBuilder::Slice> ClusterStateBuilder::read_slice(const Json& object) const {
+  Slice slice;
+  slice.name = k8s::object_ref(object).name;
+  const Json* spec = member(object, "spec");
+  if (spec == nullptr || !spec->is_object()) {
+    return spec == nullptr ? field_error(ErrorCode::kMissingField, "/spec", "ResourceSlice has no spec")
+                           : type_error("/spec", "object", *spec);
+  }
+  const std::string spec_pointer = "/spec";
+  auto driver = required_string(*spec, spec_pointer, "driver", "ResourceSlice spec");
+  if (!driver) {
+    return driver.error();
+  }
+  slice.driver = std::move(driver).value();
+
+  auto pool = optional(*spec, spec_pointer, "pool", "object", &Json::is_object);
+  if (!pool) {
+    return pool.error();
+  }
+  if (*pool == nullptr) {
+    return field_error(ErrorCode::kMissingField, "/spec/pool", "ResourceSlice spec has no pool");
+  }
+  auto pool_name = required_string(**pool, "/spec/pool", "name", "pool");
+  if (!pool_name) {
+    return pool_name.error();
+  }
+  slice.pool = std::move(pool_name).value();
+  for (const auto& [key, out] : {std::pair<std::string_view, std::int64_t*>{"generation", &slice.generation},
+                                 {"resourceSliceCount", &slice.slice_count}}) {
+    auto number = optional(**pool, "/spec/pool", key, "integer", &Json::is_number_integer);
+    if (!number) {
+      return number.error();
+    }
+    if (*number != nullptr) {
+      *out = (*number)->get<std::int64_t>();
+    }
+  }
+
+  auto scope = read_node_scope(*spec, spec_pointer);
+  if (!scope) {
+    return scope.error();
+  }
+  auto per_device = optional(*spec, spec_pointer, "perDeviceNodeSelection", "boolean",
+                             &Json::is_boolean);
+  if (!per_device) {
+    return per_device.error();
+  }
+  const bool per_device_scope = *per_device != nullptr && (*per_device)->get<bool>();
+  if (*scope) {
+    slice.scope = (*scope)->first;
+    slice.node = (*scope)->second;
+  } else if (!per_device_scope) {
+    return field_error(ErrorCode::kMissingField, spec_pointer,
+                       "ResourceSlice spec needs one of nodeName, nodeSelector, allNodes, "
+                       "perDeviceNodeSelection");
+  }
+
+  auto devices = optional(*spec, spec_pointer, "devices", "array", &Json::is_array);
+  if (!devices) {
+    return devices.error();
+  }
+  if (*devices == nullptr) {
+    return slice;
+  }
+  std::set<std::string, std::less<>> names;
+  for (std::size_t i = 0; i < (*devices)->size(); ++i) {
+    const Json& entry = (**devices)[i];
+    const std::string pointer = append_pointer("/spec/devices", i);
+    if (!entry.is_object()) {
+      return type_error(pointer, "object", entry);
+    }
+    Device device;
+    device.driver = slice.driver;
+    device.pool = slice.pool;
+    device.slice = slice.name;
+    device.scope = slice.scope;
+    device.node = slice.node;
+    auto name = required_string(entry, pointer, "name", "device");
+    if (!name) {
+      return name.error();
+    }
+    device.name = std::move(name).value();
+    if (!names.insert(device.name).second) {
+      return field_error(ErrorCode::kInvalidValue, append_pointer(pointer, "name"),
+                         "device \"" + device.name + "\" appears twice in the slice");
+    }
+    // v1beta1 wraps the properties in `basic`; v1beta2 and v1 keep them on the device.
+    auto basic = optional(entry, pointer, "basic", "object", &Json::is_object);
+    if (!basic) {
+      return basic.error();
+    }
+    const Json& holder = *basic != nullptr ? **basic : entry;
+    const std::string holder_pointer = *basic != nullptr ? append_pointer(pointer, "basic") : pointer;
+    if (auto status = read_device_properties(holder, holder_pointer, device); !status) {
+      return status.error();
+    }
+    if (per_device_scope) {
+      auto device_scope = read_node_scope(holder, holder_pointer);
+      if (!device_scope) {
+        return device_scope.error();
+      }
+      if (!*device_scope) {
+        return field_error(ErrorCode::kMissingField, holder_pointer,
+                           "with perDeviceNodeSelection a device needs one of nodeName, "
+                           "nodeSelector, allNodes");
+      }
+      device.scope = (*device_scope)->first;
+      device.node = (*device_scope)->second;
+    }
+    slice.devices.push_back(std::move(device));
+  }
+  return slice;
+}
+
+Result<bool> ClusterStateBuilder::add(const Json& object) {
+  if (!object.is_object() ||
+      k8s::api_group(string_member_view(object, "apiVersion")) != "resource.k8s.io") {
+    return false;
+  }
+  const std::string_view kind = string_member_view(object, "kind");
+  if (kind == "ResourceSlice") {
+    auto slice = read_slice(object);
+    if (!slice) {
+      // What this slice publishes is unknown: its node (or every node) may lack devices it has.
+      const Json* node = find_at(object, "/spec/nodeName");
+      if (node != nullptr && node->is_string() && !node->get_ref<const std::string&>().empty()) {
+        broken_nodes_.insert(node->get<std::string>());
+      } else {
+        broken_without_node_ = true;
+      }
+      return slice.error();
+    }
+    slices_.push_back(std::move(slice).value());
+    return true;
+  }
+  if (kind != "DeviceClass") {
+    return false;
+  }
+  DeviceClass device_class;
+  device_class.name = k8s::object_ref(object).name;
+  const Json* spec = member(object, "spec");
+  if (spec != nullptr && !spec->is_null()) {
+    if (!spec->is_object()) {
+      return type_error("/spec", "object", *spec);
+    }
+    auto extended = optional(*spec, "/spec", "extendedResourceName", "string", &Json::is_string);
+    if (!extended) {
+      return extended.error();
+    }
+    if (*extended != nullptr) {
+      device_class.extended_resource_name = (*extended)->get<std::string>();
+    }
+    auto selectors = optional(*spec, "/spec", "selectors", "array", &Json::is_array);
+    if (!selectors) {
+      return selectors.error();
+    }
+    for (std::size_t i = 0; *selectors != nullptr && i < (*selectors)->size(); ++i) {
+      const Json& selector = (**selectors)[i];
+      const std::string pointer = append_pointer("/spec/selectors", i);
+      if (!selector.is_object()) {
+        return type_error(pointer, "object", selector);
+      }
+      auto cel = optional(selector, pointer, "cel", "object", &Json::is_object);
+      if (!cel) {
+        return cel.error();
+      }
+      if (*cel == nullptr) {
+        continue;
+      }
+      auto expression =
+          required_string(**cel, append_pointer(pointer, "cel"), "expression", "CEL selector");
+      if (!expression) {
+        return expression.error();
+      }
+      device_class.selectors.push_back(std::move(expression).value());
+    }
+  }
+  device_classes_.insert_or_assign(device_class.name, std::move(device_class));
+  return true;
+}
+
+ClusterState ClusterStateBuilder::finish() && {
+  ClusterState state;
+  state.device_classes_ = std::move(device_classes_);
+  state.incomplete_ = broken_without_node_;
+
+  // Only the newest generation of a pool counts; a pool with fewer slices than it announces is
+  // still being published.
+  using PoolKey = std::pair<std::string, std::string>;
+  std::map<PoolKey, std::pair<std::int64_t, std::int64_t>> newest;  // generation, slices seen
+  for (const Slice& slice : slices_) {
+    auto [it, inserted] = newest.try_emplace(PoolKey{slice.driver, slice.pool}, slice.generation, 0);
+    if (!inserted && slice.generation > it->second.first) {
+      it->second = {slice.generation, 0};
+    }
+  }
+  for (const Slice& slice : slices_) {
+    auto& entry = newest[PoolKey{slice.driver, slice.pool}];
+    entry.second += slice.generation == entry.first ? 1 : 0;
+  }
+
+  std::map<std::string, std::size_t, std::less<>> node_index;
+  std::vector<std::size_t> all_node_devices;
+  std::set<std::string> incomplete_nodes = broken_nodes_;
+  const auto node_of = [&](const std::string& name) -> Node& {
+    auto [it, inserted] = node_index.try_emplace(name, state.nodes_.size());
+    if (inserted) {
+      state.nodes_.push_back(Node{name, {}, false});
+    }
+    return state.nodes_[it->second];
+  };
+  std::set<std::string> seen_devices;
+  for (Slice& slice : slices_) {
+    const auto& [generation, seen] = newest[PoolKey{slice.driver, slice.pool}];
+    if (slice.generation != generation) {
+      continue;
+    }
+    ++state.slice_count_;
+    const bool pool_incomplete = seen < slice.slice_count;
+    for (Device& device : slice.devices) {
+      if (!seen_devices.insert(device.id()).second) {
+        // The same device in two slices of one pool: the scheduler rejects such a pool.
+        if (device.scope == NodeScope::kNode) {
+          incomplete_nodes.insert(device.node);
+        } else {
+          state.incomplete_ = true;
+        }
+        continue;
+      }
+      const std::size_t index = state.devices_.size();
+      switch (device.scope) {
+        case NodeScope::kNode:
+          node_of(device.node).devices.push_back(index);
+          if (pool_incomplete) {
+            incomplete_nodes.insert(device.node);
+          }
+          break;
+        case NodeScope::kAllNodes:
+          all_node_devices.push_back(index);
+          state.incomplete_ = state.incomplete_ || pool_incomplete;
+          break;
+        case NodeScope::kNodeSelector:
+          state.selector_devices_.push_back(index);
+          break;
+      }
+      state.devices_.push_back(std::move(device));
+    }
+    if (slice.devices.empty() && slice.scope == NodeScope::kNode) {
+      node_of(slice.node);  // a node that publishes no devices for this driver is still a node
+    }
+  }
+  for (const std::string& name : incomplete_nodes) {
+    node_of(name);  // a node whose only slices are broken is still a node, of unknown devices
+  }
+  if (state.nodes_.empty() && !all_node_devices.empty()) {
+    node_of(std::string(kAllNodesName));
+  }
+  std::sort(state.nodes_.begin(), state.nodes_.end(),
+            [](const Node& a, const Node& b) { return a.name < b.name; });
+  for (Node& node : state.nodes_) {
+    node.devices.insert(node.devices.end(), all_node_devices.begin(), all_node_devices.end());
+    node.incomplete = incomplete_nodes.count(node.name) != 0;
+  }
+  return state;
+}
+
+}  // namespace topoguard::cluster

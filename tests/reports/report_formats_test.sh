@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# report_formats_validate: renders every machine report format of `topoguard audit` over the
+# shipped examples, every golden case, the real-world corpus and a deliberately hostile input,
+# and validates each output with the validators the consuming tools use:
+#   - openreports / policyreport: ajv against the CRDs' openAPIV3Schema (structural: unknown
+#     fields are errors, as the API server would prune them) plus List/summary/namespace checks;
+#   - sarif: ajv against the SARIF 2.1.0 JSON schema, and Microsoft's SARIF Multitool
+#     `validate` (the spec's own rules; any error or warning fails);
+#   - junit: xmllint against tests/reports/junit-10.xsd.
+# Each validator is also shown a broken document and must reject it, so a validator that stops
+# checking fails this test. Needs `bash tools/setup.sh` (tests/node/node_modules, xmllint).
+# Usage: report_formats_test.sh BINARY SOURCE_DIR
+set -uo pipefail
+binary=$(realpath "$1")
+source_dir=$(realpath "$2")
+here="$source_dir/tests/reports"
+schemas="$source_dir/../shared/reference/schemas"
+node_modules="$source_dir/tests/node/node_modules"
+multitool="$node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failed=0
+fail() { echo "FAILED: $*" >&2; failed=1; }
+
+for tool in node python3 xmllint; do
+  command -v "$tool" >/dev/null || { echo "report_formats_test: $tool missing; run bash tools/setup.sh" >&2; exit 1; }
+done
+[ -x "$multitool" ] && [ -d "$node_modules/ajv" ] ||
+  { echo "report_formats_test: npm test tools missing; run bash tools/setup.sh" >&2; exit 1; }
+
+# The CRDs are YAML; the validator reads JSON.
+mkdir -p "$work/schemas" "$work/out"
+cp "$schemas/sarif-schema-2.1.0.json" "$work/schemas/"
+for crd in "$schemas"/*.yaml; do
+  python3 -c 'import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), open(sys.argv[2], "w"))' \
+    "$crd" "$work/schemas/$(basename "$crd").json" || fail "convert $crd"
+done
+
+# Input sets: name, then `audit` arguments.
+inputs=()
+add_input() { inputs+=("$1"); printf '%s\0' "${@:2}" >"$work/args.$1"; }
+add_input examples "$source_dir/examples/manifests"
+add_input corpus "$source_dir/../shared/corpus"
+for case_dir in "$source_dir"/tests/golden/cases/*/; do
+  name=golden-$(basename "$case_dir")
+  policy_args=()
+  for policy in $(python3 -c 'import sys, yaml; print(" ".join(yaml.safe_load(open(sys.argv[1])).get("policies", [])))' "$case_dir/case.yaml"); do
+    policy_args+=(--policies "$case_dir/$policy")
+  done
+  add_input "$name" "${policy_args[@]}" "$case_dir/input.yaml"
+done
+# Markup, quotes, control characters and invalid UTF-8 in names and paths, plus a document
+# that does not parse (an input error every format must carry).
+mkdir -p "$work/hostile dir"
+printf 'apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata:\n  name: "a<b>&\\"c\\x01\\t\xff"\n  namespace: ns\nspec:\n  spec:\n    devices:\n      requests:\n      - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}\n      - {name: nic, exactly: {deviceClassName: dra.net}}\n---\nkind: [unclosed\n' \
+  >"$work/hostile dir/odd #1.yaml"
+add_input hostile "$work/hostile dir"
+
+declare -A extension=([sarif]=sarif [openreports]=openreports.json [policyreport]=policyreport.json [junit]=junit.xml)
+for input in "${inputs[@]}"; do
+  mapfile -d '' args <"$work/args.$input"
+  for format in sarif openreports policyreport junit; do
+    out="$work/out/$input.${extension[$format]}"
+    "$binary" audit --format "$format" --fail-on never "${args[@]}" >"$out" 2>"$work/stderr"
+    code=$?
+    # 0: no input error; 2: input errors, which the report carries (the hostile input).
+    if [ "$code" -ne 0 ] && ! { [ "$code" -eq 2 ] && [ "$input" = hostile ]; }; then
+      fail "audit --format $format $input exited $code: $(head -c 300 "$work/stderr")"
+    fi
+  done
+done
+echo "rendered ${#inputs[@]} inputs in 4 formats"
+
+# Broken documents every validator must reject.
+mkdir -p "$work/broken"
+python3 - "$work/out/examples" "$work/broken/broken" <<'PY'
+import json, sys
+src, dst = sys.argv[1], sys.argv[2]
+sarif = json.load(open(src + ".sarif"))
+sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] = 0
+json.dump(sarif, open(dst + ".sarif", "w"))
+for fmt in ("openreports", "policyreport"):
+    reports = json.load(open(src + "." + fmt + ".json"))
+    reports["items"][0]["results"][0]["result"] = "passed"
+    json.dump(reports, open(dst + "." + fmt + ".json", "w"))
+    reports = json.load(open(src + "." + fmt + ".json"))
+    reports["items"][0]["results"][0]["unknownField"] = "pruned by the API server"
+    json.dump(reports, open(dst + "-pruned." + fmt + ".json", "w"))
+open(dst + ".junit.xml", "w").write(open(src + ".junit.xml").read().replace(' name="default/', ' nome="default/', 1))
+PY
+
+cd "$source_dir" || exit 1
+node "$here/validate_reports.mjs" "$work/schemas" "$work"/out/*.sarif "$work"/out/*.openreports.json \
+  "$work"/out/*.policyreport.json >"$work/ajv.log" 2>&1 || { cat "$work/ajv.log" >&2; fail "ajv validation"; }
+grep -c '^ok ' "$work/ajv.log" | sed 's/^/ajv: valid documents: /'
+for broken in "$work"/broken/*.json "$work"/broken/*.sarif; do
+  if node "$here/validate_reports.mjs" "$work/schemas" "$broken" >/dev/null 2>&1; then
+    fail "ajv accepted the broken $(basename "$broken")"
+  fi
+done
+
+# The Multitool reports problems as a SARIF log; any error or warning result fails.
+multitool_check() {  # multitool_check OUTPUT FILE... -> number of error/warning results
+  "$multitool" validate "${@:2}" -o "$1" --log ForceOverwrite --quiet >/dev/null 2>&1
+  python3 -c 'import json, sys
+log = json.load(open(sys.argv[1]))
+problems = [r for run in log["runs"] for r in run.get("results", []) if r.get("level", "warning") in ("error", "warning")]
+for r in problems:
+    loc = r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] if r.get("locations") else "?"
+    print(r["ruleId"], loc, r["message"].get("arguments") or r["message"].get("text"), file=sys.stderr)
+print(len(problems))' "$1"
+}
+count=$(multitool_check "$work/multitool.sarif" "$work"/out/*.sarif)
+[ "$count" = 0 ] || fail "SARIF Multitool: $count errors or warnings"
+echo "sarif-multitool: $(ls "$work"/out/*.sarif | wc -l) logs, $count errors or warnings"
+count=$(multitool_check "$work/multitool-broken.sarif" "$work/broken/broken.sarif" 2>/dev/null)
+[ "$count" != 0 ] || fail "SARIF Multitool accepted the broken log"
+
+xmllint --noout --schema "$here/junit-10.xsd" "$work"/out/*.junit.xml 2>"$work/xmllint.log" ||
+  { grep -v ' validates$' "$work/xmllint.log" >&2; fail "xmllint junit-10.xsd"; }
+echo "xmllint: $(grep -c ' validates$' "$work/xmllint.log") JUnit files valid"
+if xmllint --noout --schema "$here/junit-10.xsd" "$work/broken/broken.junit.xml" 2>/dev/null; then
+  fail "xmllint accepted the broken JUnit file"
+fi
+
+exit "$failed"

@@ -1,0 +1,123 @@
+// The SARIF writer: rule metadata from the rule table, one located result per finding, input
+// errors as notifications, paths as URI references.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "audit_test_support.h"
+#include "topoguard/policy/rule_info.h"
+
+namespace topoguard::audit {
+namespace {
+
+using ::testing::EndsWith;
+
+nlohmann::json sarif_of(const AuditReport& report) {
+  return nlohmann::json::parse(testing::render(ReportFormat::kSarif, report));
+}
+
+// The driver lists every rule in RuleId order (so ruleIndex is the RuleId), with title,
+// description, help linking the README's rules table and the default action as level.
+TEST(SarifReportTest, DriverListsEveryRuleWithHelp) {
+  const nlohmann::json sarif = sarif_of(AuditReport{});
+  EXPECT_EQ(sarif.at("version"), "2.1.0");
+  const nlohmann::json& driver = sarif.at("runs").at(0).at("tool").at("driver");
+  EXPECT_EQ(driver.at("name"), "topoguard");
+  const nlohmann::json& rules = driver.at("rules");
+  ASSERT_EQ(rules.size(), policy::kRuleCount);
+  for (policy::RuleId rule : policy::kAllRules) {
+    const policy::RuleInfo& info = policy::rule_info(rule);
+    const nlohmann::json& descriptor = rules.at(static_cast<std::size_t>(rule));
+    EXPECT_EQ(descriptor.at("id"), info.name);
+    EXPECT_EQ(descriptor.at("shortDescription").at("text"), info.title);
+    EXPECT_EQ(descriptor.at("fullDescription").at("text"), info.description);
+    EXPECT_THAT(descriptor.at("helpUri").get<std::string>(),
+                EndsWith("#rule-" + std::string(info.name)));
+  }
+  EXPECT_EQ(rules.at(0).at("name"), "MissingPcieAlignment");
+  EXPECT_EQ(rules.at(0).at("defaultConfiguration").at("level"), "error");   // deny
+  EXPECT_EQ(rules.at(2).at("defaultConfiguration").at("level"), "warning");  // warn
+  EXPECT_EQ(rules.at(5).at("defaultConfiguration").at("level"), "note");     // audit
+  EXPECT_EQ(sarif.at("runs").at(0).at("results"), nlohmann::json::array());
+}
+
+// One result per finding: rule, level from the action, message, file and line of the offending
+// field, the resource as logical location, and the fix as a JSONPatch property when it has one.
+TEST(SarifReportTest, ResultPerFindingWithLocation) {
+  const nlohmann::json results = sarif_of(testing::sample_report()).at("runs").at(0).at("results");
+  ASSERT_EQ(results.size(), 2u);
+  const nlohmann::json& first = results.at(0);
+  EXPECT_EQ(first.at("ruleId"), "missing-pcie-alignment");
+  EXPECT_EQ(first.at("ruleIndex"), 0);
+  EXPECT_EQ(first.at("level"), "error");
+  const nlohmann::json& location = first.at("locations").at(0);
+  EXPECT_EQ(location.at("physicalLocation"),
+            (nlohmann::json{{"artifactLocation", {{"uri", "in.yaml"}}},
+                            {"region", {{"startLine", 9}}}}));
+  EXPECT_EQ(location.at("logicalLocations").at(0).at("fullyQualifiedName"),
+            "ResourceClaimTemplate/ml/gpu-nic");
+  EXPECT_EQ(first.at("properties").at("path"), "/spec/spec/devices");
+  EXPECT_EQ(first.at("properties").at("jsonPatch").at(0).at("path"),
+            "/spec/spec/devices/constraints");
+  EXPECT_EQ(first.at("partialFingerprints").at("topoguardFinding/v1"),
+            "default/missing-pcie-alignment/ResourceClaimTemplate/ml/gpu-nic/spec/spec/devices");
+  const nlohmann::json& second = results.at(1);
+  EXPECT_EQ(second.at("ruleId"), "device-plugin-pairing");
+  EXPECT_EQ(second.at("ruleIndex"), 2);
+  EXPECT_EQ(second.at("level"), "warning");
+  EXPECT_FALSE(second.at("properties").contains("jsonPatch"));
+}
+
+// Input errors make the run unsuccessful and become error notifications with their location.
+TEST(SarifReportTest, InputErrorsAreNotifications) {
+  const ManifestSet set = parse_manifests({{"bad.yaml", "kind: Pod\nmetadata: {name: [\n"}});
+  const nlohmann::json invocation =
+      sarif_of(run_audit(set, testing::builtin_policies()).report)
+          .at("runs").at(0).at("invocations").at(0);
+  EXPECT_EQ(invocation.at("executionSuccessful"), false);
+  const nlohmann::json& notification = invocation.at("toolExecutionNotifications").at(0);
+  EXPECT_EQ(notification.at("level"), "error");
+  EXPECT_EQ(notification.at("descriptor").at("id"), "invalid_yaml");
+  EXPECT_EQ(notification.at("locations").at(0).at("physicalLocation"),
+            (nlohmann::json{{"artifactLocation", {{"uri", "bad.yaml"}}},
+                            {"region", {{"startLine", 3}}}}));
+}
+
+struct UriCase {
+  std::string_view note;
+  std::string file;
+  int line;
+  nlohmann::json physical_location;
+};
+
+class SarifUriTest : public ::testing::TestWithParam<UriCase> {};
+
+// Paths become URI references that SARIF consumers resolve; an unknown line gives no region.
+TEST_P(SarifUriTest, PhysicalLocation) {
+  const UriCase& c = GetParam();
+  AuditReport report;
+  report.resources.push_back(AuditedResource{{"v1", "Pod", "ns", "p"}, c.file, c.line, {}});
+  engine::Finding finding;
+  finding.policy = "default";
+  finding.resource = report.resources[0].ref;
+  report.findings.push_back(ReportedFinding{finding, c.file, c.line, 0});
+  const nlohmann::json result = sarif_of(report).at("runs").at(0).at("results").at(0);
+  EXPECT_EQ(result.at("locations").at(0).at("physicalLocation"), c.physical_location);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, SarifUriTest,
+    ::testing::Values(
+        UriCase{"relative_path_kept", "deploy/a.yaml", 4,
+                {{"artifactLocation", {{"uri", "deploy/a.yaml"}}}, {"region", {{"startLine", 4}}}}},
+        UriCase{"reserved_characters_percent_encoded", "odd dir/#1.yaml", 2,
+                {{"artifactLocation", {{"uri", "odd%20dir/%231.yaml"}}},
+                 {"region", {{"startLine", 2}}}}},
+        UriCase{"absolute_path_is_file_uri_without_dot_segments", "/work/x/../y/a.yaml", 1,
+                {{"artifactLocation", {{"uri", "file:///work/y/a.yaml"}}},
+                 {"region", {{"startLine", 1}}}}},
+        UriCase{"unknown_line_has_no_region", "a.yaml", 0,
+                {{"artifactLocation", {{"uri", "a.yaml"}}}}}),
+    [](const ::testing::TestParamInfo<UriCase>& param) { return std::string(param.param.note); });
+
+}  // namespace
+}  // namespace topoguard::audit

@@ -1,0 +1,343 @@
+#include "topoguard/cluster/cluster_state.h"
+
+#include <gtest/gtest.h>
+
+#include "cluster_test_support.h"
+#include "note_name.h"
+
+namespace topoguard::cluster {
+namespace {
+
+using testing::build_state;
+using testing::parse_documents;
+
+struct VersionCase {
+  std::string_view note;
+  std::string yaml;
+};
+
+class SliceVersionsTest : public ::testing::TestWithParam<VersionCase> {};
+
+// The same device reads the same from v1beta1 (`basic` wrapper), v1beta2 and v1 slices:
+// typed attributes, unqualified names in the driver's domain, capacity quantities.
+TEST_P(SliceVersionsTest, NormalisesDevice) {
+  const ClusterState state = build_state(GetParam().yaml);
+  ASSERT_EQ(state.devices().size(), 1u);
+  const Device& device = state.devices()[0];
+  EXPECT_EQ(device.id(), "gpu.nvidia.com/node-a/gpu-0");
+  EXPECT_EQ(device.node, "node-a");
+  ASSERT_NE(device.attribute("resource.kubernetes.io/pcieRoot"), nullptr);
+  EXPECT_EQ(device.attribute("resource.kubernetes.io/pcieRoot")->to_string(), "pci0000:10");
+  const AttributeValue* type = device.attribute("gpu.nvidia.com/type");
+  ASSERT_NE(type, nullptr);
+  EXPECT_EQ(type->type, AttributeValue::Type::kString);
+  const AttributeValue* index = device.attribute("gpu.nvidia.com/index");
+  ASSERT_NE(index, nullptr);
+  EXPECT_EQ(index->type, AttributeValue::Type::kInt);
+  EXPECT_EQ(index->values, std::vector<AttributeValue::Scalar>{std::int64_t{3}});
+  const AttributeValue* mig = device.attribute("gpu.nvidia.com/migCapable");
+  ASSERT_NE(mig, nullptr);
+  EXPECT_EQ(mig->values, std::vector<AttributeValue::Scalar>{true});
+  const AttributeValue* version = device.attribute("gpu.nvidia.com/driverVersion");
+  ASSERT_NE(version, nullptr);
+  EXPECT_EQ(version->type, AttributeValue::Type::kVersion);
+  EXPECT_EQ(device.capacity.at("gpu.nvidia.com/memory"), "40Gi");
+  ASSERT_EQ(state.nodes().size(), 1u);
+  EXPECT_EQ(state.nodes()[0].devices, std::vector<std::size_t>{0});
+}
+
+// The device's properties, indented by `indent` spaces.
+std::string properties(std::size_t indent) {
+  const std::string pad(indent, ' ');
+  return pad + "attributes:\n" + pad + "  resource.kubernetes.io/pcieRoot: {string: pci0000:10}\n" +
+         pad + "  type: {string: gpu}\n" + pad + "  index: {int: 3}\n" + pad +
+         "  migCapable: {bool: true}\n" + pad + "  driverVersion: {version: 580.126.9}\n" + pad +
+         "capacity:\n" + pad + "  memory: {value: 40Gi}\n";
+}
+
+std::string slice(std::string_view api_version, bool basic) {
+  return "apiVersion: resource.k8s.io/" + std::string(api_version) +
+         "\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n  driver: gpu.nvidia.com\n"
+         "  nodeName: node-a\n  pool: {name: node-a, generation: 1, resourceSliceCount: 1}\n"
+         "  devices:\n  - name: gpu-0\n" +
+         (basic ? "    basic:\n" + properties(6) : properties(4));
+}
+
+INSTANTIATE_TEST_SUITE_P(Versions, SliceVersionsTest,
+                         ::testing::Values(VersionCase{"v1beta1_basic", slice("v1beta1", true)},
+                                           VersionCase{"v1beta2", slice("v1beta2", false)},
+                                           VersionCase{"v1", slice("v1", false)}),
+                         topoguard::testing::NoteName{});
+
+// A driver's short `pcieRoot` lives in the driver's domain and never answers the standard name;
+// a qualified name wins over the same name written short.
+TEST(ClusterStateTest, ShortNamesBelongToTheDriverDomain) {
+  const ClusterState state = build_state(R"(
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s}
+spec:
+  driver: dra.net
+  nodeName: n
+  pool: {name: n}
+  devices:
+  - name: eth0
+    attributes:
+      pcieRoot: {string: pci0000:10}
+      dra.net/numaNode: {int: 1}
+      numaNode: {int: 0}
+)");
+  ASSERT_EQ(state.devices().size(), 1u);
+  const Device& device = state.devices()[0];
+  EXPECT_EQ(device.attribute("resource.kubernetes.io/pcieRoot"), nullptr);
+  ASSERT_NE(device.attribute("dra.net/pcieRoot"), nullptr);
+  EXPECT_EQ(device.attribute("dra.net/numaNode")->to_string(), "1");
+}
+
+// List-valued attributes (DRAListTypeAttributes) compare as sets; a scalar is a one-element set;
+// values of different types never match; versions ignore build metadata.
+TEST(ClusterStateTest, AttributeValuesCompareAsTypedSets) {
+  const ClusterState state = build_state(R"(
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s}
+spec:
+  driver: dra.cpu
+  nodeName: n
+  pool: {name: n}
+  devices:
+  - name: a
+    attributes:
+      resource.kubernetes.io/pcieRoot: {strings: [pci0000:00, pci0000:10]}
+      v: {version: 1.2.3+build.7}
+      i: {int: 10}
+  - name: b
+    attributes:
+      resource.kubernetes.io/pcieRoot: {string: pci0000:10}
+      v: {version: 1.2.3}
+      i: {string: "10"}
+)");
+  ASSERT_EQ(state.devices().size(), 2u);
+  const Device& a = state.devices()[0];
+  const Device& b = state.devices()[1];
+  const auto* root_a = a.attribute("resource.kubernetes.io/pcieRoot");
+  EXPECT_TRUE(root_a->list);
+  EXPECT_EQ(root_a->to_string(), "[pci0000:00, pci0000:10]");
+  EXPECT_TRUE(root_a->shares_element(*b.attribute("resource.kubernetes.io/pcieRoot")));
+  EXPECT_TRUE(a.attribute("dra.cpu/v")->shares_element(*b.attribute("dra.cpu/v")));
+  EXPECT_FALSE(a.attribute("dra.cpu/i")->shares_element(*b.attribute("dra.cpu/i")));
+}
+
+// Only the newest generation of a pool counts; a pool with fewer slices than announced marks
+// its node incomplete; allNodes devices join every node; nodeSelector devices are kept apart.
+TEST(ClusterStateTest, PoolsGenerationsAndNodeScopes) {
+  const ClusterState state = build_state(R"(
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: old}
+spec: {driver: d, nodeName: n1, pool: {name: p1, generation: 1}, devices: [{name: stale}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: new}
+spec: {driver: d, nodeName: n1, pool: {name: p1, generation: 2}, devices: [{name: fresh}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: half}
+spec: {driver: d, nodeName: n2, pool: {name: p2, resourceSliceCount: 2}, devices: [{name: x}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: shared}
+spec: {driver: net, allNodes: true, pool: {name: fabric}, devices: [{name: switch}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: rack}
+spec:
+  driver: net
+  nodeSelector: {nodeSelectorTerms: [{matchExpressions: [{key: rack, operator: In, values: [a]}]}]}
+  pool: {name: rack-a}
+  devices: [{name: tor}]
+)");
+  ASSERT_EQ(state.nodes().size(), 2u);
+  const Node& n1 = state.nodes()[0];
+  const Node& n2 = state.nodes()[1];
+  EXPECT_EQ(n1.name, "n1");
+  ASSERT_EQ(n1.devices.size(), 2u);
+  EXPECT_EQ(state.devices()[n1.devices[0]].name, "fresh");
+  EXPECT_EQ(state.devices()[n1.devices[1]].name, "switch");
+  EXPECT_FALSE(n1.incomplete);
+  EXPECT_TRUE(n2.incomplete);
+  ASSERT_EQ(state.selector_devices().size(), 1u);
+  EXPECT_EQ(state.devices()[state.selector_devices()[0]].name, "tor");
+  EXPECT_EQ(state.slice_count(), 4u);
+}
+
+// perDeviceNodeSelection puts each device on its own node; DeviceClasses keep their selectors.
+TEST(ClusterStateTest, PerDeviceNodesAndDeviceClasses) {
+  const ClusterState state = build_state(R"(
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s}
+spec:
+  driver: d
+  perDeviceNodeSelection: true
+  pool: {name: p}
+  devices:
+  - {name: a, nodeName: n1}
+  - {name: b, nodeName: n2}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: efa}
+spec:
+  selectors:
+  - cel: {expression: device.driver == "dra.net"}
+  extendedResourceName: vpc.amazonaws.com/efa
+)");
+  ASSERT_EQ(state.nodes().size(), 2u);
+  EXPECT_EQ(state.devices()[state.nodes()[1].devices.at(0)].name, "b");
+  const DeviceClass* efa = state.device_class("efa");
+  ASSERT_NE(efa, nullptr);
+  EXPECT_EQ(efa->selectors, std::vector<std::string>{"device.driver == \"dra.net\""});
+  EXPECT_EQ(efa->extended_resource_name, "vpc.amazonaws.com/efa");
+}
+
+struct ErrorCase {
+  std::string_view note;
+  std::string yaml;
+  std::string field;
+  ErrorCode code;
+};
+
+class BadSliceTest : public ::testing::TestWithParam<ErrorCase> {};
+
+// A broken slice is an error naming the field; it is dropped and its node marked incomplete.
+TEST_P(BadSliceTest, NamesTheField) {
+  const ErrorCase& c = GetParam();
+  const std::vector<Json> objects = parse_documents(c.yaml);
+  ASSERT_EQ(objects.size(), 1u);
+  ClusterStateBuilder builder;
+  auto added = builder.add(objects[0]);
+  ASSERT_FALSE(added);
+  EXPECT_EQ(added.error().location.field, c.field) << added.error().to_string();
+  EXPECT_EQ(added.error().code, c.code) << added.error().to_string();
+  const ClusterState state = std::move(builder).finish();
+  EXPECT_TRUE(state.devices().empty());
+  EXPECT_TRUE(state.incomplete() ||
+              (!state.nodes().empty() && state.nodes()[0].incomplete));
+}
+
+std::string bad_device(std::string_view body) {
+  return "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n"
+         "  driver: d\n  nodeName: n\n  pool: {name: p}\n  devices:\n  - name: x\n" +
+         std::string(body);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Errors, BadSliceTest,
+    ::testing::Values(
+        ErrorCase{"no_driver",
+                  "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nspec: {nodeName: n, "
+                  "pool: {name: p}}\n",
+                  "/spec/driver", ErrorCode::kMissingField},
+        ErrorCase{"no_pool",
+                  "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nspec: {driver: d, "
+                  "nodeName: n}\n",
+                  "/spec/pool", ErrorCode::kMissingField},
+        ErrorCase{"no_node_scope",
+                  "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nspec: {driver: d, "
+                  "pool: {name: p}}\n",
+                  "/spec", ErrorCode::kMissingField},
+        ErrorCase{"devices_not_a_list",
+                  "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nspec: {driver: d, "
+                  "nodeName: n, pool: {name: p}, devices: {}}\n",
+                  "/spec/devices", ErrorCode::kWrongType},
+        ErrorCase{"int_attribute_holds_a_string",
+                  bad_device("    attributes: {numa: {int: zero}}\n"),
+                  "/spec/devices/0/attributes/numa/int", ErrorCode::kWrongType},
+        ErrorCase{"two_values", bad_device("    attributes: {numa: {int: 0, string: a}}\n"),
+                  "/spec/devices/0/attributes/numa/string", ErrorCode::kInvalidValue},
+        ErrorCase{"no_value", bad_device("    attributes: {numa: {}}\n"),
+                  "/spec/devices/0/attributes/numa", ErrorCode::kMissingField},
+        ErrorCase{"unknown_value_type", bad_device("    attributes: {numa: {float: 0.5}}\n"),
+                  "/spec/devices/0/attributes/numa/float", ErrorCode::kUnknownField},
+        ErrorCase{"bad_version", bad_device("    attributes: {v: {version: \"1.2\"}}\n"),
+                  "/spec/devices/0/attributes/v/version", ErrorCode::kInvalidValue},
+        ErrorCase{"qualified_name_escaped",
+                  bad_device("    attributes: {resource.kubernetes.io/pcieRoot: {string: 1}}\n"),
+                  "/spec/devices/0/attributes/resource.kubernetes.io~1pcieRoot/string",
+                  ErrorCode::kWrongType},
+        ErrorCase{"bad_quantity", bad_device("    capacity: {memory: {value: 40GB}}\n"),
+                  "/spec/devices/0/capacity/memory/value", ErrorCode::kInvalidValue},
+        ErrorCase{"basic_not_an_object", bad_device("    basic: []\n"),
+                  "/spec/devices/0/basic", ErrorCode::kWrongType},
+        ErrorCase{"duplicate_device",
+                  bad_device("  - name: x\n"), "/spec/devices/1/name", ErrorCode::kInvalidValue}),
+    topoguard::testing::NoteName{});
+
+struct TextCase {
+  std::string_view note;
+  std::string_view text;
+  bool valid;
+};
+
+class QuantityTest : public ::testing::TestWithParam<TextCase> {};
+
+// The quantity grammar of k8s.io/apimachinery: number, then a binary, decimal or exponent suffix.
+TEST_P(QuantityTest, Grammar) { EXPECT_EQ(is_quantity(GetParam().text), GetParam().valid); }
+
+INSTANTIATE_TEST_SUITE_P(
+    Quantities, QuantityTest,
+    ::testing::Values(TextCase{"binary", "40Gi", true}, TextCase{"mebi", "284208Mi", true},
+                      TextCase{"plain", "8", true}, TextCase{"milli", "100m", true},
+                      TextCase{"fraction", "1.5", true}, TextCase{"leading_dot", ".5k", true},
+                      TextCase{"exponent", "1e3", true}, TextCase{"negative_exp", "2E-2", true},
+                      TextCase{"signed", "-1", true}, TextCase{"empty", "", false},
+                      TextCase{"decimal_bytes", "40GB", false}, TextCase{"bare_suffix", "Gi", false},
+                      TextCase{"dot_only", ".", false}, TextCase{"bad_exponent", "1e", false}),
+    topoguard::testing::NoteName{});
+
+class VersionTest : public ::testing::TestWithParam<TextCase> {};
+
+// Semantic versions 2.0.0, as DeviceAttribute `version` requires.
+TEST_P(VersionTest, Grammar) { EXPECT_EQ(is_semantic_version(GetParam().text), GetParam().valid); }
+
+INSTANTIATE_TEST_SUITE_P(
+    Versions, VersionTest,
+    ::testing::Values(TextCase{"plain", "8.0.0", true}, TextCase{"driver", "580.126.9", true},
+                      TextCase{"prerelease", "1.2.3-rc.1", true},
+                      TextCase{"build", "1.2.3+build.7", true},
+                      TextCase{"two_parts", "1.2", false}, TextCase{"leading_zero", "01.2.3", false},
+                      TextCase{"prerelease_leading_zero", "1.2.3-01", false},
+                      TextCase{"empty_prerelease", "1.2.3-", false},
+                      TextCase{"letters", "v1.2.3", false}),
+    topoguard::testing::NoteName{});
+
+// The real captures: dranet's AWS p4d slices (8 A100 GPUs on 4 roots, EFA and ENA NICs) and
+// Azure GB300 slices (4 GPUs, 4 ConnectX VFs without pcieRoot), as `kubectl get -o yaml` Lists.
+TEST(ClusterStateTest, ReadsRealCaptures) {
+  const ClusterState p4d = testing::load_corpus_state(
+      {"dranet/examples/aws_eks_examples/gpu-efa/resourceslice-gpu.yaml",
+       "dranet/examples/aws_eks_examples/gpu-efa/resourceslice-dranet.yaml"});
+  ASSERT_EQ(p4d.nodes().size(), 1u);
+  EXPECT_EQ(p4d.nodes()[0].name, "ip-192-168-153-160.ec2.internal");
+  EXPECT_EQ(p4d.devices().size(), 15u);  // 8 GPUs, 4 EFA, 3 ENA
+  EXPECT_EQ(p4d.devices()[0].capacity.at("gpu.nvidia.com/memory"), "40Gi");
+
+  const ClusterState gb300 = testing::load_corpus_state(
+      {"dranet/examples/azure_aks_examples/gb300/resourceslice-gpu.yaml",
+       "dranet/examples/azure_aks_examples/gb300/resourceslice-dranet.yaml"});
+  ASSERT_EQ(gb300.nodes().size(), 1u);
+  EXPECT_EQ(gb300.devices().size(), 8u);
+  for (const Device& device : gb300.devices()) {
+    EXPECT_EQ(device.attribute("resource.kubernetes.io/pcieRoot") != nullptr,
+              device.driver == "gpu.nvidia.com")
+        << device.id();
+  }
+}
+
+}  // namespace
+}  // namespace topoguard::cluster
