@@ -17,6 +17,9 @@ namespace topoguard::audit {
 // The namespace shown for a resource: "" for cluster-scoped kinds, else its effective one.
 [[nodiscard]] std::string display_namespace(const k8s::ObjectRef& ref);
 
+// Findings in report order: file, line, rule, policy.
+[[nodiscard]] bool in_report_order(const ReportedFinding* a, const ReportedFinding* b);
+
 // "file:line", or "file" when the line is unknown (0).
 [[nodiscard]] std::string location_text(const std::string& file, int line);
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 #include <ostream>
+#include <tuple>
+#include <vector>
 
 #include "report_formats.h"
 #include "topoguard/common/json_writer.h"
@@ -20,29 +22,53 @@ std::string summary_text(const AuditSummary& summary, std::size_t errors) {
   return "summary: " + std::to_string(summary.resources) + " resources, " +
          std::to_string(summary.skipped) + " skipped, " + std::to_string(summary.deny) +
          " deny, " + std::to_string(summary.warn) + " warn, " + std::to_string(summary.audit) +
-         " audit, " + std::to_string(errors) + " errors";
+         " audit, " + std::to_string(summary.exempted) + " exempted, " + std::to_string(errors) +
+         " errors";
 }
 
+// Findings and, with --show-exempted, waived findings ("exempted <action> ..."), in file and
+// line order.
 class TextReportWriter final : public ReportWriter {
  public:
+  explicit TextReportWriter(ReportOptions options) : options_(options) {}
+
   // ReportWriter
   void write(const AuditReport& report, std::ostream& out, std::ostream& errors) const override {
     for (const Error& error : report.errors) {
       errors << error.to_string() << '\n';
     }
+    std::vector<const ReportedFinding*> lines;
     for (const ReportedFinding& reported : report.findings) {
-      const engine::Finding& finding = reported.finding;
-      out << location_text(reported.file, reported.line) << ": "
-          << policy::action_name(finding.action) << ' ' << policy::rule_name(finding.rule) << ' '
-          << finding.resource.kind << ' ' << display_namespace(finding.resource) << '/'
-          << finding.resource.name << " (policy " << finding.policy << "): " << finding.message;
-      if (!finding.fix.empty()) {
+      lines.push_back(&reported);
+    }
+    if (options_.show_exempted) {
+      for (const ReportedFinding& reported : report.exempted) {
+        lines.push_back(&reported);
+      }
+      std::stable_sort(lines.begin(), lines.end(), in_report_order);
+    }
+    for (const ReportedFinding* reported : lines) {
+      const engine::Finding& finding = reported->finding;
+      const bool exempted = !finding.exception.empty();
+      out << location_text(reported->file, reported->line) << ": "
+          << (exempted ? "exempted " : "") << policy::action_name(finding.action) << ' '
+          << policy::rule_name(finding.rule) << ' ' << finding.resource.kind << ' '
+          << display_namespace(finding.resource) << '/' << finding.resource.name << " (policy "
+          << finding.policy;
+      if (exempted) {
+        out << ", exception " << finding.exception << ": " << finding.exception_reason;
+      }
+      out << "): " << finding.message;
+      if (!finding.fix.empty() && !exempted) {
         out << (finding.fix_enabled ? " [fix: topoguard fix]" : " [fix available, mutate off]");
       }
       out << '\n';
     }
     out << summary_text(report.summary, report.errors.size()) << '\n';
   }
+
+ private:
+  const ReportOptions options_;
 };
 
 // Every JSON format: the document a function builds from the report, indented, with invalid
@@ -127,7 +153,12 @@ Result<ReportFormat> parse_report_format(const std::string& text) {
                {}};
 }
 
-std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format) {
+bool in_report_order(const ReportedFinding* a, const ReportedFinding* b) {
+  return std::forward_as_tuple(a->file, a->line, a->finding.rule, a->finding.policy) <
+         std::forward_as_tuple(b->file, b->line, b->finding.rule, b->finding.policy);
+}
+
+std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, ReportOptions options) {
   switch (format) {
     case ReportFormat::kText:
       break;
@@ -144,12 +175,21 @@ std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format) {
     case ReportFormat::kJUnit:
       return std::make_unique<JunitReportWriter>();
   }
-  return std::make_unique<TextReportWriter>();
+  return std::make_unique<TextReportWriter>(options);
 }
 
 nlohmann::json report_to_json(const AuditReport& report) {
+  // Waived findings are listed with the others, marked `exempted` with their exception.
+  std::vector<const ReportedFinding*> listed;
+  for (const std::vector<ReportedFinding>* list : {&report.findings, &report.exempted}) {
+    for (const ReportedFinding& reported : *list) {
+      listed.push_back(&reported);
+    }
+  }
+  std::stable_sort(listed.begin(), listed.end(), in_report_order);
   nlohmann::json findings = nlohmann::json::array();
-  for (const ReportedFinding& reported : report.findings) {
+  for (const ReportedFinding* listed_finding : listed) {
+    const ReportedFinding& reported = *listed_finding;
     const engine::Finding& finding = reported.finding;
     nlohmann::json entry = {
         {"rule", policy::rule_name(finding.rule)},
@@ -167,6 +207,10 @@ nlohmann::json report_to_json(const AuditReport& report) {
     if (!finding.fix.empty()) {
       entry["fix"] = nlohmann::json(finding.fix);
     }
+    if (!finding.exception.empty()) {
+      entry["exempted"] = true;
+      entry["exception"] = {{"name", finding.exception}, {"reason", finding.exception_reason}};
+    }
     findings.push_back(std::move(entry));
   }
   nlohmann::json errors = nlohmann::json::array();
@@ -183,6 +227,7 @@ nlohmann::json report_to_json(const AuditReport& report) {
             {"deny", report.summary.deny},
             {"warn", report.summary.warn},
             {"audit", report.summary.audit},
+            {"exempted", report.summary.exempted},
             {"errors", report.errors.size()}}},
           {"findings", std::move(findings)},
           {"errors", std::move(errors)}};

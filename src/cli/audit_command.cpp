@@ -15,6 +15,7 @@ struct AuditOptions {
   std::vector<std::string> policies;
   std::string format = "text";
   std::string fail_on = "deny";
+  bool show_exempted = false;
   std::vector<std::string> paths;
 };
 
@@ -35,7 +36,8 @@ int run_audit_command(const AuditOptions& options) {
   }
   const audit::ManifestSet manifests = audit::read_manifests(options.paths, std::cin);
   const audit::AuditRun run = audit::run_audit(manifests, *policies);
-  audit::make_report_writer(*format)->write(run.report, std::cout, std::cerr);
+  audit::make_report_writer(*format, audit::ReportOptions{options.show_exempted})
+      ->write(run.report, std::cout, std::cerr);
   return audit::exit_code(run.report, *fail_on);
 }
 
@@ -50,10 +52,15 @@ void add_audit_command(CLI::App& app, int& exit_code) {
                       "Output format: text, json, sarif (code scanning), openreports or "
                       "policyreport (report CRDs as a List), junit (CI test reports)")
       ->check(CLI::IsMember(
-          std::vector<std::string>(audit::kReportFormatNames.begin(), audit::kReportFormatNames.end())));
+          std::vector<std::string>(audit::kReportFormatNames.begin(), audit::kReportFormatNames.end())))
+      ->capture_default_str();
   command->add_option("--fail-on", options->fail_on,
                       "Exit 1 when a finding reaches this action: deny, warn, audit or never")
       ->check(CLI::IsMember({"deny", "warn", "audit", "never"}))
+      ->capture_default_str();
+  command->add_flag("--show-exempted", options->show_exempted,
+                    "Text: also list the findings that policy exceptions waive (JSON always "
+                    "lists them, marked \"exempted\")")
       ->capture_default_str();
   command->add_option("paths", options->paths, "Manifest files, directories, or - for stdin")
       ->required();

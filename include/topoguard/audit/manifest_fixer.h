@@ -1,9 +1,15 @@
-// Applies the enabled fixes of an audit run to the source texts: documents with fixes are
-// re-rendered as YAML, every other byte of the input (other documents, comments between them,
-// documents that failed to parse) is kept verbatim.
+// Applies the enabled fixes of an audit run to the source texts by inserting only what a fix
+// adds: the `constraints` it adds are written into the original text at the indentation of
+// their neighbours (block YAML), or as JSON into a flow mapping or sequence (a .json file stays
+// JSON). Every other byte is kept: comments, formatting, other documents. Each fixed document is
+// read back and compared with the patched object; a document where that fails (unusual YAML:
+// anchors, odd indentation) is re-rendered whole instead, as JSON when it was JSON. Linear in
+// the size of the input.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "topoguard/audit/audit_runner.h"
@@ -12,10 +18,18 @@
 
 namespace topoguard::audit {
 
+// Bytes [begin, end) of a text replaced by `text`; an insertion when begin == end.
+struct TextEdit {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  std::string text;
+};
+
 struct FixedFile {
   std::string path;
   std::string text;                  // the whole new file content
   std::vector<std::string> changes;  // one human-readable line per applied fix
+  std::vector<TextEdit> edits;       // what turns the input text into `text`, in text order
   [[nodiscard]] bool changed() const { return !changes.empty(); }
 };
 
@@ -25,5 +39,10 @@ struct FixOutcome {
 };
 
 [[nodiscard]] FixOutcome apply_fixes(const ManifestSet& manifests, const AuditRun& run);
+
+// The unified diff (3 lines of context, "a/PATH" and "b/PATH" headers as `git diff` writes them,
+// so `git apply` and `patch -p1` take it) of `edits` on `original`; empty without edits. Linear.
+[[nodiscard]] std::string unified_diff(const std::string& path, std::string_view original,
+                                       const std::vector<TextEdit>& edits);
 
 }  // namespace topoguard::audit
