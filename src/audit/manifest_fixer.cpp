@@ -236,7 +236,8 @@ std::optional<TextEdit> flow_insertion(const Source& source, std::size_t open,
   }
   const std::size_t outer = source.indentation(source.line_start(open));
   const std::size_t step = indent > outer ? indent - outer : 2;
-  return TextEdit{after, after, "\n" + std::string(indent, ' ') + pretty(indent, step) + ","};
+  // Inserted at the start of that line, so the bracket's line stays as it is.
+  return TextEdit{line, line, std::string(indent, ' ') + pretty(indent, step) + ",\n"};
 }
 
 // Plans one RFC 6902 operation of a fix as an insertion into the document's text; nullopt when
