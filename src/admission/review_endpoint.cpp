@@ -17,6 +17,9 @@ ReviewEndpoint make_review_endpoint(PolicySource policies, HandlerOptions option
     }
     reply.request = {request->uid,  request->kind.kind,      request->namespace_name,
                      request->name, request->operation, request->dry_run};
+    if (call.on_read) {
+      call.on_read(reply.request);
+    }
 
     HandledReview handled;
     const policy::PolicySetPtr snapshot = policies ? policies() : nullptr;

@@ -7,22 +7,43 @@
 
 namespace topoguard::audit {
 
-AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& policies) {
+namespace {
+
+bool is_resource_slice(const Json& object) {
+  return string_member_view(object, "kind") == "ResourceSlice" &&
+         string_member_view(object, "apiVersion").starts_with("resource.k8s.io/");
+}
+
+}  // namespace
+
+AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& policies,
+                   const cluster::ClusterState* cluster_state) {
   AuditRun run;
   AuditReport& report = run.report;
   report.errors = manifests.errors;
 
   engine::Inventory inventory(engine::Inventory::Claims::kKnown);
+  inventory.set_cluster_state(cluster_state);
   std::vector<bool> indexed(manifests.manifests.size(), false);
   for (std::size_t i = 0; i < manifests.manifests.size(); ++i) {
-    indexed[i] = inventory.add(*manifests.manifests[i].object);
+    const Json& object = *manifests.manifests[i].object;
+    indexed[i] = inventory.add(object) || (cluster_state != nullptr && is_resource_slice(object));
   }
+
+  const auto report_errors = [&](const Manifest& manifest, std::vector<Error> errors) {
+    for (Error& error : errors) {
+      error.location.file = manifests.path_of(manifest);
+      error.location.line = manifests.line_of(manifest, error.location.field);
+      report.errors.push_back(std::move(error));
+    }
+  };
 
   for (std::size_t i = 0; i < manifests.manifests.size(); ++i) {
     const Manifest& manifest = manifests.manifests[i];
     const bool evaluated = engine::is_evaluated_kind(*manifest.object);
     if (!evaluated) {
       ++(indexed[i] ? report.summary.resources : report.summary.skipped);
+      report_errors(manifest, engine::device_class_selector_errors(*manifest.object));
       continue;
     }
     ++report.summary.resources;
@@ -32,11 +53,7 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
     report.resources.push_back(AuditedResource{k8s::object_ref(*manifest.object), file,
                                                manifests.line_of(manifest, ""),
                                                evaluation.checked});
-    for (Error error : evaluation.errors) {
-      error.location.file = file;
-      error.location.line = manifests.line_of(manifest, error.location.field);
-      report.errors.push_back(std::move(error));
-    }
+    report_errors(manifest, std::move(evaluation.errors));
     for (const engine::Finding& finding : evaluation.findings) {
       switch (finding.action) {
         case policy::Action::kDeny:
@@ -52,12 +69,14 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
           break;
       }
       report.findings.push_back(
-          ReportedFinding{finding, file, manifests.line_of(manifest, finding.pointer), resource});
+          ReportedFinding{finding, file, manifests.line_of(manifest, finding.pointer), resource,
+                          nullptr});
     }
     for (const engine::Finding& finding : evaluation.exempted) {
       ++report.summary.exempted;
       report.exempted.push_back(
-          ReportedFinding{finding, file, manifests.line_of(manifest, finding.pointer), resource});
+          ReportedFinding{finding, file, manifests.line_of(manifest, finding.pointer), resource,
+                          nullptr});
     }
     run.evaluations.push_back(ManifestEvaluation{&manifest, std::move(evaluation)});
   }

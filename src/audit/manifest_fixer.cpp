@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -408,11 +409,17 @@ class FileFixer {
     }
     std::stable_sort(edits.begin(), edits.end(),
                      [](const TextEdit& a, const TextEdit& b) { return a.begin < b.begin; });
+    FixedChunk fixed_chunk{{}, fixed_.edits.size(), 0};
+    for (std::size_t d = 0; d < chunk.document_count; ++d) {
+      fixed_chunk.documents.push_back(chunk.first_document + d);
+    }
     if (surgical && reads_back(chunk, first, edits, planned)) {
       std::move(edits.begin(), edits.end(), std::back_inserter(fixed_.edits));
-      return;
+    } else {
+      fixed_.edits.push_back(rerender(chunk, first, patched));
     }
-    fixed_.edits.push_back(rerender(chunk, first, patched));
+    fixed_chunk.edit_count = fixed_.edits.size() - fixed_chunk.first_edit;
+    fixed_.chunks.push_back(std::move(fixed_chunk));
   }
 
  private:
@@ -489,7 +496,7 @@ class FileFixer {
 FixOutcome apply_fixes(const ManifestSet& manifests, const AuditRun& run) {
   FixOutcome outcome;
   for (const SourceFile& file : manifests.files) {
-    outcome.files.push_back(FixedFile{file.path, std::string(), {}, {}});
+    outcome.files.push_back(FixedFile{file.path, std::string(), {}, {}, {}});
   }
   // Evaluations come in input order: files, then documents, then List items. Group the patches
   // of each chunk of text (one document, or several sharing a chunk).
@@ -683,6 +690,64 @@ std::string unified_diff(const std::string& path, std::string_view original,
     b = end_block;
   }
   return out;
+}
+
+void attach_fix_edits(const ManifestSet& manifests, AuditRun& run) {
+  FixOutcome outcome = apply_fixes(manifests, run);
+  // (file, document) -> the edit of its chunk
+  std::map<std::pair<std::size_t, std::size_t>, std::shared_ptr<const SourceEdit>> edits;
+  for (std::size_t f = 0; f < outcome.files.size(); ++f) {
+    const FixedFile& fixed = outcome.files[f];
+    const std::string_view original = manifests.files[f].text;
+    const Lines lines(original);
+    for (const FixedChunk& chunk : fixed.chunks) {
+      if (chunk.edit_count == 0) {
+        continue;
+      }
+      const auto first_edit = fixed.edits.begin() + static_cast<std::ptrdiff_t>(chunk.first_edit);
+      const std::vector<TextEdit> chunk_edits(
+          first_edit, first_edit + static_cast<std::ptrdiff_t>(chunk.edit_count));
+      // The whole lines from the first edited one to the last, as the edits leave them.
+      std::size_t begin = chunk_edits.front().begin;
+      std::size_t end = begin;
+      for (const TextEdit& edit : chunk_edits) {
+        begin = std::min(begin, edit.begin);
+        end = std::max(end, edit.end);
+      }
+      // Lines inserted before a line are the end of the line before them, when there is one.
+      const TextEdit& first = chunk_edits.front();
+      std::size_t first_line = lines.line_of(begin);
+      if (first.begin == first.end && begin > 0 && begin == lines.start(first_line) &&
+          first_line > 0) {
+        --first_line;
+      }
+      const std::size_t last_line =
+          std::max(first_line, end > begin ? lines.line_of(end - 1) : first_line);
+      const std::size_t base = lines.start(first_line);
+      SourceEdit edit;
+      edit.first_line = static_cast<int>(first_line) + 1;
+      edit.last_line = static_cast<int>(last_line) + 1;
+      edit.text = apply_edits(original.substr(base, lines.start(last_line + 1) - base),
+                              chunk_edits, base);
+      while (!edit.text.empty() && (edit.text.back() == '\n' || edit.text.back() == '\r')) {
+        edit.text.pop_back();
+      }
+      auto shared = std::make_shared<const SourceEdit>(std::move(edit));
+      for (std::size_t document : chunk.documents) {
+        edits.emplace(std::make_pair(f, document), shared);
+      }
+    }
+  }
+  for (ReportedFinding& reported : run.report.findings) {
+    if (!reported.finding.fix_enabled) {
+      continue;
+    }
+    const Manifest& manifest = *run.evaluations[reported.resource].manifest;
+    if (auto edit = edits.find({manifest.file, manifest.document}); edit != edits.end()) {
+      reported.fix_edit = edit->second;
+    }
+  }
+  run.report.errors.insert(run.report.errors.end(), outcome.errors.begin(), outcome.errors.end());
 }
 
 }  // namespace topoguard::audit

@@ -101,6 +101,18 @@ nlohmann::json rule_descriptor(policy::RuleId rule) {
   };
 }
 
+// The lines of the document that `topoguard fix` changes (with every enabled fix of that
+// document), as whole lines replaced by the same lines plus the inserted ones.
+nlohmann::json fix_of(const SourceEdit& edit, const std::string& file) {
+  return {{"description",
+           {{"text", "Insert what `topoguard fix` adds (every enabled fix of this document)"}}},
+          {"artifactChanges",
+           {{{"artifactLocation", {{"uri", artifact_uri(file)}}},
+             {"replacements",
+              {{{"deletedRegion", {{"startLine", edit.first_line}, {"endLine", edit.last_line}}},
+                {"insertedContent", {{"text", edit.text}}}}}}}}}};
+}
+
 nlohmann::json result_of(const ReportedFinding& reported) {
   const engine::Finding& finding = reported.finding;
   const k8s::ObjectRef& ref = finding.resource;
@@ -128,6 +140,9 @@ nlohmann::json result_of(const ReportedFinding& reported) {
   };
   if (!finding.fix.empty()) {
     result["properties"]["jsonPatch"] = nlohmann::json(finding.fix);
+  }
+  if (reported.fix_edit) {
+    result["fixes"] = {fix_of(*reported.fix_edit, reported.file)};
   }
   return result;
 }

@@ -14,6 +14,7 @@
 
 #include "numbers.h"
 #include "parser.h"
+#include "syntax_walk.h"
 #include "topoguard/cel/cel.h"
 
 namespace topoguard::cel {
@@ -42,60 +43,27 @@ std::shared_ptr<const re2::RE2> compile_pattern(const std::string& pattern) {
   return regex->ok() ? regex : nullptr;
 }
 
-void collect_patterns(const Expr& expr, Program::Compiled& compiled);
-
-void collect_children(const Expr& expr, Program::Compiled& compiled) {
-  const auto visit = [&compiled](const ExprPtr& child) {
-    if (child) {
-      collect_patterns(*child, compiled);
+// The pattern of every `matches` call whose pattern is a string literal, compiled once.
+void collect_patterns(const Expr& root, Program::Compiled& compiled) {
+  walk(root, [&compiled](const Expr& expr) {
+    const auto* call = std::get_if<Call>(&expr.node);
+    if (call == nullptr || call->function != "matches") {
+      return;
     }
-  };
-  if (const auto* select = std::get_if<Select>(&expr.node)) {
-    visit(select->operand);
-  } else if (const auto* call = std::get_if<Call>(&expr.node)) {
-    visit(call->target);
-    for (const ExprPtr& arg : call->args) {
-      visit(arg);
-    }
-  } else if (const auto* list = std::get_if<CreateList>(&expr.node)) {
-    for (const ExprPtr& element : list->elements) {
-      visit(element);
-    }
-  } else if (const auto* map = std::get_if<CreateMap>(&expr.node)) {
-    for (const auto& entry : map->entries) {
-      visit(entry.key);
-      visit(entry.value);
-    }
-  } else if (const auto* message = std::get_if<CreateStruct>(&expr.node)) {
-    for (const auto& field : message->fields) {
-      visit(field.value);
-    }
-  } else if (const auto* macro = std::get_if<Macro>(&expr.node)) {
-    visit(macro->range);
-    visit(macro->filter);
-    visit(macro->transform);
-  }
-}
-
-void collect_patterns(const Expr& expr, Program::Compiled& compiled) {
-  if (const auto* call = std::get_if<Call>(&expr.node); call != nullptr && call->function == "matches") {
     const ExprPtr* pattern = nullptr;
     if (call->target && call->args.size() == 1) {
       pattern = &call->args[0];
     } else if (!call->target && call->args.size() == 2) {
       pattern = &call->args[1];
     }
-    if (pattern != nullptr) {
-      if (const auto* literal = std::get_if<Literal>(&(*pattern)->node)) {
-        if (const auto* text = std::get_if<std::string>(literal)) {
-          if (auto regex = compile_pattern(*text)) {
-            compiled.patterns.emplace(&expr, std::move(regex));
-          }
-        }
+    const auto* literal = pattern != nullptr ? std::get_if<Literal>(&(*pattern)->node) : nullptr;
+    const auto* text = literal != nullptr ? std::get_if<std::string>(literal) : nullptr;
+    if (text != nullptr) {
+      if (auto regex = compile_pattern(*text)) {
+        compiled.patterns.emplace(&expr, std::move(regex));
       }
     }
-  }
-  collect_children(expr, compiled);
+  });
 }
 
 Value literal_value(const Literal& literal) {
@@ -156,8 +124,10 @@ Value logical(bool is_and, const Value& left, const Value& right) {
   return no_overload(is_and ? "_&&_" : "_||_");
 }
 
-Value int_arithmetic(std::string_view op, std::int64_t left, std::int64_t right) {
-  std::int64_t result = 0;
+// int or uint arithmetic, with CEL's errors for overflow and division by zero.
+template <typename T>
+Value checked_arithmetic(std::string_view op, T left, T right) {
+  T result = 0;
   bool overflow = false;
   if (op == "_+_") {
     overflow = __builtin_add_overflow(left, right, &result);
@@ -165,48 +135,25 @@ Value int_arithmetic(std::string_view op, std::int64_t left, std::int64_t right)
     overflow = __builtin_sub_overflow(left, right, &result);
   } else if (op == "_*_") {
     overflow = __builtin_mul_overflow(left, right, &result);
+  } else if (right == 0) {
+    return ErrorValue{op == "_/_" ? "divide by zero" : "modulus by zero"};
+  } else if (std::is_signed_v<T> && left == std::numeric_limits<T>::min() && right == T(-1)) {
+    overflow = true;
   } else {
-    if (right == 0) {
-      return ErrorValue{op == "_/_" ? "divide by zero" : "modulus by zero"};
-    }
-    if (left == std::numeric_limits<std::int64_t>::min() && right == -1) {
-      return ErrorValue{"integer overflow"};
-    }
     result = op == "_/_" ? left / right : left % right;
   }
   if (overflow) {
-    return ErrorValue{"integer overflow"};
-  }
-  return result;
-}
-
-Value uint_arithmetic(std::string_view op, std::uint64_t left, std::uint64_t right) {
-  std::uint64_t result = 0;
-  bool overflow = false;
-  if (op == "_+_") {
-    overflow = __builtin_add_overflow(left, right, &result);
-  } else if (op == "_-_") {
-    overflow = __builtin_sub_overflow(left, right, &result);
-  } else if (op == "_*_") {
-    overflow = __builtin_mul_overflow(left, right, &result);
-  } else {
-    if (right == 0) {
-      return ErrorValue{op == "_/_" ? "divide by zero" : "modulus by zero"};
-    }
-    result = op == "_/_" ? left / right : left % right;
-  }
-  if (overflow) {
-    return ErrorValue{"unsigned integer overflow"};
+    return ErrorValue{std::is_signed_v<T> ? "integer overflow" : "unsigned integer overflow"};
   }
   return result;
 }
 
 Value arithmetic(std::string_view op, const Value& left, const Value& right) {
   if (const auto* a = left.get<std::int64_t>(); a != nullptr && right.is<std::int64_t>()) {
-    return int_arithmetic(op, *a, *right.get<std::int64_t>());
+    return checked_arithmetic(op, *a, *right.get<std::int64_t>());
   }
   if (const auto* a = left.get<std::uint64_t>(); a != nullptr && right.is<std::uint64_t>()) {
-    return uint_arithmetic(op, *a, *right.get<std::uint64_t>());
+    return checked_arithmetic(op, *a, *right.get<std::uint64_t>());
   }
   if (const auto* a = left.get<double>(); a != nullptr && right.is<double>() && op != "_%_") {
     const double b = *right.get<double>();

@@ -1,13 +1,35 @@
 // Static questions about a program's syntax tree (no evaluation).
-#include <functional>
-
+#include "syntax_walk.h"
 #include "topoguard/cel/cel.h"
 
 namespace topoguard::cel {
 
 namespace {
 
-// Calls `visit` on `expr` and every node below it, parents first, children in source order.
+const std::string* string_literal(const Expr& expr) {
+  const auto* literal = std::get_if<Literal>(&expr.node);
+  return literal == nullptr ? nullptr : std::get_if<std::string>(literal);
+}
+
+// The domain of `device.attributes["domain"]`, or null.
+const std::string* attribute_domain(const Expr& expr) {
+  const auto* index = std::get_if<Call>(&expr.node);
+  if (index == nullptr || index->function != "_[_]" || index->args.size() != 2) {
+    return nullptr;
+  }
+  const auto* attributes = std::get_if<Select>(&index->args[0]->node);
+  if (attributes == nullptr || attributes->field != "attributes" || attributes->test_only) {
+    return nullptr;
+  }
+  const auto* device = std::get_if<Ident>(&attributes->operand->node);
+  if (device == nullptr || (device->name != "device" && device->name != ".device")) {
+    return nullptr;
+  }
+  return string_literal(*index->args[1]);
+}
+
+}  // namespace
+
 void walk(const Expr& expr, const std::function<void(const Expr&)>& visit) {
   visit(expr);
   const auto child = [&visit](const ExprPtr& node) {
@@ -41,30 +63,6 @@ void walk(const Expr& expr, const std::function<void(const Expr&)>& visit) {
     child(macro->transform);
   }
 }
-
-const std::string* string_literal(const Expr& expr) {
-  const auto* literal = std::get_if<Literal>(&expr.node);
-  return literal == nullptr ? nullptr : std::get_if<std::string>(literal);
-}
-
-// The domain of `device.attributes["domain"]`, or null.
-const std::string* attribute_domain(const Expr& expr) {
-  const auto* index = std::get_if<Call>(&expr.node);
-  if (index == nullptr || index->function != "_[_]" || index->args.size() != 2) {
-    return nullptr;
-  }
-  const auto* attributes = std::get_if<Select>(&index->args[0]->node);
-  if (attributes == nullptr || attributes->field != "attributes" || attributes->test_only) {
-    return nullptr;
-  }
-  const auto* device = std::get_if<Ident>(&attributes->operand->node);
-  if (device == nullptr || (device->name != "device" && device->name != ".device")) {
-    return nullptr;
-  }
-  return string_literal(*index->args[1]);
-}
-
-}  // namespace
 
 std::vector<std::string> string_literals(const Program& program) {
   std::vector<std::string> literals;

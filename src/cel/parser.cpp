@@ -707,7 +707,10 @@ class Parser {
       if (accept(close)) {
         return args;
       }
-      expect(",");
+      if (!is_punct(",")) {
+        fail(current().position, "expected ',' or '" + std::string(close) + "'");
+      }
+      ++at_;
       if (close == "]" && accept(close)) {  // lists allow a trailing comma
         return args;
       }
@@ -725,8 +728,9 @@ class Parser {
       }
       return make(position, std::move(literal), 1);
     }
-    if (token.kind == TokenKind::kPunct && token.text == "-") {
-      // Only reached right before a number literal (see unary()).
+    if (token.kind == TokenKind::kPunct && token.text == "-" &&
+        ahead(1).kind == TokenKind::kLiteral && is_number(ahead(1))) {
+      // A sign right before a number literal (see unary()), e.g. after '!': !-1.
       const Token& number = ahead(1);
       at_ += 2;
       Literal literal = number.unsigned_magnitude

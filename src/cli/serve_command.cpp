@@ -23,7 +23,8 @@
 namespace topoguard::cli {
 namespace {
 
-// Self-pipe: the signal handler only writes a byte; the main thread reads it and drains.
+// Self-pipe: the signal handler only writes a byte; the main thread reads it and drains (SIGTERM,
+// SIGINT) or reloads (SIGHUP).
 int g_signal_pipe[2] = {-1, -1};
 
 extern "C" void on_stop_signal(int signal_number) {
@@ -42,11 +43,12 @@ bool install_signal_handlers() {
   sigemptyset(&action.sa_mask);
   ::sigaction(SIGTERM, &action, nullptr);
   ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGHUP, &action, nullptr);  // reload, not stop (its default would kill us)
   std::signal(SIGPIPE, SIG_IGN);
   return true;
 }
 
-int wait_for_stop_signal() {
+int wait_for_signal() {
   char byte = 0;
   while (true) {
     const ssize_t n = ::read(g_signal_pipe[0], &byte, 1);
@@ -127,7 +129,13 @@ int run_serve(ServeFlags& flags) {
     return kExitUsage;
   }
 
-  const int signal_number = wait_for_stop_signal();
+  int signal_number = wait_for_signal();
+  while (signal_number == SIGHUP) {
+    server::log_event(server::LogLevel::kInfo,
+                      "SIGHUP received: re-reading certificate and policies now");
+    https.reload();
+    signal_number = wait_for_signal();
+  }
   Json fields = Json::object();
   fields["signal"] = signal_number;
   server::log_event(server::LogLevel::kInfo, "stop signal received", fields);
@@ -169,6 +177,14 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   serve->add_option("--threads", options.threads,
                     "Event-loop threads of the webhook port; 0: one per core")
       ->check(CLI::Range(0, 256))
+      ->capture_default_str();
+  serve->add_option("--max-connections", options.max_connections,
+                    "Open webhook connections beyond which new ones are closed at once")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
+  serve->add_option("--metrics-max-connections", options.metrics_max_connections,
+                    "Open metrics-port connections beyond which new ones are closed at once")
+      ->check(CLI::Range(1, 100'000))
       ->capture_default_str();
   serve->add_option("--read-timeout", flags->read_timeout, "Seconds to read a request")
       ->check(CLI::Range(1, 300))

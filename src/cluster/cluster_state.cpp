@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <utility>
 
+#include "topoguard/cel/value.h"
 #include "topoguard/k8s/object.h"
 
 namespace topoguard::cluster {
@@ -48,42 +48,6 @@ Result<std::string> required_string(const Json& object, const std::string& point
   return (*value)->get<std::string>();
 }
 
-bool is_digits(std::string_view text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return std::isdigit(static_cast<unsigned char>(c)) != 0;
-  });
-}
-
-// A semver numeric identifier: digits without a leading zero.
-bool is_numeric_identifier(std::string_view text) {
-  return is_digits(text) && (text.size() == 1 || text[0] != '0');
-}
-
-// Dot-separated identifiers of [0-9A-Za-z-]; numeric pre-release identifiers have no leading 0.
-bool is_identifier_list(std::string_view text, bool numeric_without_leading_zero) {
-  if (text.empty()) {
-    return false;
-  }
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t dot = text.find('.', start);
-    const std::string_view part =
-        text.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
-    if (part.empty() || !std::all_of(part.begin(), part.end(), [](char c) {
-          return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-';
-        })) {
-      return false;
-    }
-    if (numeric_without_leading_zero && is_digits(part) && !is_numeric_identifier(part)) {
-      return false;
-    }
-    if (dot == std::string_view::npos) {
-      return true;
-    }
-    start = dot + 1;
-  }
-}
-
 // The version without build metadata: "1.2.3+abc" and "1.2.3" are the same version.
 std::string_view version_precedence_part(std::string_view version) {
   return version.substr(0, version.find('+'));
@@ -111,7 +75,7 @@ Result<AttributeValue::Scalar> read_scalar(const Json& value, AttributeValue::Ty
       if (!value.is_string()) {
         return type_error(pointer, "string", value);
       }
-      if (!is_semantic_version(value.get_ref<const std::string&>())) {
+      if (!cel::Version::parse(value.get_ref<const std::string&>())) {
         return field_error(ErrorCode::kInvalidValue, pointer,
                            "\"" + value.get<std::string>() + "\" is not a semantic version");
       }
@@ -241,7 +205,7 @@ Status read_device_properties(const Json& holder, const std::string& pointer, De
       } else {
         return type_error(entry_pointer, "quantity string", *value);
       }
-      if (!is_quantity(text)) {
+      if (!cel::Quantity::parse(text)) {
         return field_error(ErrorCode::kInvalidValue, entry_pointer,
                            "\"" + text + "\" is not a quantity (e.g. 40Gi, 100m, 8)");
       }
@@ -348,69 +312,6 @@ std::string Device::id() const { return driver + "/" + pool + "/" + name; }
 const DeviceClass* ClusterState::device_class(std::string_view name) const {
   auto it = device_classes_.find(name);
   return it == device_classes_.end() ? nullptr : &it->second;
-}
-
-bool is_quantity(std::string_view text) {
-  // <sign><digits>[.<digits>]<suffix>, suffix: binary (Ki..Ei), decimal (n u m k M G T P E) or
-  // a decimal exponent (e3, E-2); the grammar of k8s.io/apimachinery resource.Quantity.
-  std::size_t i = 0;
-  if (i < text.size() && (text[i] == '+' || text[i] == '-')) {
-    ++i;
-  }
-  const std::size_t digits_begin = i;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) != 0) {
-    ++i;
-  }
-  bool has_digits = i > digits_begin;
-  if (i < text.size() && text[i] == '.') {
-    ++i;
-    const std::size_t fraction_begin = i;
-    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) != 0) {
-      ++i;
-    }
-    has_digits = has_digits || i > fraction_begin;
-  }
-  if (!has_digits) {
-    return false;
-  }
-  const std::string_view suffix = text.substr(i);
-  static constexpr std::array<std::string_view, 16> kSuffixes{
-      "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E"};
-  if (std::find(kSuffixes.begin(), kSuffixes.end(), suffix) != kSuffixes.end()) {
-    return true;
-  }
-  if (suffix[0] != 'e' && suffix[0] != 'E') {
-    return false;
-  }
-  std::string_view exponent = suffix.substr(1);
-  if (!exponent.empty() && (exponent[0] == '+' || exponent[0] == '-')) {
-    exponent.remove_prefix(1);
-  }
-  return is_digits(exponent);
-}
-
-bool is_semantic_version(std::string_view text) {
-  std::string_view core = text;
-  if (const std::size_t plus = core.find('+'); plus != std::string_view::npos) {
-    if (!is_identifier_list(core.substr(plus + 1), false)) {
-      return false;
-    }
-    core = core.substr(0, plus);
-  }
-  if (const std::size_t dash = core.find('-'); dash != std::string_view::npos) {
-    if (!is_identifier_list(core.substr(dash + 1), true)) {
-      return false;
-    }
-    core = core.substr(0, dash);
-  }
-  const std::size_t first = core.find('.');
-  const std::size_t second = first == std::string_view::npos ? first : core.find('.', first + 1);
-  if (second == std::string_view::npos) {
-    return false;
-  }
-  return is_numeric_identifier(core.substr(0, first)) &&
-         is_numeric_identifier(core.substr(first + 1, second - first - 1)) &&
-         is_numeric_identifier(core.substr(second + 1));
 }
 
 Result<ClusterStateBuilder::Slice> ClusterStateBuilder::read_slice(const Json& object) const {

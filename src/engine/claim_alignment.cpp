@@ -1,6 +1,9 @@
 #include "claim_alignment.h"
 
 #include <algorithm>
+#include <functional>
+#include <string_view>
+#include <utility>
 
 #include "messages.h"
 
@@ -13,40 +16,63 @@ using k8s::DeviceChoice;
 using k8s::DeviceConstraint;
 using k8s::DeviceRequest;
 
-bool names(const DeviceConstraint& constraint, const std::string& entry) {
-  return std::find(constraint.requests.begin(), constraint.requests.end(), entry) !=
-         constraint.requests.end();
+// A multi-device choice: every device of it would have to share the constraint's attribute.
+bool is_multi_device_choice(const DeviceChoice& choice) {
+  return choice.allocation_mode == k8s::AllocationMode::kAll || choice.count > 1;
 }
 
-// Whether `constraint` binds the `role` devices of `request`: an absent or empty list covers
-// every request, "req" covers all of its subrequests, "req/sub" only that subrequest, so a
-// request is covered through subrequest entries only when all of its `role` subrequests are.
-bool covers(const DeviceConstraint& constraint, const DeviceRequest& request, Role role,
-            const std::vector<Roles>& choice_roles) {
-  if (constraint.requests.empty() || names(constraint, request.name)) {
-    return true;
-  }
-  if (!request.first_available) {
-    return false;
-  }
-  bool any = false;
-  for (std::size_t i = 0; i < request.choices.size(); ++i) {
-    if (!DeviceRoles::has(choice_roles[i], role)) {
-      continue;
-    }
-    any = true;
-    if (!names(constraint, request.name + "/" + request.choices[i].subrequest)) {
-      return false;
-    }
-  }
-  return any;
-}
+// At most this many multi-device choices are named in a finding's message; the rest are counted.
+constexpr std::size_t kListedOffenders = 10;
 
-// Whether `constraint` binds this particular choice (for counting devices under it).
-bool covers_choice(const DeviceConstraint& constraint, const DeviceRequest& request,
-                   const DeviceChoice& choice) {
-  return constraint.requests.empty() || names(constraint, request.name) ||
-         (request.first_available && names(constraint, request.name + "/" + choice.subrequest));
+constexpr std::size_t kWholeRequest = static_cast<std::size_t>(-1);
+
+// What a constraint entry names: a request by its name, or one subrequest ("req/sub") of a
+// firstAvailable request.
+struct NameTarget {
+  std::size_t request;
+  std::size_t choice;  // kWholeRequest for the request itself
+};
+
+// The names constraint entries can use, sorted once and looked up by binary search, so that
+// matching C constraints of E entries against R requests costs (E + R) log R instead of C * E * R.
+// Request names are unique in a claim and subrequest names in a request (read_claim_spec checks),
+// so an entry names at most one target per '/' it holds.
+class NameIndex {
+ public:
+  explicit NameIndex(const ClaimSpec& spec) {
+    for (std::size_t r = 0; r < spec.requests.size(); ++r) {
+      const DeviceRequest& request = spec.requests[r];
+      keys_.emplace_back(request.name, NameTarget{r, kWholeRequest});
+      if (!request.first_available) {
+        continue;
+      }
+      for (std::size_t i = 0; i < request.choices.size(); ++i) {
+        keys_.emplace_back(request.name + "/" + request.choices[i].subrequest, NameTarget{r, i});
+      }
+    }
+    std::sort(keys_.begin(), keys_.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+
+  template <typename Visit>
+  void for_each_target(std::string_view entry, Visit visit) const {
+    auto it = std::lower_bound(keys_.begin(), keys_.end(), entry,
+                               [](const auto& key, std::string_view name) { return key.first < name; });
+    for (; it != keys_.end() && it->first == entry; ++it) {
+      visit(it->second);
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, NameTarget>> keys_;
+};
+
+// A constraint's entries without repeats (a repeated entry names nothing more).
+std::vector<std::string_view> distinct_entries(const DeviceConstraint& constraint) {
+  std::vector<std::string_view> entries(constraint.requests.begin(), constraint.requests.end());
+  std::sort(entries.begin(), entries.end());
+  entries.erase(std::unique(entries.begin(), entries.end()), entries.end());
+  return entries;
 }
 
 // The members of `object` (an empty object), with room for `size`. The fixes are built member
@@ -71,19 +97,25 @@ Json add_operation(std::string path, Json value) {
 class ClaimAnalyzer {
  public:
   ClaimAnalyzer(const ClaimSpec& spec, const DeviceRoles& roles, const policy::Policy& policy)
-      : spec_(spec), policy_(policy) {
+      : spec_(spec), policy_(policy), names_(spec) {
     // Classify every choice and scan its selectors once; the checks below ask many times.
     facts_.reserve(spec.requests.size());
     for (const DeviceRequest& request : spec.requests) {
       RequestFacts facts;
-      for (const DeviceChoice& choice : request.choices) {
+      for (std::size_t i = 0; i < request.choices.size(); ++i) {
+        const DeviceChoice& choice = request.choices[i];
         const Roles choice_roles = roles.of_choice(choice);
         facts.choice_roles.push_back(choice_roles);
         facts.roles.gpu = facts.roles.gpu || choice_roles.gpu;
         facts.roles.nic = facts.roles.nic || choice_roles.nic;
+        facts.gpu_choices += choice_roles.gpu ? 1 : 0;
+        facts.nic_choices += choice_roles.nic ? 1 : 0;
         if (choice_roles.any() && selects_numa_node(choice)) {
           facts.gpu_numa_pinned = facts.gpu_numa_pinned || choice_roles.gpu;
           facts.nic_numa_pinned = facts.nic_numa_pinned || choice_roles.nic;
+        }
+        if (is_multi_device_choice(choice)) {
+          facts.multi_device_choices.push_back(i);
         }
       }
       if (facts.roles.gpu) {
@@ -92,8 +124,11 @@ class ClaimAnalyzer {
       if (facts.roles.nic) {
         nics_.push_back(&request);
       }
+      multi_device_choices_ += facts.multi_device_choices.size();
       facts_.push_back(std::move(facts));
     }
+    tally_.resize(spec.requests.size());
+    find_ties();
   }
 
   ClaimVerdict run() {
@@ -110,13 +145,43 @@ class ClaimAnalyzer {
   struct RequestFacts {
     Roles roles;
     std::vector<Roles> choice_roles;  // parallel to DeviceRequest::choices
+    std::size_t gpu_choices = 0;      // choices with the GPU role
+    std::size_t nic_choices = 0;
     bool gpu_numa_pinned = false;     // a GPU choice's selectors read a NUMA attribute
     bool nic_numa_pinned = false;
+    std::vector<std::size_t> multi_device_choices;  // indexes into DeviceRequest::choices
   };
 
-  const RequestFacts& facts(const DeviceRequest& request) const {
-    return facts_[static_cast<std::size_t>(&request - spec_.requests.data())];
+  // How one constraint's entries name one request (scratch, reset after each constraint).
+  struct Tally {
+    bool touched = false;
+    bool whole = false;         // named by its own name
+    std::size_t gpu_named = 0;  // its GPU subrequests named
+    std::size_t nic_named = 0;
+  };
+
+  // Requests with the GPU (NIC) role that a constraint binds by that role, in document order.
+  struct Covered {
+    std::vector<std::size_t> gpus;
+    std::vector<std::size_t> nics;
+  };
+
+  // Requests a tie was found for, by the kind of constraint that ties them. `all`: an
+  // empty-list constraint of that kind binds every request.
+  struct Ties {
+    bool all = false;
+    std::vector<bool> gpu;  // by request index
+    std::vector<bool> nic;
+
+    [[nodiscard]] bool of_gpu(std::size_t request) const { return all || gpu[request]; }
+    [[nodiscard]] bool of_nic(std::size_t request) const { return all || nic[request]; }
+  };
+
+  std::size_t index_of(const DeviceRequest& request) const {
+    return static_cast<std::size_t>(&request - spec_.requests.data());
   }
+
+  const RequestFacts& facts(const DeviceRequest& request) const { return facts_[index_of(request)]; }
 
   bool selects_numa_node(const DeviceChoice& choice) const {
     for (const cel::Program& selector : choice.selector_programs) {
@@ -129,57 +194,140 @@ class ClaimAnalyzer {
     return false;
   }
 
-  bool tied_by(const DeviceRequest& gpu, const DeviceRequest& nic, bool numa) const {
-    return std::any_of(spec_.constraints.begin(), spec_.constraints.end(),
-                       [&](const DeviceConstraint& constraint) {
-                         const bool kind_matches =
-                             numa ? policy_.numa_attributes.matches_any(constraint.match_attribute)
-                                  : policy_.is_alignment_attribute(constraint.match_attribute);
-                         return !constraint.match_attribute.empty() && kind_matches &&
-                                covers(constraint, gpu, Role::kGpu, facts(gpu).choice_roles) &&
-                                covers(constraint, nic, Role::kNic, facts(nic).choice_roles);
-                       });
+  // Whether `constraint` binds the devices of a request by a role: an absent or empty list binds
+  // every request, "req" all of its subrequests, "req/sub" only that subrequest, so a request is
+  // bound through subrequest entries only when all of its subrequests of that role are named.
+  // Costs the constraint's entries (and the names they hit), not the claim's requests.
+  Covered covered_by(const DeviceConstraint& constraint) {
+    std::vector<std::size_t> touched;
+    for (const std::string_view entry : distinct_entries(constraint)) {
+      names_.for_each_target(entry, [&](const NameTarget& target) {
+        Tally& tally = tally_[target.request];
+        if (!tally.touched) {
+          tally.touched = true;
+          touched.push_back(target.request);
+        }
+        if (target.choice == kWholeRequest) {
+          tally.whole = true;
+          return;
+        }
+        const Roles& roles = facts_[target.request].choice_roles[target.choice];
+        tally.gpu_named += roles.gpu ? 1 : 0;
+        tally.nic_named += roles.nic ? 1 : 0;
+      });
+    }
+    std::sort(touched.begin(), touched.end());
+    Covered covered;
+    for (const std::size_t request : touched) {
+      Tally& tally = tally_[request];
+      const RequestFacts& request_facts = facts_[request];
+      if (request_facts.roles.gpu &&
+          (tally.whole || (request_facts.gpu_choices > 0 &&
+                           tally.gpu_named == request_facts.gpu_choices))) {
+        covered.gpus.push_back(request);
+      }
+      if (request_facts.roles.nic &&
+          (tally.whole || (request_facts.nic_choices > 0 &&
+                           tally.nic_named == request_facts.nic_choices))) {
+        covered.nics.push_back(request);
+      }
+      tally = Tally{};
+    }
+    return covered;
+  }
+
+  bool is_alignment_constraint(const DeviceConstraint& constraint) const {
+    return !constraint.match_attribute.empty() &&
+           policy_.is_alignment_attribute(constraint.match_attribute);
+  }
+
+  bool is_numa_constraint(const DeviceConstraint& constraint) const {
+    return !constraint.match_attribute.empty() &&
+           policy_.numa_attributes.matches_any(constraint.match_attribute);
+  }
+
+  // A GPU and a NIC request are tied when one constraint binds both; so every GPU a constraint
+  // binds is tied as soon as it binds some NIC, and the reverse. One pass over the constraints.
+  void find_ties() {
+    const std::size_t count = spec_.requests.size();
+    aligned_.gpu.assign(count, false);
+    aligned_.nic.assign(count, false);
+    numa_.gpu.assign(count, false);
+    numa_.nic.assign(count, false);
+    for (const DeviceConstraint& constraint : spec_.constraints) {
+      const bool alignment = is_alignment_constraint(constraint);
+      const bool numa = is_numa_constraint(constraint);
+      if (numa && !first_numa_constraint_) {
+        first_numa_constraint_ = &constraint;
+      }
+      if (!alignment && !numa) {
+        continue;
+      }
+      if (constraint.requests.empty()) {
+        aligned_.all = aligned_.all || alignment;
+        numa_.all = numa_.all || numa;
+        continue;
+      }
+      const Covered covered = covered_by(constraint);
+      if (covered.gpus.empty() || covered.nics.empty()) {
+        continue;
+      }
+      for (Ties* ties : {alignment ? &aligned_ : nullptr, numa ? &numa_ : nullptr}) {
+        if (ties == nullptr) {
+          continue;
+        }
+        for (const std::size_t gpu : covered.gpus) {
+          ties->gpu[gpu] = true;
+        }
+        for (const std::size_t nic : covered.nics) {
+          ties->nic[nic] = true;
+        }
+      }
+    }
   }
 
   bool pinned_to_numa(const DeviceRequest& request, Role role) const {
     return role == Role::kGpu ? facts(request).gpu_numa_pinned : facts(request).nic_numa_pinned;
   }
 
-  // Only NUMA relates the two: a NUMA constraint ties them, or a selector pins one of them to a
-  // NUMA node, which says the author meant them to be close.
-  bool numa_related(const DeviceRequest& gpu, const DeviceRequest& nic) const {
-    return tied_by(gpu, nic, /*numa=*/true) || pinned_to_numa(gpu, Role::kGpu) ||
-           pinned_to_numa(nic, Role::kNic);
+  static bool any_pinned(const std::vector<const DeviceRequest*>& requests,
+                         const std::function<bool(const DeviceRequest&)>& pinned) {
+    return std::any_of(requests.begin(), requests.end(),
+                       [&pinned](const DeviceRequest* request) { return pinned(*request); });
   }
 
   void check_alignment(ClaimVerdict& verdict) const {
     std::vector<const DeviceRequest*> untied_gpus;
     std::vector<const DeviceRequest*> untied_nics;
     for (const DeviceRequest* gpu : gpus_) {
-      if (std::none_of(nics_.begin(), nics_.end(),
-                       [&](const DeviceRequest* nic) { return tied_by(*gpu, *nic, false); })) {
+      if (!aligned_.of_gpu(index_of(*gpu))) {
         untied_gpus.push_back(gpu);
       }
     }
     for (const DeviceRequest* nic : nics_) {
-      if (std::none_of(gpus_.begin(), gpus_.end(),
-                       [&](const DeviceRequest* gpu) { return tied_by(*gpu, *nic, false); })) {
+      if (!aligned_.of_nic(index_of(*nic))) {
         untied_nics.push_back(nic);
       }
     }
     if (untied_gpus.empty() && untied_nics.empty()) {
       return;
     }
+    // Only NUMA relates an untied request to the other role: a NUMA constraint ties it to one of
+    // them, or a selector pins it or one of them to a NUMA node, which says the author meant
+    // them to be close.
+    const bool some_gpu_pinned = any_pinned(
+        gpus_, [this](const DeviceRequest& gpu) { return pinned_to_numa(gpu, Role::kGpu); });
+    const bool some_nic_pinned = any_pinned(
+        nics_, [this](const DeviceRequest& nic) { return pinned_to_numa(nic, Role::kNic); });
     const bool only_numa =
         std::all_of(untied_gpus.begin(), untied_gpus.end(),
                     [&](const DeviceRequest* gpu) {
-                      return std::any_of(nics_.begin(), nics_.end(), [&](const DeviceRequest* nic) {
-                        return numa_related(*gpu, *nic);
-                      });
+                      return some_nic_pinned || pinned_to_numa(*gpu, Role::kGpu) ||
+                             numa_.of_gpu(index_of(*gpu));
                     }) &&
         std::all_of(untied_nics.begin(), untied_nics.end(), [&](const DeviceRequest* nic) {
-          return std::any_of(gpus_.begin(), gpus_.end(),
-                             [&](const DeviceRequest* gpu) { return numa_related(*gpu, *nic); });
+          return some_gpu_pinned || pinned_to_numa(*nic, Role::kNic) ||
+                 numa_.of_nic(index_of(*nic));
         });
 
     ClaimFinding finding;
@@ -208,10 +356,8 @@ class ClaimAnalyzer {
 
   std::string numa_pointer(const std::vector<const DeviceRequest*>& untied_gpus,
                            const std::vector<const DeviceRequest*>& untied_nics) const {
-    for (const DeviceConstraint& constraint : spec_.constraints) {
-      if (policy_.numa_attributes.matches_any(constraint.match_attribute)) {
-        return constraint.pointer;
-      }
+    if (first_numa_constraint_ != nullptr) {
+      return first_numa_constraint_->pointer;
     }
     for (const DeviceRequest* gpu : untied_gpus) {
       if (pinned_to_numa(*gpu, Role::kGpu)) {
@@ -238,7 +384,7 @@ class ClaimAnalyzer {
       return pairs;
     }
     for (const DeviceRequest* gpu : gpus_) {
-      if (std::find(nics_.begin(), nics_.end(), gpu) != nics_.end()) {
+      if (facts(*gpu).roles.nic) {
         return pairs;
       }
     }
@@ -248,15 +394,11 @@ class ClaimAnalyzer {
     return pairs;
   }
 
-  static bool is_multi_device(const DeviceRequest& request) {
-    return std::any_of(request.choices.begin(), request.choices.end(), [](const DeviceChoice& c) {
-      return c.allocation_mode == k8s::AllocationMode::kAll || c.count > 1;
-    });
-  }
-
-  static bool has_multi_device_request(const std::vector<const DeviceRequest*>& gpus,
-                                       const std::vector<const DeviceRequest*>& nics) {
-    auto multi = [](const DeviceRequest* request) { return is_multi_device(*request); };
+  bool has_multi_device_request(const std::vector<const DeviceRequest*>& gpus,
+                                const std::vector<const DeviceRequest*>& nics) const {
+    auto multi = [this](const DeviceRequest* request) {
+      return !facts(*request).multi_device_choices.empty();
+    };
     return std::any_of(gpus.begin(), gpus.end(), multi) ||
            std::any_of(nics.begin(), nics.end(), multi);
   }
@@ -286,35 +428,92 @@ class ClaimAnalyzer {
     return operations;
   }
 
+  // The multi-device choices an alignment constraint binds (each choice it names, or every choice
+  // of a request it names): the first kListedOffenders in document order, and how many in all.
+  std::pair<std::vector<NameTarget>, std::size_t> multi_device_offenders(
+      const DeviceConstraint& constraint) const {
+    std::vector<NameTarget> listed;
+    std::size_t total = 0;
+    const auto add_request = [&](std::size_t request) {
+      const auto& choices = facts_[request].multi_device_choices;
+      total += choices.size();
+      for (std::size_t i = 0; i < choices.size() && i < kListedOffenders; ++i) {
+        listed.push_back({request, choices[i]});
+      }
+    };
+    if (constraint.requests.empty()) {
+      for (std::size_t request = 0; request < facts_.size() && listed.size() < kListedOffenders;
+           ++request) {
+        add_request(request);
+      }
+      total = multi_device_choices_;
+    } else {
+      std::vector<std::size_t> whole;
+      std::vector<NameTarget> named;
+      for (const std::string_view entry : distinct_entries(constraint)) {
+        names_.for_each_target(entry, [&](const NameTarget& target) {
+          if (target.choice == kWholeRequest) {
+            whole.push_back(target.request);
+          } else if (is_multi_device_choice(spec_.requests[target.request].choices[target.choice])) {
+            named.push_back(target);
+          }
+        });
+      }
+      std::sort(whole.begin(), whole.end());
+      for (const std::size_t request : whole) {
+        add_request(request);
+      }
+      for (const NameTarget& target : named) {
+        // A subrequest of a request named whole is already counted.
+        if (!std::binary_search(whole.begin(), whole.end(), target.request)) {
+          ++total;
+          listed.push_back(target);
+        }
+      }
+    }
+    const auto by_document_order = [](const NameTarget& a, const NameTarget& b) {
+      return std::pair(a.request, a.choice) < std::pair(b.request, b.choice);
+    };
+    std::sort(listed.begin(), listed.end(), by_document_order);
+    if (listed.size() > kListedOffenders) {
+      listed.resize(kListedOffenders);
+    }
+    return {std::move(listed), total};
+  }
+
   void check_multi_device(ClaimVerdict& verdict) const {
     for (const DeviceConstraint& constraint : spec_.constraints) {
-      if (constraint.match_attribute.empty() ||
-          !policy_.is_alignment_attribute(constraint.match_attribute)) {
+      if (!is_alignment_constraint(constraint)) {
+        continue;
+      }
+      const auto [listed, total] = multi_device_offenders(constraint);
+      if (total == 0) {
         continue;
       }
       std::vector<std::string> offenders;
-      for (const DeviceRequest& request : spec_.requests) {
-        for (const DeviceChoice& choice : request.choices) {
-          const bool many = choice.allocation_mode == k8s::AllocationMode::kAll || choice.count > 1;
-          if (many && covers_choice(constraint, request, choice)) {
-            offenders.push_back(messages::describe_choice(request, choice));
-          }
-        }
+      offenders.reserve(listed.size());
+      for (const NameTarget& target : listed) {
+        const DeviceRequest& request = spec_.requests[target.request];
+        offenders.push_back(messages::describe_choice(request, request.choices[target.choice]));
       }
-      if (!offenders.empty()) {
-        verdict.findings.push_back(ClaimFinding{policy::RuleId::kMultiDeviceAlignment,
-                                                constraint.pointer,
-                                                messages::multi_device(offenders, constraint),
-                                                Json::array()});
-      }
+      verdict.findings.push_back(ClaimFinding{policy::RuleId::kMultiDeviceAlignment,
+                                              constraint.pointer,
+                                              messages::multi_device(offenders, total, constraint),
+                                              Json::array()});
     }
   }
 
   const ClaimSpec& spec_;
   const policy::Policy& policy_;
+  NameIndex names_;
   std::vector<RequestFacts> facts_;  // parallel to spec_.requests
+  std::vector<Tally> tally_;         // parallel to spec_.requests; all zero between uses
   std::vector<const DeviceRequest*> gpus_;
   std::vector<const DeviceRequest*> nics_;
+  Ties aligned_;  // by constraints on an alignment attribute
+  Ties numa_;     // by constraints on a NUMA attribute
+  const DeviceConstraint* first_numa_constraint_ = nullptr;
+  std::size_t multi_device_choices_ = 0;
 };
 
 }  // namespace

@@ -48,14 +48,12 @@ DeviceRoles::DeviceRoles(const policy::Policy& policy, const Inventory& inventor
 }
 
 Roles DeviceRoles::of_class_name(std::string_view name) const {
-  for (const auto& [known, roles] : class_name_roles_) {
-    if (known == name) {
-      return roles;
-    }
+  if (const auto known = class_name_roles_.find(name); known != class_name_roles_.end()) {
+    return known->second;
   }
   const Roles roles{policy_.gpu.device_class_names.matches_any(name),
                     policy_.nic.device_class_names.matches_any(name)};
-  class_name_roles_.emplace_back(name, roles);
+  class_name_roles_.emplace(name, roles);
   return roles;
 }
 

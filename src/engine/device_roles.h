@@ -4,6 +4,8 @@
 // Mixed or unknown is neither, so a misread selector can never cause a denial.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -51,9 +53,9 @@ class DeviceRoles {
   // selector is evaluated against, besides the names in the selector itself.
   std::vector<std::string> known_drivers_;
   // of_class_name() by name. A claim names the same few DeviceClasses over and over, and each
-  // answer is two RE2 matches; one DeviceRoles serves one evaluation, so the memo stays small
-  // and is never shared between threads.
-  mutable std::vector<std::pair<std::string, Roles>> class_name_roles_;
+  // answer is two RE2 matches; one DeviceRoles serves one evaluation and is never shared between
+  // threads. A map, not a list: a hostile claim can name 10,000 different classes.
+  mutable std::map<std::string, Roles, std::less<>> class_name_roles_;
 };
 
 }  // namespace topoguard::engine

@@ -1,10 +1,12 @@
 #include "topoguard/engine/evaluate.h"
 
 #include <algorithm>
+#include <array>
 #include <initializer_list>
 #include <optional>
 
 #include "claim_alignment.h"
+#include "claim_feasibility.h"
 #include "device_roles.h"
 #include "messages.h"
 #include "topoguard/k8s/claim_view.h"
@@ -48,9 +50,9 @@ bool matches(const policy::Match& match, const Json& object, const k8s::ObjectRe
     // Workloads also match by the labels their pods get.
     return std::any_of(templates.begin(), templates.end(),
                        [&](const k8s::PodTemplateLocation& location) {
-                         const Json* pod_template = find_at(object, location.template_pointer);
-                         return !location.template_pointer.empty() && pod_template != nullptr &&
-                                match.selector->matches(k8s::labels_of(*pod_template));
+                         return !location.template_pointer.empty() &&
+                                location.template_object != nullptr &&
+                                match.selector->matches(k8s::labels_of(*location.template_object));
                        });
   }
   return true;
@@ -74,6 +76,9 @@ class PolicyEvaluator {
     if (k8s::is_claim_kind(k8s::api_group(ref_.api_version), ref_.kind)) {
       note_checked({RuleId::kMissingPcieAlignment, RuleId::kNumaOnlyAlignment,
                     RuleId::kMultiDeviceAlignment});
+      if (inventory_.cluster_state() != nullptr) {
+        note_checked({RuleId::kUnsatisfiableAlignment, RuleId::kAttributeNotPublished});
+      }
       evaluate_claim();
       return;
     }
@@ -83,7 +88,7 @@ class PolicyEvaluator {
       note_checked({RuleId::kUnresolvedClaim});
     }
     for (const k8s::PodTemplateLocation& location : templates_) {
-      evaluate_pod(k8s::read_pod_spec(object_, location));
+      evaluate_pod(k8s::read_pod_spec(location));
     }
   }
 
@@ -109,7 +114,16 @@ class PolicyEvaluator {
       out_.errors.push_back(spec.error());
       return;
     }
-    for (ClaimFinding& finding : analyze_claim(*spec, roles_, policy_).findings) {
+    ClaimVerdict verdict = analyze_claim(*spec, roles_, policy_);
+    if (const cluster::ClusterState* state = inventory_.cluster_state();
+        state != nullptr && (enabled(RuleId::kUnsatisfiableAlignment) ||
+                             enabled(RuleId::kAttributeNotPublished))) {
+      for (ClaimFinding& finding :
+           check_claim_feasibility(object_, *spec, verdict, *state, policy_)) {
+        verdict.findings.push_back(std::move(finding));
+      }
+    }
+    for (ClaimFinding& finding : verdict.findings) {
       emit(finding.rule, finding.pointer, std::move(finding.message), std::move(finding.fix));
     }
   }
@@ -177,20 +191,21 @@ class PolicyEvaluator {
   }
 
   // A pod's GPU and NIC are split when one claim holds one role without the other while a
-  // different claim holds the other role.
+  // different claim holds the other role. Counted, not compared pairwise.
   static bool is_split(const std::vector<ClaimUse>& uses) {
+    std::size_t with_gpu = 0;
+    std::size_t with_nic = 0;
+    std::size_t gpu_only = 0;
+    std::size_t nic_only = 0;
     for (const ClaimUse& use : uses) {
       const Roles& roles = use.verdict.roles;
-      if (roles.gpu == roles.nic) {
-        continue;
-      }
-      for (const ClaimUse& other : uses) {
-        if (&other != &use && (roles.gpu ? other.verdict.roles.nic : other.verdict.roles.gpu)) {
-          return true;
-        }
-      }
+      with_gpu += roles.gpu ? 1 : 0;
+      with_nic += roles.nic ? 1 : 0;
+      gpu_only += roles.gpu && !roles.nic ? 1 : 0;
+      nic_only += roles.nic && !roles.gpu ? 1 : 0;
     }
-    return false;
+    // A GPU-only claim holds no NIC, so any claim with a NIC is another one (and the reverse).
+    return (gpu_only > 0 && with_nic > 0) || (nic_only > 0 && with_gpu > 0);
   }
 
   std::optional<ClaimUse> resolve(const k8s::PodClaimReference& reference,
@@ -226,17 +241,26 @@ class PolicyEvaluator {
     });
   }
 
-  // The first exception of the policy that waives `rule` on this object, if any.
-  const policy::PolicyException* exception_for(RuleId rule) const {
-    for (const policy::PolicyException& exception : policy_.exceptions) {
-      const bool covers_rule = exception.rules.empty() ||
-                               std::find(exception.rules.begin(), exception.rules.end(), rule) !=
-                                   exception.rules.end();
-      if (covers_rule && matches(exception.match, object_, ref_, templates_)) {
-        return &exception;
+  bool enabled(RuleId rule) const { return action_of(rule) != policy::Action::kOff; }
+
+  // The first exception of the policy that waives `rule` on this object, if any; asked once per
+  // rule, as an object can have a finding for each of thousands of pod templates or constraints.
+  const policy::PolicyException* exception_for(RuleId rule) {
+    std::optional<const policy::PolicyException*>& known =
+        exception_[static_cast<std::size_t>(rule)];
+    if (!known) {
+      known = nullptr;
+      for (const policy::PolicyException& exception : policy_.exceptions) {
+        const bool covers_rule = exception.rules.empty() ||
+                                 std::find(exception.rules.begin(), exception.rules.end(), rule) !=
+                                     exception.rules.end();
+        if (covers_rule && matches(exception.match, object_, ref_, templates_)) {
+          known = &exception;
+          break;
+        }
       }
     }
-    return nullptr;
+    return *known;
   }
 
   void emit(RuleId rule, std::string pointer, std::string message, Json fix = Json::array()) {
@@ -272,6 +296,8 @@ class PolicyEvaluator {
   const k8s::ObjectRef& ref_;
   const std::vector<k8s::PodTemplateLocation>& templates_;
   Evaluation& out_;
+  // by RuleId
+  std::array<std::optional<const policy::PolicyException*>, policy::kRuleCount> exception_;
 };
 
 // Adds `operation` to `patch` unless it is already there. Two policies that fix one claim whose

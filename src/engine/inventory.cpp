@@ -37,7 +37,34 @@ DeviceClassInfo read_device_class(const Json& object, std::string name) {
   return info;
 }
 
+bool is_device_class(const Json& object) {
+  return k8s::api_group(string_member_view(object, "apiVersion")) == "resource.k8s.io" &&
+         string_member_view(object, "kind") == "DeviceClass";
+}
+
 }  // namespace
+
+std::vector<Error> device_class_selector_errors(const Json& object) {
+  std::vector<Error> errors;
+  const Json* spec = is_device_class(object) ? member(object, "spec") : nullptr;
+  const Json* selectors = spec != nullptr ? member(*spec, "selectors") : nullptr;
+  if (selectors == nullptr || !selectors->is_array()) {
+    return errors;
+  }
+  for (std::size_t i = 0; i < selectors->size(); ++i) {
+    const Json* cel = member((*selectors)[i], "cel");
+    if (cel == nullptr) {
+      continue;
+    }
+    auto program = cel::compile(string_member(*cel, "expression"));
+    if (!program) {
+      Error error = program.error();
+      error.location.field = "/spec/selectors/" + std::to_string(i) + "/cel/expression";
+      errors.push_back(std::move(error));
+    }
+  }
+  return errors;
+}
 
 bool Inventory::add(const Json& object) {
   const k8s::ObjectRef ref = k8s::object_ref(object);

@@ -1,5 +1,7 @@
 #include "messages.h"
 
+#include <algorithm>
+
 namespace topoguard::engine::messages {
 
 namespace {
@@ -120,9 +122,11 @@ std::string describe_choice(const k8s::DeviceRequest& request, const k8s::Device
   return name + " (count " + std::to_string(choice.count) + ")";
 }
 
-std::string multi_device(const std::vector<std::string>& offenders,
+std::string multi_device(const std::vector<std::string>& offenders, std::size_t total,
                          const k8s::DeviceConstraint& constraint) {
-  return "constraint on " + constraint.match_attribute + " covers " + join(offenders) +
+  const std::string more =
+      total > offenders.size() ? " and " + std::to_string(total - offenders.size()) + " more" : "";
+  return "constraint on " + constraint.match_attribute + " covers " + join(offenders) + more +
          ": every device of these requests must share one PCIe root, which typical servers "
          "cannot satisfy (one NIC per GPU root), so the claim stays Pending. Use one request per "
          "GPU and per NIC (count 1) and one constraint per GPU/NIC pair";
@@ -163,6 +167,92 @@ std::string unresolved(const std::string& pod_claim, const std::string& kind,
   return "pod claim \"" + pod_claim + "\" references " + kind + " \"" + name +
          "\" in namespace " + namespace_name +
          ", which is not in the input, so its GPU/NIC alignment cannot be checked";
+}
+
+namespace {
+
+std::string count_of(std::size_t count, const char* noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
+// "a, b, c" with at most five names, then "and N more".
+std::string some_names(const std::vector<std::string>& names) {
+  constexpr std::size_t kShown = 5;
+  std::vector<std::string> shown(names.begin(),
+                                 names.begin() + static_cast<std::ptrdiff_t>(
+                                                     std::min(names.size(), kShown)));
+  std::string text = join(shown);
+  if (names.size() > kShown) {
+    text += " and " + std::to_string(names.size() - kShown) + " more";
+  }
+  return text;
+}
+
+const char* shortfall_text(cluster::Shortfall shortfall) {
+  switch (shortfall) {
+    case cluster::Shortfall::kNoSharedValue:
+      return "no value of the attribute is shared by enough devices";
+    case cluster::Shortfall::kAttributeMissing:
+      return "the attribute is missing";
+    case cluster::Shortfall::kNotEnoughDevices:
+      return "not enough devices";
+    case cluster::Shortfall::kAllModeRejected:
+      return "allocationMode All takes a device the constraint rejects";
+    case cluster::Shortfall::kNone:
+      break;
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+std::string unsatisfiable(const cluster::ClaimFeasibility& feasibility, bool what_if) {
+  std::vector<std::string> parts;
+  for (cluster::Shortfall shortfall :
+       {cluster::Shortfall::kNoSharedValue, cluster::Shortfall::kAttributeMissing,
+        cluster::Shortfall::kAllModeRejected, cluster::Shortfall::kNotEnoughDevices}) {
+    const auto nodes = static_cast<std::size_t>(
+        std::count_if(feasibility.nodes.begin(), feasibility.nodes.end(),
+                      [&](const cluster::NodeFeasibility& node) { return node.shortfall == shortfall; }));
+    if (nodes != 0) {
+      parts.push_back(std::string(shortfall_text(shortfall)) + " on " + count_of(nodes, "node"));
+    }
+  }
+  std::string text = what_if ? "the alignment constraint topoguard's fix would add cannot be met "
+                               "by any node, so after the fix its pods would stay Pending: "
+                             : "no node can satisfy this claim, so its pods would stay Pending: ";
+  text += join(parts);
+  if (const cluster::NodeFeasibility* closest = feasibility.closest()) {
+    text += "; closest node " + closest->node + ": " + closest->reason;
+  }
+  if (!feasibility.notes.empty()) {
+    text += " (not modelled: " + join(feasibility.notes) + ")";
+  }
+  return text;
+}
+
+std::string attribute_not_published(const cluster::AttributePublication& publication,
+                                    bool what_if) {
+  std::string text = "driver \"" + publication.driver + "\"";
+  if (!publication.nodes_without.empty()) {
+    const std::size_t total = publication.nodes.size();
+    const std::size_t without = publication.nodes_without.size();
+    text += " publishes no " + publication.attribute + " on the devices request \"" +
+            publication.request + "\" can get, on " +
+            (without == total ? std::string("every node that has them")
+                              : std::to_string(without) + " of the " + count_of(total, "node") +
+                                    " that have them") +
+            " (" + some_names(publication.nodes_without) + ")";
+  }
+  if (!publication.nonstandard_values.empty()) {
+    text += std::string(publication.nodes_without.empty() ? "" : "; it") + " publishes " +
+            publication.attribute + " values not in the form pci<domain>:<bus> (" +
+            some_names(publication.nonstandard_values) +
+            "), as dra-driver-sriov builds before November 2025 did: they never equal a GPU's root";
+  }
+  text += what_if ? ": the constraint topoguard's fix would add can never be met there"
+                  : ": the claim's constraint can never be met there";
+  return text;
 }
 
 }  // namespace topoguard::engine::messages

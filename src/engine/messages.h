@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "topoguard/cluster/feasibility.h"
 #include "topoguard/k8s/claim_view.h"
 
 namespace topoguard::engine::messages {
@@ -30,8 +31,9 @@ using PairList = std::vector<std::pair<std::string, std::string>>;
                                                const std::string& attribute);
 [[nodiscard]] std::string describe_choice(const k8s::DeviceRequest& request,
                                           const k8s::DeviceChoice& choice);
+// `offenders` lists the first of `total` multi-device choices the constraint binds.
 [[nodiscard]] std::string multi_device(const std::vector<std::string>& offenders,
-                                       const k8s::DeviceConstraint& constraint);
+                                       std::size_t total, const k8s::DeviceConstraint& constraint);
 
 // Pod-level messages. `gpu_sources` / `nic_sources` describe where each device comes from,
 // e.g. "extended resource nvidia.com/gpu" or "claim \"pair\" (ResourceClaimTemplate x)".
@@ -45,5 +47,11 @@ using PairList = std::vector<std::pair<std::string, std::string>>;
                                     const std::string& attribute);
 [[nodiscard]] std::string unresolved(const std::string& pod_claim, const std::string& kind,
                                      const std::string& name, const std::string& namespace_name);
+
+// Feasibility against the cluster state; `what_if`: judged on the constraint topoguard's fix
+// would add rather than on the claim's own.
+[[nodiscard]] std::string unsatisfiable(const cluster::ClaimFeasibility& feasibility, bool what_if);
+[[nodiscard]] std::string attribute_not_published(const cluster::AttributePublication& publication,
+                                                  bool what_if);
 
 }  // namespace topoguard::engine::messages

@@ -1,6 +1,9 @@
 #include "topoguard/k8s/claim_view.h"
 
+#include <algorithm>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "topoguard/k8s/object.h"
 
@@ -211,6 +214,57 @@ Result<DeviceConstraint> read_constraint(const Json& constraint, const std::stri
   return view;
 }
 
+// The first name that repeats among `named` (name, pointer of the named object), by document
+// order of the repeat; sorted once, so 10,000 names cost n log n comparisons.
+std::optional<Error> repeated_name(std::vector<std::pair<std::string_view, std::size_t>> named,
+                                   const std::vector<std::string>& pointers, const char* what) {
+  std::stable_sort(named.begin(), named.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::optional<std::size_t> first_repeat;
+  for (std::size_t i = 1; i < named.size(); ++i) {
+    if (named[i].first == named[i - 1].first &&
+        (!first_repeat || named[i].second < *first_repeat)) {
+      first_repeat = named[i].second;
+    }
+  }
+  if (!first_repeat) {
+    return std::nullopt;
+  }
+  return field_error(ErrorCode::kInvalidValue, append_pointer(pointers[*first_repeat], "name"),
+                     std::string(what) + " name is repeated (the API server rejects the claim)");
+}
+
+// Request names are unique in a claim and subrequest names in a request (API validation, which
+// runs after mutating webhooks): the rules match constraint entries to requests by name.
+std::optional<Error> repeated_request_name(const std::vector<DeviceRequest>& requests) {
+  std::vector<std::pair<std::string_view, std::size_t>> named;
+  std::vector<std::string> pointers;
+  named.reserve(requests.size());
+  pointers.reserve(requests.size());
+  for (const DeviceRequest& request : requests) {
+    named.emplace_back(request.name, pointers.size());
+    pointers.push_back(request.pointer);
+  }
+  if (auto error = repeated_name(std::move(named), pointers, "device request")) {
+    return error;
+  }
+  for (const DeviceRequest& request : requests) {
+    if (!request.first_available) {
+      continue;
+    }
+    named.clear();
+    pointers.clear();
+    for (const DeviceChoice& choice : request.choices) {
+      named.emplace_back(choice.subrequest, pointers.size());
+      pointers.push_back(choice.pointer);
+    }
+    if (auto error = repeated_name(std::move(named), pointers, "subrequest")) {
+      return error;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool is_claim_kind_name(std::string_view kind) {
@@ -253,6 +307,9 @@ Result<ClaimSpec> read_claim_spec(const Json& object) {
         return request.error();
       }
       view.requests.push_back(std::move(request).value());
+    }
+    if (auto error = repeated_request_name(view.requests)) {
+      return *error;
     }
   }
   const Json* constraints = nullptr;

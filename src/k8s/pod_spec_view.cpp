@@ -40,29 +40,31 @@ void read_container_resources(const Json& spec, const std::string& spec_pointer,
     const std::string container_pointer =
         append_pointer(append_pointer(spec_pointer, list_name), i);
     const std::string container_name = string_member(container, "name");
-    const std::size_t first = view.extended_resources.size();
+    // A resource in both limits and requests is listed once, from limits. The limits' names are
+    // sorted for that look-up: a container can list 100,000 resources.
+    std::vector<std::string_view> in_limits;
     for (std::string_view section : {"limits", "requests"}) {
       const Json* quantities = member(*resources, section);
       if (quantities == nullptr || !quantities->is_object()) {
         continue;
       }
-      for (const auto& [resource, quantity] : quantities->items()) {
-        if (is_core_resource(resource)) {
+      const bool limits = section == "limits";
+      for (const auto& [resource, quantity] : quantities->get_ref<const Json::object_t&>()) {
+        if (is_core_resource(resource) ||
+            (!limits && std::binary_search(in_limits.begin(), in_limits.end(),
+                                           std::string_view(resource)))) {
           continue;
         }
-        const bool seen = std::any_of(
-            view.extended_resources.begin() + static_cast<std::ptrdiff_t>(first),
-            view.extended_resources.end(),
-            [&name = resource](const ExtendedResourceRequest& known) {
-              return known.resource == name;
-            });
-        if (!seen) {
-          view.extended_resources.push_back(
-              {resource, container_name,
-               append_pointer(append_pointer(append_pointer(container_pointer, "resources"),
-                                             section),
-                              resource)});
+        if (limits) {
+          in_limits.emplace_back(resource);
         }
+        view.extended_resources.push_back(
+            {resource, container_name,
+             append_pointer(append_pointer(append_pointer(container_pointer, "resources"), section),
+                            resource)});
+      }
+      if (limits) {
+        std::sort(in_limits.begin(), in_limits.end());
       }
     }
   }
@@ -110,10 +112,10 @@ std::vector<NetworkAttachment> parse_network_annotation(const std::string& text)
   return networks;
 }
 
-PodSpecView read_pod_spec(const Json& object, const PodTemplateLocation& location) {
+PodSpecView read_pod_spec(const PodTemplateLocation& location) {
   PodSpecView view;
   view.location = location;
-  const Json* spec = find_at(object, location.spec_pointer);
+  const Json* spec = location.spec;
   if (spec == nullptr || !spec->is_object()) {
     return view;
   }
@@ -129,8 +131,7 @@ PodSpecView read_pod_spec(const Json& object, const PodTemplateLocation& locatio
   read_container_resources(*spec, location.spec_pointer, "initContainers", view);
   read_container_resources(*spec, location.spec_pointer, "containers", view);
 
-  const Json* template_object = find_at(object, location.template_pointer);
-  if (template_object != nullptr) {
+  if (const Json* template_object = location.template_object; template_object != nullptr) {
     const Json* metadata = member(*template_object, "metadata");
     const Json* annotations = metadata != nullptr ? member(*metadata, "annotations") : nullptr;
     const Json* networks =

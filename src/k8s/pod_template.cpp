@@ -46,12 +46,18 @@ const WorkloadKind* find_kind(std::string_view group, std::string_view kind) {
   return nullptr;
 }
 
+// A template found by expand(): its pointer and the object itself.
+struct FoundTemplate {
+  std::string pointer;
+  const Json* node;
+};
+
 // Expands `path` (with "*" steps) against `node`, appending existing object matches.
 void expand(const Json& node, std::string_view path, const std::string& prefix,
-            std::vector<std::string>& out) {
+            std::vector<FoundTemplate>& out) {
   if (path.empty()) {
     if (node.is_object()) {
-      out.push_back(prefix);
+      out.push_back({prefix, &node});
     }
     return;
   }
@@ -102,7 +108,7 @@ std::vector<PodTemplateLocation> locate_pod_templates(const Json& object) {
   }
   if (entry->kind == "Pod") {
     if (const Json* spec = member(object, "spec"); spec != nullptr && spec->is_object()) {
-      locations.push_back({"", "/spec"});
+      locations.push_back({"", "/spec", &object, spec});
     }
     return locations;
   }
@@ -110,12 +116,13 @@ std::vector<PodTemplateLocation> locate_pod_templates(const Json& object) {
     if (path.empty()) {
       continue;
     }
-    std::vector<std::string> templates;
+    std::vector<FoundTemplate> templates;
     expand(object, path, "", templates);
-    for (std::string& pointer : templates) {
-      const Json* spec = find_at(object, pointer + "/spec");
+    for (FoundTemplate& found : templates) {
+      const Json* spec = member(*found.node, "spec");
       if (spec != nullptr && spec->is_object()) {
-        locations.push_back({pointer, pointer + "/spec"});
+        std::string spec_pointer = found.pointer + "/spec";
+        locations.push_back({std::move(found.pointer), std::move(spec_pointer), found.node, spec});
       }
     }
   }

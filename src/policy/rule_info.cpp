@@ -37,6 +37,18 @@ constexpr std::array<RuleInfo, kRuleCount> kRuleInfos{{
      "A pod references a ResourceClaim or ResourceClaimTemplate that is not in the audited "
      "input, so its GPU/NIC alignment could not be checked.",
      Action::kAudit, false, Severity::kLow},
+    {RuleId::kUnsatisfiableAlignment, "unsatisfiable-alignment",
+     "No node can satisfy the claim's alignment constraint",
+     "Checked against the cluster's ResourceSlices as the scheduler's allocator would: no node "
+     "can give every request its devices under one value of the alignment attribute, so pods "
+     "using the claim (or the constraint topoguard's fix would add) would stay Pending.",
+     Action::kWarn, false, Severity::kMedium},
+    {RuleId::kAttributeNotPublished, "attribute-not-published",
+     "A requested driver publishes no usable PCIe-root attribute",
+     "A driver whose devices a constrained request can get publishes no alignment attribute on "
+     "some or all nodes, or pcieRoot values not in the form pci<domain>:<bus> (the old "
+     "dra-driver-sriov format), so the constraint can never be met there.",
+     Action::kWarn, false, Severity::kMedium},
 }};
 
 constexpr bool table_in_rule_order() {

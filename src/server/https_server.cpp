@@ -1,23 +1,17 @@
 #include "topoguard/server/https_server.h"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
-
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
 #include <ctime>
-#include <exception>
-#include <future>
 #include <mutex>
 #include <string>
 #include <thread>
 
-#include <httplib.h>
-
+#include "topoguard/admission/admission_review.h"
 #include "topoguard/admission/review_endpoint.h"
+#include "topoguard/server/decision_pool.h"
 #include "topoguard/server/json_log.h"
 #include "topoguard/server/review_decorators.h"
 #include "topoguard/server/tls_context.h"
@@ -27,7 +21,10 @@ namespace topoguard::server {
 namespace {
 
 constexpr const char* kJson = "application/json";
-constexpr std::size_t kMetricsThreads = 4;
+// Without ?timeout= the API server waits 10 s (its default webhook timeout).
+constexpr std::chrono::milliseconds kDefaultReviewTimeout{10'000};
+// Reviews waiting for a pool thread, beyond which new ones get 503 at once.
+constexpr std::size_t kMaxQueuedDecisions = 1024;
 
 std::int64_t now_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(
@@ -62,13 +59,12 @@ std::string plain_error_body(int status, const std::string& message) {
   return body.dump();
 }
 
-// The metrics port's listener thread plus the promise that tells when httplib's listen loop
-// (and with it the drain of every connection) has finished.
-struct Listener {
-  std::thread thread;
-  std::future<void> done;
-  std::atomic<int> fd{-1};
-  int port = 0;
+// What a deferred review shares between its pool task and its fallback: the uid, once the body
+// has been read, so the fallback can answer for it.
+struct PendingReview {
+  std::mutex mutex;
+  std::string uid;  // guarded by mutex
+  bool read = false;  // guarded by mutex
 };
 
 }  // namespace
@@ -81,9 +77,9 @@ struct HttpsServer::Impl {
 
   admission::ReviewEndpoint mutate;
   admission::ReviewEndpoint validate;
-  std::unique_ptr<TlsEventServer> https;
-  std::unique_ptr<httplib::Server> plain;
-  Listener plain_listener;
+  std::unique_ptr<TlsEventServer> https;  // both ports: endpoint 0 webhook, 1 metrics
+  // Declared after `https`, so destroyed first: its tasks answer through the event loops.
+  std::unique_ptr<DecisionPool> pool;
 
   std::atomic<bool> started{false};
   std::atomic<bool> shutting_down{false};
@@ -94,6 +90,7 @@ struct HttpsServer::Impl {
   std::mutex watcher_mutex;
   std::condition_variable watcher_wake;
   bool watcher_stop = false;  // guarded by watcher_mutex
+  bool reload_now = false;    // guarded by watcher_mutex
 
   [[nodiscard]] bool ready() const {
     return !shutting_down && policies->snapshot() != nullptr &&
@@ -138,8 +135,8 @@ struct HttpsServer::Impl {
     return response;
   }
 
-  // The webhook port's routes. Runs on an event-loop thread.
-  HttpResponse route(HttpRequest& request) const {
+  // The webhook port's routes. Runs on an event-loop thread; reviews are decided on the pool.
+  HandlerResult route(HttpRequest& request, Responder responder) const {
     const bool is_mutate = request.path == "/mutate";
     if (is_mutate || request.path == "/validate") {
       if (request.method != "POST") {
@@ -147,29 +144,95 @@ struct HttpsServer::Impl {
         response.headers.emplace_back("Allow", "POST");
         return response;
       }
-      admission::ReviewCall call;
-      call.body = request.body;
-      if (const std::optional<std::string> timeout = request.query_param("timeout")) {
-        if (auto limit = admission::parse_timeout(*timeout)) {
-          call.deadline = std::chrono::steady_clock::now() + *limit;
-        }
-      }
-      admission::ReviewReply reply = (is_mutate ? mutate : validate)(call);
-      HttpResponse response;
-      response.status = reply.http_status;
-      response.content_type = kJson;
-      response.body = std::move(reply.body);
-      return response;
+      return defer_review(is_mutate ? mutate : validate, request, std::move(responder));
     }
     if (request.path == "/healthz" || request.path == "/readyz") {
+      return health_route(request);
+    }
+    return json_error(404, "no route for " + request.method + " " + request.path);
+  }
+
+  [[nodiscard]] HttpResponse health_route(const HttpRequest& request) const {
+    if (request.method != "GET" && request.method != "HEAD") {
+      HttpResponse response = json_error(405, request.method + " is not allowed; use GET");
+      response.headers.emplace_back("Allow", "GET, HEAD");
+      return response;
+    }
+    return health(request.path);
+  }
+
+  // The metrics port's routes: plain HTTP for Prometheus and kubelet probes.
+  HandlerResult metrics_route(HttpRequest& request, const Responder&) const {
+    if (request.path == "/healthz" || request.path == "/readyz") {
+      return health_route(request);
+    }
+    if (request.path == "/metrics") {
       if (request.method != "GET" && request.method != "HEAD") {
         HttpResponse response = json_error(405, request.method + " is not allowed; use GET");
         response.headers.emplace_back("Allow", "GET, HEAD");
         return response;
       }
-      return health(request.path);
+      HttpResponse response;
+      response.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      response.body = metrics->render();
+      return response;
     }
     return json_error(404, "no route for " + request.method + " " + request.path);
+  }
+
+  // Hands the review to the pool; the loop answers with the failure mode if the decision is
+  // not ready shortly before the API server's ?timeout= runs out (it gives up at the timeout).
+  HandlerResult defer_review(const admission::ReviewEndpoint& endpoint, HttpRequest& request,
+                             Responder responder) const {
+    std::chrono::milliseconds timeout = kDefaultReviewTimeout;
+    if (const std::optional<std::string> text = request.query_param("timeout")) {
+      if (auto parsed = admission::parse_timeout(*text)) {
+        timeout = *parsed;
+      }
+    }
+    const auto now = std::chrono::steady_clock::now();
+    auto pending = std::make_shared<PendingReview>();
+    auto task = [&endpoint, pending, responder = std::move(responder),
+                 body = std::move(request.body), deadline = now + timeout]() {
+      admission::ReviewCall call;
+      call.body = body;
+      call.deadline = deadline;
+      call.on_read = [&pending](const admission::RequestSummary& summary) {
+        std::lock_guard lock(pending->mutex);
+        pending->uid = summary.uid;
+        pending->read = true;
+      };
+      admission::ReviewReply reply = endpoint(call);
+      HttpResponse response;
+      response.status = reply.http_status;
+      response.content_type = kJson;
+      response.body = std::move(reply.body);
+      responder(std::move(response));
+    };
+    if (!pool->submit(std::move(task))) {
+      log_event(LogLevel::kWarn, "admission request refused: every decision thread is busy");
+      return json_error(503, "too many reviews are waiting for a decision; retry");
+    }
+    DeferredAnswer deferred;
+    deferred.answer_by = now + timeout * 9 / 10;
+    deferred.fallback = [pending, mode = options.failure_mode]() {
+      std::lock_guard lock(pending->mutex);
+      Json fields = Json::object();
+      fields["uid"] = pending->uid;
+      log_event(LogLevel::kWarn, "admission decision not ready in time; answering with the failure mode",
+                fields);
+      if (!pending->read) {
+        return json_error(503, "the review was not read before the request's timeout");
+      }
+      HttpResponse response;
+      response.content_type = kJson;
+      response.body = admission::to_admission_review_json(
+          admission::failure_response(pending->uid, mode,
+                                      "the decision took longer than the request's timeout")
+              .response);
+      return response;
+    };
+    return deferred;
   }
 
   // Requests the webhook port refuses before routing (malformed HTTP, too large, handler
@@ -184,15 +247,27 @@ struct HttpsServer::Impl {
       reply.http_status = 413;
       metrics->record_review(path.substr(1), reply, 0.0);
       log_event(LogLevel::kWarn, "admission request rejected", fields);
-    } else if (status >= 500) {
+    } else if (status == 500) {
       log_event(LogLevel::kError, "request handler failed", fields);
+    } else if (status == 503) {
+      log_event(LogLevel::kWarn, "request refused: server overloaded", fields);
+    } else if (status != 400) {
+      // 408, 413, 417, 431, 501, 505: the client's doing, not an internal failure.
+      log_event(LogLevel::kInfo, "request rejected", fields);
     } else if (log_enabled(LogLevel::kDebug)) {
       log_event(LogLevel::kDebug, "malformed request rejected", fields);
     }
-    return json_error(status, status >= 500 ? std::string("internal error") : message);
+    return json_error(status, status == 500 ? std::string("internal error") : message);
   }
 
-  Status start_https() {
+  // The metrics port refuses what it cannot read without logging it as a failure.
+  static HttpResponse refuse_plain(int status, const std::string& message, const std::string&) {
+    return json_error(status, status == 500 ? std::string("internal error") : message);
+  }
+
+  // Both ports on one TlsEventServer: the webhook over TLS, the metrics port in plain HTTP,
+  // with the same limits and timeouts.
+  Status start_ports() {
     SslCtxPtr context(SSL_CTX_new(TLS_server_method()));
     if (!context) {
       Error error;
@@ -204,7 +279,6 @@ struct HttpsServer::Impl {
       return status;
     }
     EventServerOptions event_options;
-    event_options.listen = options.listen;
     event_options.threads = options.threads;
     event_options.listen_backlog = options.listen_backlog;
     event_options.read_timeout = options.read_timeout;
@@ -215,93 +289,47 @@ struct HttpsServer::Impl {
     event_options.max_buffered_bytes = options.max_buffered_bytes;
     mutate = make_endpoint("mutate", admission::Mode::kMutate);
     validate = make_endpoint("validate", admission::Mode::kValidate);
-    https = std::make_unique<TlsEventServer>(
-        event_options, std::move(context),
-        [this](HttpRequest& request) { return route(request); },
-        [this](int status, const std::string& message, const std::string& path) {
-          return refuse(status, message, path);
-        });
+
+    std::vector<EventEndpoint> endpoints(2);
+    endpoints[0].name = "webhook";
+    endpoints[0].listen = options.listen;
+    endpoints[0].context = std::move(context);
+    endpoints[0].handler = [this](HttpRequest& request, Responder responder) {
+      return route(request, std::move(responder));
+    };
+    endpoints[0].on_error = [this](int status, const std::string& message,
+                                   const std::string& path) {
+      return refuse(status, message, path);
+    };
+    endpoints[0].max_connections = options.max_connections;
+    endpoints[1].name = "metrics";
+    endpoints[1].listen = options.metrics_listen;
+    endpoints[1].handler = [this](HttpRequest& request, Responder responder) {
+      return metrics_route(request, responder);
+    };
+    endpoints[1].on_error = &Impl::refuse_plain;
+    endpoints[1].max_connections = options.metrics_max_connections;
+
+    const std::size_t threads = options.threads > 0
+                                    ? options.threads
+                                    : std::max<std::size_t>(1, std::thread::hardware_concurrency());
+    pool = std::make_unique<DecisionPool>(threads, kMaxQueuedDecisions);
+    https = std::make_unique<TlsEventServer>(event_options, std::move(endpoints));
     if (Status status = https->bind(); !status) {
       return status;
     }
     return https->start();
   }
 
-  // The metrics port: plain HTTP on cpp-httplib (Prometheus scrapes and kubelet probes).
-  Status start_plain() {
-    plain = std::make_unique<httplib::Server>();
-    httplib::Server& server = *plain;
-    server.new_task_queue = [] { return new httplib::ThreadPool(kMetricsThreads); };
-    server.set_tcp_nodelay(true);
-    server.set_read_timeout(options.read_timeout.count(), 0);
-    server.set_write_timeout(options.write_timeout.count(), 0);
-    server.set_keep_alive_timeout(options.keep_alive_timeout.count());
-    // Replaces httplib's default options (SO_REUSEADDR + SO_REUSEPORT): no REUSEPORT, so a
-    // second instance cannot silently share the port. Remembers the listening socket so its
-    // backlog can be raised after bind (httplib compiles in a backlog of 5).
-    server.set_socket_options([this](socket_t sock) {
-      int yes = 1;
-      ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-      ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
-      plain_listener.fd = sock;
-    });
-    server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-      const std::string message = res.status == 404
-                                      ? "no route for " + req.method + " " + req.path
-                                      : std::string("request failed");
-      res.set_content(plain_error_body(res.status, message), kJson);
-    });
-    for (const char* path : {"/healthz", "/readyz"}) {
-      server.Get(path, [this](const httplib::Request& req, httplib::Response& res) {
-        HttpResponse response = health(req.path);
-        res.status = response.status;
-        res.set_content(std::move(response.body), response.content_type.c_str());
-      });
-    }
-    server.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-      res.set_content(metrics->render(), "text/plain; version=0.0.4; charset=utf-8");
-    });
-
-    const HostPort& address = options.metrics_listen;
-    if (!server.bind_to_port(address.host, address.port)) {
-      Error error;
-      error.code = ErrorCode::kIo;
-      error.message = "cannot listen on " + address.host + ":" + std::to_string(address.port) +
-                      " (metrics)";
-      return error;
-    }
-    const int fd = plain_listener.fd;
-    // Linux applies a second listen() to a listening socket as a new backlog.
-    ::listen(fd, options.listen_backlog);
-    sockaddr_storage bound{};
-    socklen_t length = sizeof(bound);
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length) == 0) {
-      if (bound.ss_family == AF_INET) {
-        plain_listener.port = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-      } else if (bound.ss_family == AF_INET6) {
-        plain_listener.port = ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
-      }
-    }
-    std::promise<void> finished;
-    plain_listener.done = finished.get_future();
-    plain_listener.thread = std::thread([&server, finished = std::move(finished)]() mutable {
-      server.listen_after_bind();
-      finished.set_value();
-    });
-    // httplib's stop() is a no-op until the listen loop runs; wait so shutdown() cannot race.
-    for (int i = 0; i < 5000 && !server.is_running(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return Ok{};
-  }
-
   void watch() {
     std::unique_lock lock(watcher_mutex);
     while (!watcher_stop) {
-      watcher_wake.wait_for(lock, options.reload_interval);
+      watcher_wake.wait_for(lock, options.reload_interval,
+                            [this] { return watcher_stop || reload_now; });
       if (watcher_stop) {
         break;
       }
+      reload_now = false;
       lock.unlock();
       poll_once();
       lock.lock();
@@ -340,16 +368,6 @@ struct HttpsServer::Impl {
     }
   }
 
-  bool join_plain_within(std::chrono::steady_clock::time_point deadline) {
-    if (!plain_listener.thread.joinable()) {
-      return true;
-    }
-    if (plain_listener.done.wait_until(deadline) != std::future_status::ready) {
-      return false;
-    }
-    plain_listener.thread.join();
-    return true;
-  }
 };
 
 HttpsServer::HttpsServer(ServerOptions options, std::shared_ptr<CertReloader> certs,
@@ -363,13 +381,9 @@ HttpsServer::HttpsServer(ServerOptions options, std::shared_ptr<CertReloader> ce
 }
 
 HttpsServer::~HttpsServer() {
-  if (!shutdown()) {
-    // The metrics port's connections outlived the grace period; its threads reference the
-    // server, so it must not be destroyed under them. (The webhook port's destructor closes
-    // whatever its event loops still hold.)
-    if (impl_->plain_listener.thread.joinable()) {
-      impl_->plain_listener.thread.join();
-    }
+  shutdown();  // whatever the event loops still hold is closed by their destructor
+  if (impl_->pool) {
+    impl_->pool->stop();
   }
 }
 
@@ -379,10 +393,7 @@ Status HttpsServer::start() {
   // writes with write(2), not send(MSG_NOSIGNAL)).
   std::signal(SIGPIPE, SIG_IGN);
   impl.metrics->set_certificate_not_after(impl.certs->current()->not_after());
-  if (Status status = impl.start_https(); !status) {
-    return status;
-  }
-  if (Status status = impl.start_plain(); !status) {
+  if (Status status = impl.start_ports(); !status) {
     return status;
   }
   impl.watcher = std::thread([&impl] { impl.watch(); });
@@ -391,7 +402,8 @@ Status HttpsServer::start() {
   Json fields = Json::object();
   fields["listen"] = impl.options.listen.host + ":" + std::to_string(impl.https->port());
   fields["metrics_listen"] =
-      impl.options.metrics_listen.host + ":" + std::to_string(impl.plain_listener.port);
+      impl.options.metrics_listen.host + ":" + std::to_string(impl.https->port(1));
+  fields["max_connections"] = impl.options.max_connections;
   fields["failure_mode"] = admission::failure_mode_name(impl.options.failure_mode);
   fields["policies"] = impl.policies->snapshot()->policies().size();
   fields["client_ca"] = !impl.options.client_ca.empty();
@@ -399,9 +411,17 @@ Status HttpsServer::start() {
   return Ok{};
 }
 
+void HttpsServer::reload() {
+  {
+    std::lock_guard lock(impl_->watcher_mutex);
+    impl_->reload_now = true;
+  }
+  impl_->watcher_wake.notify_all();
+}
+
 int HttpsServer::port() const { return impl_->https ? impl_->https->port() : 0; }
 
-int HttpsServer::metrics_port() const { return impl_->plain_listener.port; }
+int HttpsServer::metrics_port() const { return impl_->https ? impl_->https->port(1) : 0; }
 
 bool HttpsServer::ready() const { return impl_->started && impl_->ready(); }
 
@@ -428,13 +448,10 @@ bool HttpsServer::shutdown() {
   if (impl.watcher.joinable()) {
     impl.watcher.join();
   }
-  impl.plain->stop();
-  const bool metrics_drained = impl.join_plain_within(deadline);
-
   Json fields = Json::object();
-  fields["drained"] = drained && metrics_drained;
+  fields["drained"] = drained;
   log_event(drained ? LogLevel::kInfo : LogLevel::kWarn, "shut down", fields);
-  return drained && metrics_drained;
+  return drained;
 }
 
 }  // namespace topoguard::server

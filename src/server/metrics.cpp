@@ -1,8 +1,10 @@
 #include "topoguard/server/metrics.h"
 
-#include <cctype>
 #include <cstdio>
 #include <vector>
+
+#include "topoguard/k8s/claim_view.h"
+#include "topoguard/k8s/pod_template.h"
 
 namespace topoguard::server {
 namespace {
@@ -13,16 +15,22 @@ std::string format_double(double value) {
   return buffer;
 }
 
-bool is_simple_name(std::string_view text) {
-  if (text.empty() || text.size() > 63) {
-    return false;
+// Label values come from fixed sets, whatever the request says: one series per distinct value
+// sent would let any client grow /metrics without bound.
+std::string kind_label(const std::string& kind) {
+  if (kind.empty() || k8s::is_workload_kind_name(kind) || k8s::is_claim_kind_name(kind)) {
+    return kind;
   }
-  for (const char c : text) {
-    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '-' && c != '_' && c != '.') {
-      return false;
+  return "other";
+}
+
+std::string operation_label(const std::string& operation) {
+  for (const char* known : {"", "CREATE", "UPDATE", "DELETE", "CONNECT"}) {
+    if (operation == known) {
+      return operation;
     }
   }
-  return true;
+  return "other";
 }
 
 std::string decision_label(const admission::ReviewReply& reply) {
@@ -64,17 +72,8 @@ void Metrics::record_review(std::string_view endpoint, const admission::ReviewRe
   // Labels and keys are built before the lock, which every worker takes once per request: with
   // 64 connections on two cores, a worker preempted inside a long critical section (string
   // allocations) stalls all the others.
-  std::string kind = reply.request.kind;
-  const bool simple_kind = is_simple_name(kind);
-  if (!simple_kind) {
-    kind = kind.empty() ? "" : "other";
-  }
-  std::string operation = reply.request.operation;
-  if (!is_simple_name(operation)) {
-    operation = operation.empty() ? "" : "other";
-  }
-  RequestKey request_key{std::string(endpoint), std::move(kind), std::move(operation),
-                         decision_label(reply)};
+  RequestKey request_key{std::string(endpoint), kind_label(reply.request.kind),
+                         operation_label(reply.request.operation), decision_label(reply)};
   std::string latency_key(endpoint);
   std::size_t bucket = kLatencyBuckets.size();
   for (std::size_t i = 0; i < kLatencyBuckets.size(); ++i) {
@@ -91,14 +90,6 @@ void Metrics::record_review(std::string_view endpoint, const admission::ReviewRe
   }
 
   std::lock_guard lock(mutex_);
-  std::string& kind_label = std::get<1>(request_key);
-  if (simple_kind && kinds_seen_.find(kind_label) == kinds_seen_.end()) {
-    if (kinds_seen_.size() >= kMaxKindLabels) {
-      kind_label = "other";
-    } else {
-      kinds_seen_.emplace(kind_label, 0);
-    }
-  }
   ++requests_[std::move(request_key)];
   Histogram& histogram = latency_[std::move(latency_key)];
   if (bucket < histogram.buckets.size()) {

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
+#include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -35,6 +36,9 @@ constexpr auto kTick = std::chrono::milliseconds(250);  // timeout sweep and acc
 constexpr auto kLingerTime = std::chrono::seconds(2);
 constexpr auto kAcceptPause = std::chrono::milliseconds(100);
 constexpr std::size_t kKeptBufferCapacity = 64 * 1024;  // per idle connection
+// After this many connections have closed, freed memory is handed back to the system (glibc
+// keeps freed heap otherwise: a flood of 20,000 TLS connections would stay in RSS).
+constexpr std::size_t kClosesBetweenTrims = 256;
 
 const char* reason_phrase(int status) {
   switch (status) {
@@ -92,20 +96,32 @@ void log_errno(LogLevel level, const char* message, int error) {
   log_event(level, message, fields);
 }
 
-enum class Phase { kHandshake, kReading, kWriting, kLingering };
+enum class Phase { kHandshake, kReading, kDeciding, kWriting, kLingering };
+
+// A bound port and what serves it.
+struct Listener {
+  EventEndpoint endpoint;
+  int fd = -1;
+  int port = 0;
+  std::atomic<std::size_t> open{0};  // connections of this endpoint
+};
 
 struct Connection {
-  Connection(int socket, SSL* tls, const HttpParseLimits& limits)
-      : fd(socket), ssl(tls), parser(limits) {}
+  Connection(int socket, SSL* tls, Listener& port, const HttpParseLimits& limits)
+      : fd(socket), ssl(tls), listener(port), parser(limits) {
+    ++listener.open;
+  }
   ~Connection() {
     SSL_free(ssl);
     ::close(fd);
+    --listener.open;
   }
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
   int fd;
-  SSL* ssl;
+  SSL* ssl;  // nullptr on a plain-HTTP endpoint
+  Listener& listener;
   Phase phase = Phase::kHandshake;
   std::string in;    // received request bytes; those before in_start are consumed
   std::size_t in_start = 0;
@@ -117,6 +133,13 @@ struct Connection {
   bool request_started = false;  // bytes of the next request have arrived: its deadline runs
   bool close_after_write = false;
   std::size_t served = 0;
+  // While a decision is pending (Phase::kDeciding): its number, when the fallback answers, and
+  // how the answer is to be sent.
+  std::uint64_t decision = 0;
+  std::function<HttpResponse()> fallback;
+  bool answer_head_only = false;
+  bool answer_keep_alive = false;
+  int answer_minor_version = 1;
   std::size_t buffered = 0;  // unconsumed and parser-held bytes counted in the server's total
   Clock::time_point deadline;
   std::uint32_t interest = EPOLLIN;
@@ -129,16 +152,12 @@ struct TlsEventServer::Impl {
   class Worker;
 
   EventServerOptions options;
-  SslCtxPtr context;
-  HttpHandler handler;
-  HttpErrorResponder on_error;
-
-  int listen_fd = -1;
-  int port = 0;
+  std::vector<std::unique_ptr<Listener>> listeners;
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<std::thread> threads;
   std::atomic<std::size_t> next_worker{0};
   std::atomic<std::size_t> buffered_bytes{0};  // request bytes held by all connections
+  std::atomic<std::size_t> closes_since_trim{0};
 
   // Held while accepting, so drain() can take the listener away between two accepts.
   std::mutex accept_mutex;
@@ -152,7 +171,15 @@ struct TlsEventServer::Impl {
 
   // Hands an accepted socket to the next worker, round robin (accepting is rare; requests are
   // not, so spreading connections evenly spreads the work).
-  void dispatch(int fd, Worker& acceptor);
+  void dispatch(int fd, Listener& listener, Worker& acceptor);
+  [[nodiscard]] Listener* listener_of(const void* tag) const {
+    for (const auto& listener : listeners) {
+      if (tag == listener.get()) {
+        return listener.get();
+      }
+    }
+    return nullptr;
+  }
   void worker_finished();
   void stop_workers();
 };
@@ -161,7 +188,7 @@ class TlsEventServer::Impl::Worker {
  public:
   explicit Worker(Impl& server) : server_(server) {}
   ~Worker() {
-    for (const int fd : inbox_) {
+    for (const auto& [fd, listener] : inbox_) {
       ::close(fd);
     }
     if (wake_fd_ >= 0) {
@@ -190,10 +217,20 @@ class TlsEventServer::Impl::Worker {
   }
 
   // From any thread: adopt this accepted socket.
-  void post(int fd) {
+  void post(int fd, Listener& listener) {
     {
       std::lock_guard lock(inbox_mutex_);
-      inbox_.push_back(fd);
+      inbox_.emplace_back(fd, &listener);
+    }
+    wake();
+  }
+
+  // From any thread: the answer to decision `decision` (dropped if its connection is gone or
+  // has already been answered by the fallback).
+  void post_answer(std::uint64_t decision, HttpResponse response) {
+    {
+      std::lock_guard lock(inbox_mutex_);
+      answers_.emplace_back(decision, std::move(response));
     }
     wake();
   }
@@ -206,24 +243,32 @@ class TlsEventServer::Impl::Worker {
   // Called by drain() under the accept mutex.
   void forget_listener() {
     if (listening_) {
-      ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, server_.listen_fd, nullptr);
+      for (const auto& listener : server_.listeners) {
+        ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listener->fd, nullptr);
+      }
       listening_ = false;
     }
   }
 
-  void adopt(int fd) {
+  void adopt(int fd, Listener& listener) {
     const int yes = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
-    SSL* ssl = SSL_new(server_.context.get());
-    if (ssl == nullptr || SSL_set_fd(ssl, fd) != 1) {
-      SSL_free(ssl);
-      ::close(fd);
-      ERR_clear_error();
-      log_event(LogLevel::kError, "cannot create a TLS session for a new connection");
-      return;
+    SSL* ssl = nullptr;
+    if (listener.endpoint.context) {
+      ssl = SSL_new(listener.endpoint.context.get());
+      if (ssl == nullptr || SSL_set_fd(ssl, fd) != 1) {
+        SSL_free(ssl);
+        ::close(fd);
+        ERR_clear_error();
+        log_event(LogLevel::kError, "cannot create a TLS session for a new connection");
+        return;
+      }
+      SSL_set_accept_state(ssl);
     }
-    SSL_set_accept_state(ssl);
-    auto connection = std::make_unique<Connection>(fd, ssl, server_.options.limits);
+    auto connection = std::make_unique<Connection>(fd, ssl, listener, server_.options.limits);
+    if (ssl == nullptr) {
+      connection->phase = Phase::kReading;
+    }
     connection->deadline = Clock::now() + server_.options.read_timeout;
     epoll_event event{};
     event.events = EPOLLIN;
@@ -250,11 +295,14 @@ class TlsEventServer::Impl::Worker {
         void* tag = events[i].data.ptr;
         if (tag == &wake_fd_) {
           on_wake();
-        } else if (tag == &server_.listen_fd) {
-          accept_ready();
+        } else if (Listener* listener = server_.listener_of(tag)) {
+          accept_ready(*listener);
         } else {
           auto* connection = static_cast<Connection*>(tag);
-          if (!connection->closed) {
+          if (connection->phase == Phase::kDeciding) {
+            // Only a hang-up is reported while a decision is pending: nobody to answer.
+            close(*connection);
+          } else if (!connection->closed) {
             // A hang-up or error is "readable" too: the failing read closes the connection.
             connection->readable = connection->readable ||
                                    (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0;
@@ -288,12 +336,16 @@ class TlsEventServer::Impl::Worker {
   }
 
   bool listen() {
-    epoll_event event{};
-    // EPOLLEXCLUSIVE: one waiting worker is woken per new connection, not all of them.
-    event.events = EPOLLIN | EPOLLEXCLUSIVE;
-    event.data.ptr = &server_.listen_fd;
-    listening_ = ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, server_.listen_fd, &event) == 0;
-    return listening_;
+    bool all = true;
+    for (const auto& listener : server_.listeners) {
+      epoll_event event{};
+      // EPOLLEXCLUSIVE: one waiting worker is woken per new connection, not all of them.
+      event.events = EPOLLIN | EPOLLEXCLUSIVE;
+      event.data.ptr = listener.get();
+      all = ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listener->fd, &event) == 0 && all;
+    }
+    listening_ = all;
+    return all;
   }
 
   bool inbox_empty() {
@@ -304,25 +356,39 @@ class TlsEventServer::Impl::Worker {
   void on_wake() {
     std::uint64_t count = 0;
     [[maybe_unused]] const ssize_t got = ::read(wake_fd_, &count, sizeof(count));
-    std::vector<int> fds;
+    std::vector<std::pair<int, Listener*>> fds;
+    std::vector<std::pair<std::uint64_t, HttpResponse>> answers;
     {
       std::lock_guard lock(inbox_mutex_);
       fds.swap(inbox_);
+      answers.swap(answers_);
     }
-    for (const int fd : fds) {
-      adopt(fd);
+    for (const auto& [fd, listener] : fds) {
+      adopt(fd, *listener);
+    }
+    for (auto& [decision, response] : answers) {
+      const auto waiting = deciding_.find(decision);
+      if (waiting != deciding_.end()) {
+        Connection& connection = *waiting->second;
+        deliver(connection, response);
+        advance(connection);
+      }
     }
   }
 
-  void accept_ready() {
+  void accept_ready(Listener& listener) {
     std::lock_guard lock(server_.accept_mutex);
     if (!listening_) {
       return;  // drain() took the listener away after this event was queued
     }
     for (int i = 0; i < kAcceptsPerWakeup; ++i) {
-      const int fd = ::accept4(server_.listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      const int fd = ::accept4(listener.fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd >= 0) {
-        server_.dispatch(fd, *this);
+        if (listener.open.load() >= listener.endpoint.max_connections) {
+          ::close(fd);  // over the cap: closing costs less than any answer
+          continue;
+        }
+        server_.dispatch(fd, listener, *this);
         continue;
       }
       if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) {
@@ -350,9 +416,23 @@ class TlsEventServer::Impl::Worker {
       }
     }
     for (auto& [key, connection] : connections_) {
-      if (!connection->closed && now >= connection->deadline) {
-        close(*connection);  // handshake, request, response or idle period ran out
+      if (connection->closed || now < connection->deadline) {
+        continue;
       }
+      if (connection->phase == Phase::kDeciding) {
+        HttpResponse fallback = connection->fallback();
+        deliver(*connection, fallback);
+        advance(*connection);
+      } else if (connection->phase == Phase::kReading && connection->request_started) {
+        time_out(*connection);
+        advance(*connection);
+      } else {
+        close(*connection);  // handshake, response, linger or idle period ran out
+      }
+    }
+    if (server_.closes_since_trim.load() >= kClosesBetweenTrims &&
+        server_.closes_since_trim.exchange(0) >= kClosesBetweenTrims) {
+      ::malloc_trim(0);
     }
   }
 
@@ -368,7 +448,11 @@ class TlsEventServer::Impl::Worker {
       return;
     }
     connection.closed = true;
+    if (connection.phase == Phase::kDeciding) {
+      deciding_.erase(connection.decision);
+    }
     drop_input(connection);
+    ++server_.closes_since_trim;
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, connection.fd, nullptr);
     closed_.push_back(&connection);
     ERR_clear_error();  // leave no error of this connection to the next one on this thread
@@ -386,6 +470,19 @@ class TlsEventServer::Impl::Worker {
       return;
     }
     connection.interest = events;
+  }
+
+  // After a plain read or write that did not complete: wait for the socket, or give up on it.
+  bool await_socket(Connection& connection, std::uint32_t events) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+      if (events == EPOLLIN) {
+        connection.readable = false;
+      }
+      watch(connection, events);
+      return false;
+    }
+    close(connection);
+    return false;
   }
 
   // After an OpenSSL call that did not complete: wait for the socket, or give up on it.
@@ -414,6 +511,9 @@ class TlsEventServer::Impl::Worker {
           break;
         case Phase::kReading:
           progressed = step_read(connection);
+          break;
+        case Phase::kDeciding:
+          progressed = false;  // the answer comes from on_wake() or the fallback
           break;
         case Phase::kWriting:
           progressed = step_write(connection);
@@ -461,14 +561,27 @@ class TlsEventServer::Impl::Worker {
       }
     }
     // Without this check every response would cost a read(2) that finds nothing.
-    if (!connection.readable && SSL_has_pending(connection.ssl) == 0) {
+    if (!connection.readable && (connection.ssl == nullptr || SSL_has_pending(connection.ssl) == 0)) {
       watch(connection, EPOLLIN);
       return false;
     }
-    ERR_clear_error();
-    const int received = SSL_read(connection.ssl, scratch_, static_cast<int>(sizeof(scratch_)));
-    if (received <= 0) {
-      return await_tls(connection, received);
+    int received = 0;
+    if (connection.ssl != nullptr) {
+      ERR_clear_error();
+      received = SSL_read(connection.ssl, scratch_, static_cast<int>(sizeof(scratch_)));
+      if (received <= 0) {
+        return await_tls(connection, received);
+      }
+    } else {
+      const ssize_t got = ::recv(connection.fd, scratch_, sizeof(scratch_), 0);
+      if (got == 0) {
+        close(connection);
+        return false;
+      }
+      if (got < 0) {
+        return await_socket(connection, EPOLLIN);
+      }
+      received = static_cast<int>(got);
     }
     if (!connection.request_started) {
       // The whole request, however it trickles in, must arrive within the read timeout.
@@ -500,7 +613,7 @@ class TlsEventServer::Impl::Worker {
   }
 
   void refuse_overload(Connection& connection) {
-    HttpResponse response = server_.on_error(
+    HttpResponse response = connection.listener.endpoint.on_error(
         503, "the server holds too many request bytes right now; retry", connection.parser.path());
     render_response(response, false, false, 1, connection.out);
     drop_input(connection);
@@ -517,19 +630,23 @@ class TlsEventServer::Impl::Worker {
 
   void respond(Connection& connection) {
     HttpRequest& request = connection.parser.request();
-    const bool keep_alive = request.keep_alive && !server_.draining &&
-                            connection.served + 1 < server_.options.keep_alive_max_requests;
-    HttpResponse response;
+    connection.answer_keep_alive = request.keep_alive && !server_.draining &&
+                                   connection.served + 1 < server_.options.keep_alive_max_requests;
+    connection.answer_head_only = request.method == "HEAD";
+    connection.answer_minor_version = request.minor_version;
+    const std::uint64_t decision = ++decisions_;
+    Responder responder = [this, decision](HttpResponse response) {
+      post_answer(decision, std::move(response));
+    };
+    HandlerResult result;
+    const HttpErrorResponder& on_error = connection.listener.endpoint.on_error;
     try {
-      response = server_.handler(request);
+      result = connection.listener.endpoint.handler(request, std::move(responder));
     } catch (const std::exception& error) {
-      response = server_.on_error(500, std::string("internal error: ") + error.what(),
-                                  request.path);
+      result = on_error(500, std::string("internal error: ") + error.what(), request.path);
     } catch (...) {
-      response = server_.on_error(500, "internal error", request.path);
+      result = on_error(500, "internal error", request.path);
     }
-    render_response(response, request.method == "HEAD", keep_alive, request.minor_version,
-                    connection.out);
     if (connection.in_start == connection.in.size()) {
       connection.in.clear();
       connection.in_start = 0;
@@ -541,14 +658,43 @@ class TlsEventServer::Impl::Worker {
     count_buffered(connection);
     connection.continue_sent = false;
     connection.request_started = connection.in.size() > connection.in_start;
-    connection.readable = false;  // more bytes, if any, are signalled by epoll or pending
     ++connection.served;
-    start_writing(connection, keep_alive);
+    if (auto* deferred = std::get_if<DeferredAnswer>(&result)) {
+      connection.phase = Phase::kDeciding;
+      connection.decision = decision;
+      connection.fallback = std::move(deferred->fallback);
+      connection.deadline = deferred->answer_by;
+      deciding_.emplace(decision, &connection);
+      watch(connection, 0);  // pipelined bytes wait in the socket until the answer is sent
+      return;
+    }
+    deliver(connection, std::get<HttpResponse>(result));
+  }
+
+  // Sends the answer to the request the connection has been waiting on.
+  void deliver(Connection& connection, const HttpResponse& response) {
+    if (connection.phase == Phase::kDeciding) {
+      deciding_.erase(connection.decision);
+      connection.fallback = nullptr;
+    }
+    render_response(response, connection.answer_head_only, connection.answer_keep_alive,
+                    connection.answer_minor_version, connection.out);
+    connection.readable = true;  // more bytes, if any, came while the request was answered
+    start_writing(connection, connection.answer_keep_alive);
+  }
+
+  // A request that has not fully arrived within the read timeout: 408, then close.
+  void time_out(Connection& connection) {
+    HttpResponse response = connection.listener.endpoint.on_error(
+        408, "the request did not arrive within the read timeout", connection.parser.path());
+    render_response(response, false, false, 1, connection.out);
+    drop_input(connection);
+    start_writing(connection, false);
   }
 
   // A request the parser refused: answer it, then close (what follows it cannot be trusted).
   void reject(Connection& connection) {
-    HttpResponse response = server_.on_error(connection.parser.error_status(),
+    HttpResponse response = connection.listener.endpoint.on_error(connection.parser.error_status(),
                                              connection.parser.error_message(),
                                              connection.parser.path());
     render_response(response, false, false, 1, connection.out);
@@ -564,12 +710,21 @@ class TlsEventServer::Impl::Worker {
   }
 
   bool step_write(Connection& connection) {
-    ERR_clear_error();
-    const int written =
-        SSL_write(connection.ssl, connection.out.data() + connection.out_sent,
-                  static_cast<int>(connection.out.size() - connection.out_sent));
-    if (written <= 0) {
-      return await_tls(connection, written);
+    const char* data = connection.out.data() + connection.out_sent;
+    const std::size_t size = connection.out.size() - connection.out_sent;
+    int written = 0;
+    if (connection.ssl != nullptr) {
+      ERR_clear_error();
+      written = SSL_write(connection.ssl, data, static_cast<int>(size));
+      if (written <= 0) {
+        return await_tls(connection, written);
+      }
+    } else {
+      const ssize_t sent = ::send(connection.fd, data, size, MSG_NOSIGNAL);
+      if (sent < 0) {
+        return await_socket(connection, EPOLLOUT);
+      }
+      written = static_cast<int>(sent);
     }
     connection.out_sent += static_cast<std::size_t>(written);
     if (connection.out_sent < connection.out.size()) {
@@ -594,8 +749,11 @@ class TlsEventServer::Impl::Worker {
   // closes: closing with unread bytes would reset the connection and could destroy the
   // response before the client has read it.
   void start_lingering(Connection& connection) {
-    ERR_clear_error();
-    SSL_shutdown(connection.ssl);
+    if (connection.ssl != nullptr) {
+      ERR_clear_error();
+      SSL_shutdown(connection.ssl);
+      // An idle session needs no buffers (SSL_MODE_RELEASE_BUFFERS frees them between records).
+    }
     ::shutdown(connection.fd, SHUT_WR);
     connection.phase = Phase::kLingering;
     connection.deadline = Clock::now() + kLingerTime;
@@ -617,21 +775,25 @@ class TlsEventServer::Impl::Worker {
   Impl& server_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
-  bool listening_ = false;
+  // Read by on_tick() and accept_ready(), written by forget_listener() from drain()'s thread.
+  std::atomic<bool> listening_{false};
+  std::uint64_t decisions_ = 0;
+  std::unordered_map<std::uint64_t, Connection*> deciding_;  // decision -> connection awaiting it
   std::optional<Clock::time_point> accept_paused_until_;
   std::unordered_map<Connection*, std::unique_ptr<Connection>> connections_;
   std::vector<Connection*> closed_;
   std::mutex inbox_mutex_;
-  std::vector<int> inbox_;  // guarded by inbox_mutex_
+  std::vector<std::pair<int, Listener*>> inbox_;                // guarded by inbox_mutex_
+  std::vector<std::pair<std::uint64_t, HttpResponse>> answers_;  // guarded by inbox_mutex_
   char scratch_[kReadChunk];
 };
 
-void TlsEventServer::Impl::dispatch(int fd, Worker& acceptor) {
+void TlsEventServer::Impl::dispatch(int fd, Listener& listener, Worker& acceptor) {
   Worker& target = *workers[next_worker.fetch_add(1) % workers.size()];
   if (&target == &acceptor) {
-    acceptor.adopt(fd);
+    acceptor.adopt(fd, listener);
   } else {
-    target.post(fd);
+    target.post(fd, listener);
   }
 }
 
@@ -654,36 +816,44 @@ void TlsEventServer::Impl::stop_workers() {
   threads.clear();
 }
 
-TlsEventServer::TlsEventServer(EventServerOptions options, SslCtxPtr context,
-                               HttpHandler handler, HttpErrorResponder on_error)
+TlsEventServer::TlsEventServer(EventServerOptions options, std::vector<EventEndpoint> endpoints)
     : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
-  impl_->context = std::move(context);
-  impl_->handler = std::move(handler);
-  impl_->on_error = std::move(on_error);
-  // One record per response, and a whole request in one read(2); the state machine resumes a
-  // partial write from a moved buffer.
-  SSL_CTX_set_read_ahead(impl_->context.get(), 1);
-  SSL_CTX_set_mode(impl_->context.get(),
-                   SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  for (EventEndpoint& endpoint : endpoints) {
+    if (endpoint.context) {
+      // One record per response, and a whole request in one read(2); the state machine resumes
+      // a partial write from a moved buffer; an idle connection keeps no record buffers.
+      SSL_CTX_set_read_ahead(endpoint.context.get(), 1);
+      SSL_CTX_set_mode(endpoint.context.get(), SSL_MODE_ENABLE_PARTIAL_WRITE |
+                                                   SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+                                                   SSL_MODE_RELEASE_BUFFERS);
+    }
+    auto listener = std::make_unique<Listener>();
+    listener->endpoint = std::move(endpoint);
+    impl_->listeners.push_back(std::move(listener));
+  }
 }
 
 TlsEventServer::~TlsEventServer() {
   impl_->stop_workers();
   impl_->workers.clear();
-  if (impl_->listen_fd >= 0) {
-    ::close(impl_->listen_fd);
+  for (const auto& listener : impl_->listeners) {
+    if (listener->fd >= 0) {
+      ::close(listener->fd);
+    }
   }
 }
 
-Status TlsEventServer::bind() {
-  Impl& impl = *impl_;
-  const std::string& host = impl.options.listen.host;
-  const std::string service = std::to_string(impl.options.listen.port);
+namespace {
+
+Status bind_listener(Listener& listener, int backlog) {
+  const std::string& host = listener.endpoint.listen.host;
+  const std::string service = std::to_string(listener.endpoint.listen.port);
   auto failure = [&](const std::string& why) {
     Error error;
     error.code = ErrorCode::kIo;
-    error.message = "cannot listen on " + host + ":" + service + ": " + why;
+    error.message = "cannot listen on " + host + ":" + service + " (" + listener.endpoint.name +
+                    "): " + why;
     return error;
   };
   addrinfo hints{};
@@ -705,25 +875,35 @@ Status TlsEventServer::bind() {
     // No SO_REUSEPORT: a second instance must not silently share the port.
     const int yes = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    if (::bind(fd, address->ai_addr, address->ai_addrlen) == 0 &&
-        ::listen(fd, impl.options.listen_backlog) == 0) {
-      impl.listen_fd = fd;
+    if (::bind(fd, address->ai_addr, address->ai_addrlen) == 0 && ::listen(fd, backlog) == 0) {
+      listener.fd = fd;
       break;
     }
     last_error = std::strerror(errno);
     ::close(fd);
   }
   ::freeaddrinfo(found);
-  if (impl.listen_fd < 0) {
+  if (listener.fd < 0) {
     return failure(last_error);
   }
   sockaddr_storage bound{};
   socklen_t length = sizeof(bound);
-  if (::getsockname(impl.listen_fd, reinterpret_cast<sockaddr*>(&bound), &length) == 0) {
+  if (::getsockname(listener.fd, reinterpret_cast<sockaddr*>(&bound), &length) == 0) {
     if (bound.ss_family == AF_INET) {
-      impl.port = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+      listener.port = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
     } else if (bound.ss_family == AF_INET6) {
-      impl.port = ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+      listener.port = ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+    }
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+Status TlsEventServer::bind() {
+  for (const auto& listener : impl_->listeners) {
+    if (Status status = bind_listener(*listener, impl_->options.listen_backlog); !status) {
+      return status;
     }
   }
   return Ok{};
@@ -749,7 +929,13 @@ Status TlsEventServer::start() {
   return Ok{};
 }
 
-int TlsEventServer::port() const { return impl_->port; }
+int TlsEventServer::port(std::size_t endpoint) const {
+  return impl_->listeners.at(endpoint)->port;
+}
+
+std::size_t TlsEventServer::open_connections(std::size_t endpoint) const {
+  return impl_->listeners.at(endpoint)->open.load();
+}
 
 bool TlsEventServer::drain(std::chrono::steady_clock::time_point deadline) {
   Impl& impl = *impl_;
@@ -764,18 +950,20 @@ bool TlsEventServer::drain(std::chrono::steady_clock::time_point deadline) {
     }
     // Clients the kernel has already accepted for us are mid-handshake: serve them too.
     std::size_t turn = 0;
-    while (true) {
-      const int fd = ::accept4(impl.listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) {
-        if (errno == EINTR || errno == ECONNABORTED) {
-          continue;
+    for (const auto& listener : impl.listeners) {
+      while (true) {
+        const int fd = ::accept4(listener->fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+          if (errno == EINTR || errno == ECONNABORTED) {
+            continue;
+          }
+          break;
         }
-        break;
+        impl.workers[turn++ % impl.workers.size()]->post(fd, *listener);
       }
-      impl.workers[turn++ % impl.workers.size()]->post(fd);
+      // From here new connections are refused; the descriptor stays open until the destructor.
+      ::shutdown(listener->fd, SHUT_RDWR);
     }
-    // From here new connections are refused; the descriptor stays open until the destructor.
-    ::shutdown(impl.listen_fd, SHUT_RDWR);
     impl.accepting_closed = true;
   }
   for (auto& worker : impl.workers) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# End-to-end checks of the cluster-state commands through the real binary: `topoguard topology`
-# on dranet's real AWS p4d and Azure GB300 ResourceSlice captures (text, JSON, stdin, bad input).
+# End-to-end checks of the cluster-state commands through the real binary on dranet's real AWS
+# p4d and Azure GB300 ResourceSlice captures: `topoguard topology` (text, JSON, stdin, bad
+# input) and `topoguard audit --cluster-state` (feasibility rules).
 # Usage: cluster_cli_test.sh BINARY CORPUS_DIR
 set -uo pipefail
 binary=$(realpath "$1")
@@ -38,6 +39,25 @@ check "bad slice marks node incomplete" grep -q '^node n: .*(incomplete' "$work/
 
 run topology
 check "no cluster state is a usage error" test "$code" -eq 2
+
+classes="$(dirname "$0")/../data/device-classes.yaml"  # the classes the templates name
+
+# p4d: the aligned 1 GPU + 1 EFA template fits, and so would the fix of the unaligned one.
+run audit --format json --cluster-state "$p4d/resourceslice-gpu.yaml" "$p4d/resourceslice-dranet.yaml" \
+  "$p4d/device-class.yaml" "$classes" "$p4d/resource-claim-template.yaml"
+check "p4d audit exit 1 (the unaligned template is denied)" test "$code" -eq 1
+check "p4d no feasibility finding" jq_true '[.findings[] | select(.rule == "unsatisfiable-alignment" or .rule == "attribute-not-published")] | length == 0' "$work/out"
+check "p4d slices count as resources" jq_true '.summary.skipped == 0' "$work/out"
+
+# GB300: a pcieRoot constraint on GPU + ConnectX is unsatisfiable, and DRANET publishes no root.
+run audit --format json --fail-on never --cluster-state "$gb300/resourceslice-gpu.yaml" \
+  "$gb300/resourceslice-dranet.yaml" "$classes" "$gb300/resource-claim-template.yaml"
+check "gb300 exit 0 with --fail-on never" test "$code" -eq 0
+check "gb300 what-if unsatisfiable" jq_true '[.findings[] | select(.rule == "unsatisfiable-alignment") | .resource.name] == ["1nic-aligned", "1nic-unaligned"]' "$work/out"
+check "gb300 attribute-not-published" jq_true '[.findings[] | select(.rule == "attribute-not-published") | .action] == ["warn", "warn"]' "$work/out"
+
+run audit
+check "audit without paths or cluster state is a usage error" test "$code" -eq 2
 
 echo "$passed passed, $failed failed"
 test "$failed" -eq 0

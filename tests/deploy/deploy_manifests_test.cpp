@@ -421,6 +421,46 @@ TEST(DeployManifestsTest, DeploymentServiceAndFlagsAgree) {
   EXPECT_EQ(service["spec"]["selector"], deployment["spec"]["selector"]["matchLabels"]);
 }
 
+// The NetworkPolicy covers the webhook pods, leaves the webhook port open to every source (the
+// API server's address differs per cluster) and lets only labelled namespaces reach the metrics
+// port; the ServiceMonitor scrapes that port through the Service.
+TEST(DeployManifestsTest, NetworkPolicyAndServiceMonitorAgreeWithTheDeployment) {
+  const auto objects = load_objects(true);
+  const Json& deployment = object_named(objects, "Deployment/topoguard");
+  const Json& container = deployment["spec"]["template"]["spec"]["containers"][0];
+  const Json& policy = object_named(objects, "NetworkPolicy/topoguard");
+  EXPECT_EQ(policy["spec"]["podSelector"]["matchLabels"],
+            deployment["spec"]["selector"]["matchLabels"]);
+  EXPECT_EQ(policy["spec"]["policyTypes"], Json::array({"Ingress"}));
+  std::map<std::string, Json> sources_by_port;  // port name -> `from` of its rule (null: anyone)
+  for (const Json& rule : policy["spec"]["ingress"]) {
+    for (const Json& port : rule["ports"]) {
+      const std::string name = port.value("port", "");
+      EXPECT_NE(container_port(container, name), 0) << name << " is not a container port";
+      sources_by_port[name] = rule.contains("from") ? rule["from"] : Json();
+    }
+  }
+  ASSERT_EQ(sources_by_port.size(), 2u);
+  EXPECT_TRUE(sources_by_port["https"].is_null());
+  EXPECT_EQ(sources_by_port["metrics"],
+            Json::parse(R"([{"namespaceSelector":{"matchLabels":)"
+                        R"({"topoguard.dev/metrics-scraper":"true"}}}])"));
+
+  const Json& monitor = object_named(objects, "ServiceMonitor/topoguard");
+  const Json& service = object_named(objects, "Service/topoguard");
+  for (const auto& [key, value] : monitor["spec"]["selector"]["matchLabels"].items()) {
+    EXPECT_EQ(service["metadata"]["labels"].value(key, ""), value.get<std::string>()) << key;
+  }
+  ASSERT_EQ(monitor["spec"]["endpoints"].size(), 1u);
+  const std::string scraped = monitor["spec"]["endpoints"][0].value("port", "");
+  bool service_has_port = false;
+  for (const Json& port : service["spec"]["ports"]) {
+    service_has_port = service_has_port || port.value("name", "") == scraped;
+  }
+  EXPECT_TRUE(service_has_port) << scraped;
+  EXPECT_EQ(scraped, "metrics");
+}
+
 // The cert-manager overlay issues the Secret the Deployment mounts, for the Service's DNS names,
 // and its CA-injection annotation names that Certificate.
 TEST(DeployManifestsTest, CertManagerOverlayIssuesTheMountedSecret) {

@@ -1,5 +1,6 @@
 // Golden cases as folders (kyverno-test shape): tests/golden/cases/<case>/ holds case.yaml
-// (note, optional policies relative to the folder), input.yaml (audited as one input),
+// (note, optional policies relative to the folder, optional clusterState: true to read the
+// input's ResourceSlices as the cluster state), input.yaml (audited as one input),
 // expected-report.json (report_to_json, source.file "input.yaml") and expected-fix.diff (the
 // unified diff `topoguard fix --diff` prints) when the fix changes something (its absence
 // asserts that nothing changes), and optionally
@@ -21,6 +22,7 @@
 #include "temp_dir.h"
 #include "topoguard/admission/admission_handler.h"
 #include "topoguard/audit/audit_runner.h"
+#include "topoguard/audit/cluster_state_loader.h"
 #include "topoguard/audit/manifest_fixer.h"
 #include "topoguard/audit/manifest_reader.h"
 #include "topoguard/audit/report_writer.h"
@@ -71,6 +73,7 @@ bool updating() {
 struct CaseSpec {
   std::string note;
   std::vector<std::string> policies;  // absolute paths; empty: the built-in policy
+  bool cluster_state = false;
 };
 
 CaseSpec read_case(const fs::path& dir) {
@@ -83,9 +86,11 @@ CaseSpec read_case(const fs::path& dir) {
   }
   const Json& document = stream.documents[0].value;
   for (const auto& [key, value] : document.items()) {
-    EXPECT_TRUE(key == "note" || key == "policies") << "unknown case.yaml field " << key;
+    EXPECT_TRUE(key == "note" || key == "policies" || key == "clusterState")
+        << "unknown case.yaml field " << key;
   }
   spec.note = string_member(document, "note");
+  spec.cluster_state = document.value("clusterState", false);
   if (const Json* policies = member(document, "policies")) {
     for (const Json& file : *policies) {
       spec.policies.push_back((dir / file.get<std::string>()).string());
@@ -94,8 +99,14 @@ CaseSpec read_case(const fs::path& dir) {
   return spec;
 }
 
-audit::AuditRun audit_text(const audit::ManifestSet& set, const policy::PolicySet& policies) {
-  return audit::run_audit(set, policies);
+audit::AuditRun audit_text(const audit::ManifestSet& set, const policy::PolicySet& policies,
+                           bool with_cluster_state) {
+  if (!with_cluster_state) {
+    return audit::run_audit(set, policies);
+  }
+  const audit::LoadedClusterState cluster = audit::load_cluster_state(set);
+  EXPECT_TRUE(cluster.errors.empty());
+  return audit::run_audit(set, policies, &cluster.state);
 }
 
 class GoldenTest : public ::testing::TestWithParam<std::string> {};
@@ -113,7 +124,7 @@ TEST_P(GoldenTest, MatchesExpectedFiles) {
 
   const audit::ManifestSet set =
       audit::parse_manifests({{"input.yaml", read_text(dir / "input.yaml")}});
-  const audit::AuditRun run = audit_text(set, *policies);
+  const audit::AuditRun run = audit_text(set, *policies, spec.cluster_state);
   const nlohmann::json report = audit::report_to_json(run.report);
   const fs::path report_path = dir / "expected-report.json";
   if (updating()) {
@@ -127,9 +138,14 @@ TEST_P(GoldenTest, MatchesExpectedFiles) {
     if (!fs::exists(path)) {
       continue;
     }
+    // As `topoguard audit` does: SARIF results carry their document's fix as a text edit.
+    audit::AuditRun format_run = run;
+    if (format == audit::ReportFormat::kSarif) {
+      audit::attach_fix_edits(set, format_run);
+    }
     std::ostringstream out;
     std::ostringstream errors;
-    audit::make_report_writer(format)->write(run.report, out, errors);
+    audit::make_report_writer(format)->write(format_run.report, out, errors);
     if (updating()) {
       write_text(path, out.str());
     }
@@ -166,7 +182,7 @@ TEST_P(GoldenTest, MatchesExpectedFiles) {
 
   const audit::ManifestSet again = audit::parse_manifests({{"input.yaml", fixed.text}});
   EXPECT_TRUE(again.errors.empty());
-  const audit::AuditRun rerun = audit_text(again, *policies);
+  const audit::AuditRun rerun = audit_text(again, *policies, spec.cluster_state);
   for (const audit::ReportedFinding& reported : rerun.report.findings) {
     EXPECT_FALSE(reported.finding.fix_enabled)
         << "fixed output still has a fixable finding: " << reported.finding.message;

@@ -34,7 +34,7 @@ revision="$(git -C "$source_dir" rev-parse HEAD)"
 
 # Config, docker-archive and SBOM.
 python3 - "$layout" "$first_digest" "$version" "$revision" "${work}/first" <<'PY'
-import json, sys, tarfile
+import hashlib, json, sys, tarfile
 layout, digest, version, revision, out = sys.argv[1:]
 blob = lambda d: f"{layout}/blobs/{d.replace(':', '/')}"
 manifest = json.load(open(blob(digest)))
@@ -51,10 +51,18 @@ expect("revision label", labels.get("org.opencontainers.image.revision"), revisi
 if not labels.get("org.opencontainers.image.created", "").endswith("Z"):
     sys.exit(f"FAIL created label: {labels}")
 
+# What `docker load` (and kind, ctr) check: manifest.json names a config and layer files that
+# exist, and each layer's sha256 is the config's diff_id for it.
 with tarfile.open(f"{out}/topoguard-{version}.tar") as archive:
     loaded = json.load(archive.extractfile("manifest.json"))
+    expect("docker-archive images", len(loaded), 1)
+    archived_config = json.load(archive.extractfile(loaded[0]["Config"]))
+    layer_digests = ["sha256:" + hashlib.sha256(archive.extractfile(layer).read()).hexdigest()
+                     for layer in loaded[0]["Layers"]]
 # skopeo writes the fully qualified name, which is what the kubelet resolves the short one to.
 expect("docker-archive tag", loaded[0]["RepoTags"], [f"docker.io/topoguard/topoguard:{version}"])
+expect("docker-archive layers", layer_digests, archived_config["rootfs"]["diff_ids"])
+expect("docker-archive user", archived_config["config"]["User"], "65532:65532")
 
 sbom = json.load(open(f"{out}/topoguard-{version}.spdx.json"))
 expect("SPDX version", sbom["spdxVersion"], "SPDX-2.3")

@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "ephemeral_certs.h"
+#include "serve_process.h"
 #include "topoguard/common/json.h"
 #include "webhook_test_support.h"
 
@@ -43,78 +44,21 @@ class ServeBinaryTest : public ::testing::Test {
     topoguard::testing::write_file(dir_ + "/tls.crt", pki_.server.cert);
     topoguard::testing::write_file(dir_ + "/tls.key", pki_.server.key);
   }
-  void TearDown() override {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-    if (log_reader_.joinable()) {
-      log_reader_.join();
-    }
-    fs::remove_all(dir_);
-  }
+  void TearDown() override { fs::remove_all(dir_); }
 
-  // Starts the binary and returns the port from its "serving" log line.
+  // Starts the binary and returns its webhook port.
   int start_server() {
-    int pipe_fds[2];
-    if (::pipe(pipe_fds) != 0) {
-      return -1;
-    }
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(pipe_fds[1], STDERR_FILENO);
-      ::close(pipe_fds[0]);
-      ::close(pipe_fds[1]);
-      const std::string cert = dir_ + "/tls.crt";
-      const std::string key = dir_ + "/tls.key";
-      ::execl(TOPOGUARD_BINARY, TOPOGUARD_BINARY, "serve", "--tls-cert", cert.c_str(),
-              "--tls-key", key.c_str(), "--listen", "127.0.0.1:0", "--metrics-listen",
-              "127.0.0.1:0", "--shutdown-grace", "10", "--keep-alive-timeout", "2",
-              static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    ::close(pipe_fds[1]);
-    FILE* log = ::fdopen(pipe_fds[0], "r");
-    char line[16384];
-    int port = -1;
-    while (port < 0 && std::fgets(line, sizeof(line), log) != nullptr) {
-      log_ += line;
-      const Json entry = Json::parse(line, nullptr, false);
-      if (entry.is_object() && entry.value("msg", "") == "serving") {
-        const std::string listen = entry.value("listen", "");
-        port = std::stoi(listen.substr(listen.rfind(':') + 1));
-      }
-    }
-    // Keep draining the log so the child never blocks on a full pipe.
-    log_reader_ = std::thread([this, log] {
-      char rest[16384];
-      while (std::fgets(rest, sizeof(rest), log) != nullptr) {
-        log_ += rest;
-      }
-      std::fclose(log);
-    });
-    return port;
-  }
-
-  // Waits for the child's exit; -1 on timeout.
-  int wait_exit(std::chrono::seconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return -1;
+    const bool started = server_.start(
+        TOPOGUARD_BINARY,
+        {"--tls-cert", dir_ + "/tls.crt", "--tls-key", dir_ + "/tls.key", "--listen",
+         "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--shutdown-grace", "10",
+         "--keep-alive-timeout", "2"});
+    return started ? server_.port() : -1;
   }
 
   std::string dir_;
   topoguard::testing::TestPki pki_;
-  pid_t pid_ = -1;
-  std::thread log_reader_;
-  std::string log_;
+  topoguard::testing::ServeProcess server_;
 };
 
 std::string request_head(std::size_t content_length) {
@@ -134,7 +78,7 @@ bool is_review_answer(const std::string& response, const std::string& uid) {
 // refused, and the process exits 0 well within its grace period.
 TEST_F(ServeBinaryTest, SigtermDrainsInFlightRequests) {
   const int port = start_server();
-  ASSERT_GT(port, 0) << log_;
+  ASSERT_GT(port, 0) << server_.log();
 
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_client_method()),
                                                         SSL_CTX_free);
@@ -168,10 +112,9 @@ TEST_F(ServeBinaryTest, SigtermDrainsInFlightRequests) {
         connections.back()->send(request_head(body.size()) + body.substr(0, body.size() / 2)));
   }
 
-  ASSERT_EQ(::kill(pid_, SIGTERM), 0);
+  ASSERT_EQ(::kill(server_.pid(), SIGTERM), 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid_, &status, WNOHANG), 0) << "exited before finishing in-flight requests";
+  ASSERT_TRUE(server_.running()) << "exited before finishing in-flight requests";
   const int refused = connect_loopback(port);
   EXPECT_LT(refused, 0) << "new connections must be refused while draining";
   if (refused >= 0) {
@@ -200,7 +143,7 @@ TEST_F(ServeBinaryTest, SigtermDrainsInFlightRequests) {
   // Clients honour "Connection: close"; the server then has nothing left to drain.
   idle.reset();
   connections.clear();
-  EXPECT_EQ(wait_exit(std::chrono::seconds(10)), 0) << log_;
+  EXPECT_EQ(server_.wait_exit(std::chrono::seconds(10)), 0) << server_.log();
 }
 
 }  // namespace

@@ -38,6 +38,7 @@ done
 
 # Input sets: name, then `audit` arguments.
 inputs=()
+declare -A carries_input_errors=([hostile]=1)
 add_input() { inputs+=("$1"); printf '%s\0' "${@:2}" >"$work/args.$1"; }
 add_input examples "$source_dir/examples/manifests"
 add_input corpus "$source_dir/../shared/corpus"
@@ -48,6 +49,9 @@ for case_dir in "$source_dir"/tests/golden/cases/*/; do
     policy_args+=(--policies "$case_dir/$policy")
   done
   add_input "$name" "${policy_args[@]}" "$case_dir/input.yaml"
+  if jq -e '.errors | length > 0' "$case_dir/expected-report.json" >/dev/null; then
+    carries_input_errors[$name]=1
+  fi
 done
 # Markup, quotes, control characters and invalid UTF-8 in names and paths, plus a document
 # that does not parse (an input error every format must carry).
@@ -63,9 +67,13 @@ for input in "${inputs[@]}"; do
     out="$work/out/$input.${extension[$format]}"
     "$binary" audit --format "$format" --fail-on never "${args[@]}" >"$out" 2>"$work/stderr"
     code=$?
-    # 0: no input error; 2: input errors, which the report carries (the hostile input).
-    if [ "$code" -ne 0 ] && ! { [ "$code" -eq 2 ] && [ "$input" = hostile ]; }; then
+    # 0: no input error; 2: input errors, which the report carries (the hostile input and the
+    # golden cases that expect an input error).
+    if [ "$code" -ne 0 ] && ! { [ "$code" -eq 2 ] && [ -n "${carries_input_errors[$input]:-}" ]; }; then
       fail "audit --format $format $input exited $code: $(head -c 300 "$work/stderr")"
+    elif [ "$format" = sarif ] && ! python3 -c 'import json, sys
+sys.exit(json.load(open(sys.argv[1]))["runs"][0]["invocations"][0]["executionSuccessful"] != (sys.argv[2] == "0"))' "$out" "$code"; then
+      fail "audit --format sarif $input exited $code but executionSuccessful disagrees"
     fi
   done
 done

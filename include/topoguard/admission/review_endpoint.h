@@ -16,13 +16,6 @@
 
 namespace topoguard::admission {
 
-struct ReviewCall {
-  std::string_view body;
-  // From the API server's ?timeout= parameter: a decision ready after it is replaced by the
-  // failure-mode answer (the API server has given up on us by then anyway).
-  std::optional<std::chrono::steady_clock::time_point> deadline;
-};
-
 // Identity of the reviewed object, for logs and metrics (never the body).
 struct RequestSummary {
   std::string uid;
@@ -31,6 +24,16 @@ struct RequestSummary {
   std::string name;
   std::string operation;
   bool dry_run = false;
+};
+
+struct ReviewCall {
+  std::string_view body;
+  // From the API server's ?timeout= parameter: a decision ready after it is replaced by the
+  // failure-mode answer (the API server has given up on us by then anyway).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Called once the body has been read as an AdmissionReview, before the decision: a server
+  // that must answer on time without the decision learns the uid to answer for.
+  std::function<void(const RequestSummary&)> on_read = nullptr;
 };
 
 struct ReviewReply {

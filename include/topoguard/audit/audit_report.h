@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,11 +13,22 @@
 
 namespace topoguard::audit {
 
+// Whole lines first_line..last_line of a file replaced by `text` (no final line break): a
+// document as `topoguard fix` rewrites it.
+struct SourceEdit {
+  int first_line = 0;
+  int last_line = 0;
+  std::string text;
+};
+
 struct ReportedFinding {
   engine::Finding finding;
   std::string file;
   int line = 0;
   std::size_t resource = 0;  // index into AuditReport::resources
+  // For an enabled fix, when attach_fix_edits() ran: the edit of its document (shared by the
+  // findings of one document).
+  std::shared_ptr<const SourceEdit> fix_edit;
 };
 
 // An object the engine evaluated, where it is, and which rules it was checked against.

@@ -7,6 +7,7 @@
 
 #include "topoguard/audit/audit_report.h"
 #include "topoguard/audit/manifest_reader.h"
+#include "topoguard/cluster/cluster_state.h"
 #include "topoguard/engine/evaluate.h"
 #include "topoguard/policy/policy_set.h"
 
@@ -19,11 +20,15 @@ struct ManifestEvaluation {
 
 // Every evaluated manifest with its engine result (findings and enabled-fix patch), in input
 // order, plus the counts of resources and skipped objects. Used by `audit` and `fix`.
+// evaluations[i] is the manifest of report.resources[i].
 struct AuditRun {
   std::vector<ManifestEvaluation> evaluations;
   AuditReport report;
 };
 
-[[nodiscard]] AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& policies);
+// With `cluster_state`, claims are also checked against the cluster's devices, and the
+// ResourceSlices in the input count as resources rather than skipped objects.
+[[nodiscard]] AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& policies,
+                                 const cluster::ClusterState* cluster_state = nullptr);
 
 }  // namespace topoguard::audit

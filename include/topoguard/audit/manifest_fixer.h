@@ -25,11 +25,20 @@ struct TextEdit {
   std::string text;
 };
 
+// One fixed chunk of a file: the documents it holds (indexes into the stream) and the edits
+// that fix them (edits[first_edit, first_edit + edit_count) of its FixedFile).
+struct FixedChunk {
+  std::vector<std::size_t> documents;
+  std::size_t first_edit = 0;
+  std::size_t edit_count = 0;
+};
+
 struct FixedFile {
   std::string path;
   std::string text;                  // the whole new file content
   std::vector<std::string> changes;  // one human-readable line per applied fix
   std::vector<TextEdit> edits;       // what turns the input text into `text`, in text order
+  std::vector<FixedChunk> chunks;    // the chunks those edits fix, in file order
   [[nodiscard]] bool changed() const { return !changes.empty(); }
 };
 
@@ -44,5 +53,10 @@ struct FixOutcome {
 // so `git apply` and `patch -p1` take it) of `edits` on `original`; empty without edits. Linear.
 [[nodiscard]] std::string unified_diff(const std::string& path, std::string_view original,
                                        const std::vector<TextEdit>& edits);
+
+// Sets fix_edit on every finding whose fix is enabled: the lines of its document's chunk that
+// `topoguard fix` changes (from the first edited line to the last) and what it writes there
+// (for SARIF fixes). Errors of apply_fixes() join the report's.
+void attach_fix_edits(const ManifestSet& manifests, AuditRun& run);
 
 }  // namespace topoguard::audit

@@ -54,7 +54,7 @@ struct Device {
   // Fully qualified names: an unqualified attribute belongs to the driver's domain, so the key
   // is "<driver>/<name>"; a qualified one keeps its name. Same for capacity.
   std::map<std::string, AttributeValue, std::less<>> attributes;
-  std::map<std::string, std::string, std::less<>> capacity;  // validated quantities, as written
+  std::map<std::string, std::string, std::less<>> capacity;  // valid quantities, as written
   bool tainted = false;  // carries taints: allocatable only with a toleration (not modelled)
   std::string slice;     // metadata.name of the ResourceSlice
 
@@ -137,10 +137,5 @@ class ClusterStateBuilder {
   std::set<std::string> broken_nodes_;
   bool broken_without_node_ = false;
 };
-
-// Whether a string is a Kubernetes quantity ("40Gi", "284208Mi", "1.5", "100m", "1e3").
-[[nodiscard]] bool is_quantity(std::string_view text);
-// Whether a string is a semantic version 2.0.0 ("8.0.0", "580.126.9", "1.2.3-rc.1+build").
-[[nodiscard]] bool is_semantic_version(std::string_view text);
 
 }  // namespace topoguard::cluster

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "topoguard/cel/cel.h"
+#include "topoguard/cluster/cluster_state.h"
 #include "topoguard/common/json.h"
+#include "topoguard/common/result.h"
 
 namespace topoguard::engine {
 
@@ -36,6 +38,10 @@ class Inventory {
   bool add(const Json& object);
 
   [[nodiscard]] bool claims_known() const { return claims_ == Claims::kKnown; }
+  // The cluster's devices (audit --cluster-state): claims are then checked for feasibility.
+  // Not owned; must outlive the inventory. Null (the default, and in the webhook): no check.
+  void set_cluster_state(const cluster::ClusterState* state) { cluster_state_ = state; }
+  [[nodiscard]] const cluster::ClusterState* cluster_state() const { return cluster_state_; }
   [[nodiscard]] const DeviceClassInfo* device_class(std::string_view name) const;
   // The DeviceClass that serves `resource` as a DRA extended resource (its extendedResourceName,
   // or the implicit deviceclass.resource.kubernetes.io/<class>), if known.
@@ -51,10 +57,15 @@ class Inventory {
   using Key = std::pair<std::string, std::string>;  // namespace, name
 
   Claims claims_;
+  const cluster::ClusterState* cluster_state_ = nullptr;
   std::map<std::string, DeviceClassInfo, std::less<>> device_classes_;
   std::map<Key, const Json*> claim_templates_;
   std::map<Key, const Json*> claims_by_name_;
   std::map<Key, std::string> network_resources_;
 };
+
+// Syntax errors in a DeviceClass's CEL selectors, each at its field (JSON pointer); empty for
+// other objects. The inventory leaves such a class's selectors out of classification.
+[[nodiscard]] std::vector<Error> device_class_selector_errors(const Json& object);
 
 }  // namespace topoguard::engine

@@ -39,7 +39,9 @@ struct PodSpecView {
   std::string networks_pointer;             // the annotation's pointer when present
 };
 
-[[nodiscard]] PodSpecView read_pod_spec(const Json& object, const PodTemplateLocation& location);
+// The pod spec at `location`, as found by locate_pod_templates() in an object that is unchanged
+// since.
+[[nodiscard]] PodSpecView read_pod_spec(const PodTemplateLocation& location);
 
 // Parses a Multus networks annotation: "a, ns/b, c@eth1" or a JSON list of
 // {"name", "namespace"} objects. Unparseable text yields no networks.

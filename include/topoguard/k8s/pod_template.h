@@ -13,6 +13,10 @@ namespace topoguard::k8s {
 struct PodTemplateLocation {
   std::string template_pointer;  // the object holding `metadata` and `spec` ("" for a Pod)
   std::string spec_pointer;      // the PodSpec
+  // The same two, in the object locate_pod_templates() read (valid while it is unchanged):
+  // resolving the pointers again would scan every sibling, n^2 for n templates in one map.
+  const Json* template_object = nullptr;
+  const Json* spec = nullptr;
 };
 
 // True when (group, kind) carries pod templates.

@@ -24,11 +24,15 @@ enum class RuleId {
   kSplitClaims,
   kMultiDeviceAlignment,
   kUnresolvedClaim,
+  kUnsatisfiableAlignment,  // needs the cluster state (audit --cluster-state)
+  kAttributeNotPublished,   // needs the cluster state (audit --cluster-state)
 };
-inline constexpr std::size_t kRuleCount = 6;
+inline constexpr std::size_t kRuleCount = 8;
 inline constexpr std::array<RuleId, kRuleCount> kAllRules{
-    RuleId::kMissingPcieAlignment, RuleId::kNumaOnlyAlignment,   RuleId::kDevicePluginPairing,
-    RuleId::kSplitClaims,          RuleId::kMultiDeviceAlignment, RuleId::kUnresolvedClaim};
+    RuleId::kMissingPcieAlignment,    RuleId::kNumaOnlyAlignment,
+    RuleId::kDevicePluginPairing,     RuleId::kSplitClaims,
+    RuleId::kMultiDeviceAlignment,    RuleId::kUnresolvedClaim,
+    RuleId::kUnsatisfiableAlignment, RuleId::kAttributeNotPublished};
 
 // "missing-pcie-alignment", ...
 [[nodiscard]] std::string_view rule_name(RuleId rule);

@@ -1,8 +1,8 @@
 // The webhook server: POST /mutate, POST /validate, GET /healthz, GET /readyz over TLS on the
 // main port; /healthz, /readyz and /metrics over plain HTTP on the metrics port; a watcher
-// thread that polls certificate and policy files. The webhook port runs on TlsEventServer
-// (epoll + OpenSSL event loops, one per core); the metrics port on cpp-httplib. start() returns
-// once both ports accept; shutdown() drains.
+// thread that polls certificate and policy files. Both ports run on one TlsEventServer (epoll
+// event loops, one per core) with the same limits; admission decisions run on a DecisionPool
+// so the loops only move bytes. start() returns once both ports accept; shutdown() drains.
 #pragma once
 
 #include <memory>
@@ -27,6 +27,9 @@ class HttpsServer {
   [[nodiscard]] Status start();
   [[nodiscard]] int port() const;          // the bound main port (useful with port 0)
   [[nodiscard]] int metrics_port() const;  // the bound metrics port
+
+  // Checks the certificate and policy files now instead of at the next poll (SIGHUP).
+  void reload();
 
   // Policies loaded, certificate inside its validity period, not shutting down.
   [[nodiscard]] bool ready() const;

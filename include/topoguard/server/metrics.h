@@ -20,10 +20,6 @@ inline constexpr std::array<double, 16> kLatencyBuckets{
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
     0.05,   0.1,     0.25,   0.5,   1.0,    2.5,   5.0,   10.0};
 
-// Distinct `kind` label values kept before new ones are counted as "other" (the kind comes from
-// the request, so it must not grow the series without bound).
-inline constexpr std::size_t kMaxKindLabels = 64;
-
 class Metrics {
  public:
   explicit Metrics(std::string version);
@@ -51,7 +47,6 @@ class Metrics {
   std::map<RequestKey, std::uint64_t> requests_;  // endpoint, kind, operation, decision
   std::map<std::string, Histogram> latency_;      // by endpoint
   std::map<FindingKey, std::uint64_t> findings_;  // rule, action
-  std::map<std::string, std::size_t> kinds_seen_;
   std::uint64_t patches_dropped_ = 0;
   std::array<std::uint64_t, 2> policy_reloads_{};       // ok, failed
   std::array<std::uint64_t, 2> certificate_reloads_{};  // ok, failed

@@ -33,6 +33,12 @@ struct ServerOptions {
   std::size_t body_limit = 4 * 1024 * 1024;  // larger bodies get 413
   // Request bytes all connections may buffer together; beyond it a sender gets 503.
   std::size_t max_buffered_bytes = 128 * 1024 * 1024;
+  // Open connections per port, beyond which new ones are closed at once. 4,096 idle TLS
+  // connections take about 4096 x ~10 KB (SSL_MODE_RELEASE_BUFFERS), well inside the
+  // manifests' 256 Mi limit beside the 128 MiB buffered-bytes budget.
+  std::size_t max_connections = 4096;
+  // The metrics port serves a scraper and kubelet probes: a few connections are plenty.
+  std::size_t metrics_max_connections = 64;
   // Event-loop threads of the webhook port; each serves any number of connections. 0: one per
   // core (the admission path is CPU-bound, more threads would only queue on the cores).
   std::size_t threads = 0;

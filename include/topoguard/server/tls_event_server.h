@@ -1,10 +1,10 @@
-// The webhook port's HTTPS/1.1 server: a few event-loop threads (epoll, non-blocking OpenSSL),
-// each owning its connections, instead of cpp-httplib's thread per keep-alive connection. Per
-// request it costs one read and one write system call (TLS read-ahead, one record per
-// response) where httplib 0.11 spends twelve (a poll before every read and write, headers and
-// body written separately, getpeername/getsockname), and a connection costs a buffer instead
-// of a thread, so 64 or 1,000 API-server connections are served by the same two threads.
-// Handlers run on the loop thread: they must be CPU-bound and short (the admission path is).
+// The HTTP/1.1 server of both ports: a few event-loop threads (epoll, non-blocking OpenSSL or
+// plain sockets), each owning its connections, serving every endpoint (the webhook's HTTPS port
+// and the plain metrics port) with the same limits and timeouts, so a slow client of one port
+// cannot starve the other. Per request it costs one read and one write system call (TLS
+// read-ahead, one record per response), and a connection costs a buffer instead of a thread.
+// Requests are read by HttpRequestReader (Boost.Beast's parser). Handlers run on the loop
+// thread: they must be short; long work goes to a DecisionPool and answers through a Responder.
 #pragma once
 
 #include <openssl/ssl.h>
@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "topoguard/common/result.h"
@@ -30,19 +31,48 @@ struct HttpResponse {
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers, e.g. Allow
 };
 
-// Answers one complete request; may take the request's body. Must not throw (exceptions are
-// caught and answered with 500, but only as a last resort).
-using HttpHandler = std::function<HttpResponse(HttpRequest& request)>;
+// Answers a request later, from any thread. Only the first answer for a request counts (the
+// deferred answer's fallback may have gone out first).
+using Responder = std::function<void(HttpResponse response)>;
+
+// A handler's promise to answer through the Responder; if it has not by `answer_by`, the loop
+// answers with `fallback()` (called on the loop thread) instead.
+struct DeferredAnswer {
+  std::chrono::steady_clock::time_point answer_by;
+  std::function<HttpResponse()> fallback;
+};
+using HandlerResult = std::variant<HttpResponse, DeferredAnswer>;
+
+// Answers one complete request, now or deferred; may take the request's body. Must not throw
+// (exceptions are caught and answered with 500, but only as a last resort).
+using HttpHandler = std::function<HandlerResult(HttpRequest& request, Responder responder)>;
 // Builds the response for a request the server rejects itself (400, 408, 413, 431, 505, ...);
 // `path` is empty when the request line was not understood.
 using HttpErrorResponder =
     std::function<HttpResponse(int status, const std::string& message, const std::string& path)>;
 
-struct EventServerOptions {
+struct SslCtxDeleter {
+  void operator()(SSL_CTX* ctx) const { SSL_CTX_free(ctx); }
+};
+using SslCtxPtr = std::unique_ptr<SSL_CTX, SslCtxDeleter>;
+
+// One listening port: its address, TLS context (none: plain HTTP), routes and connection cap.
+// Connections past the cap are closed as soon as they are accepted.
+struct EventEndpoint {
+  std::string name;  // for logs: "webhook", "metrics"
   HostPort listen;
+  SslCtxPtr context;  // nullptr: plain HTTP
+  HttpHandler handler;
+  HttpErrorResponder on_error;
+  std::size_t max_connections = 4096;
+};
+
+struct EventServerOptions {
   std::size_t threads = 0;  // 0: one per core
   int listen_backlog = 1024;
-  std::chrono::milliseconds read_timeout{10'000};        // handshake, or one request's bytes
+  // The TLS handshake, and all of one request's bytes (header and body): past it the client
+  // gets 408 and the connection closes.
+  std::chrono::milliseconds read_timeout{10'000};
   std::chrono::milliseconds write_timeout{10'000};       // one response's bytes
   std::chrono::milliseconds keep_alive_timeout{20'000};  // idle between requests
   std::size_t keep_alive_max_requests = 1'000'000;
@@ -53,24 +83,21 @@ struct EventServerOptions {
   std::size_t max_buffered_bytes = 128 * 1024 * 1024;
 };
 
-struct SslCtxDeleter {
-  void operator()(SSL_CTX* ctx) const { SSL_CTX_free(ctx); }
-};
-using SslCtxPtr = std::unique_ptr<SSL_CTX, SslCtxDeleter>;
-
 class TlsEventServer {
  public:
-  TlsEventServer(EventServerOptions options, SslCtxPtr context, HttpHandler handler,
-                 HttpErrorResponder on_error);
+  TlsEventServer(EventServerOptions options, std::vector<EventEndpoint> endpoints);
   ~TlsEventServer();  // closes every connection still open
   TlsEventServer(const TlsEventServer&) = delete;
   TlsEventServer& operator=(const TlsEventServer&) = delete;
 
-  // Creates the listening socket; port() is known afterwards.
+  // Creates the listening sockets; port() is known afterwards.
   [[nodiscard]] Status bind();
   // Starts the event-loop threads.
   [[nodiscard]] Status start();
-  [[nodiscard]] int port() const;
+  // The bound port of the endpoint at that index of the constructor's list.
+  [[nodiscard]] int port(std::size_t endpoint = 0) const;
+  // Connections open on that endpoint now.
+  [[nodiscard]] std::size_t open_connections(std::size_t endpoint = 0) const;
 
   // Stops accepting (connections already queued by the kernel are still taken) and answers
   // every further request with "Connection: close", closing its connection after the response.

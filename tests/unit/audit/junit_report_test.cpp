@@ -58,7 +58,7 @@ TEST(JunitReportTest, EscapesWhatXmlCannotCarry) {
   finding.policy = "default";
   finding.resource = report.resources[0].ref;
   finding.message = "bad \xe2\x82 & <tag>";
-  report.findings.push_back(ReportedFinding{finding, "f.yaml", 1, 0});
+  report.findings.push_back(ReportedFinding{finding, "f.yaml", 1, 0, nullptr});
   const std::string xml = testing::render(ReportFormat::kJUnit, report);
   EXPECT_THAT(xml, HasSubstr("classname=\"Pod ns/a&lt;b&gt;&amp;&quot;c\xEF\xBF\xBD\xEF\xBF\xBD"
                              "\xc3\xa9&#10;d\""));

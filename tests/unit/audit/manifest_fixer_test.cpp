@@ -267,5 +267,29 @@ TEST(UnifiedDiffTest, InLineEditsAndMissingFinalNewline) {
   EXPECT_EQ(unified_diff("f.yaml", original, {}), "");
 }
 
+// attach_fix_edits gives each finding with an enabled fix the whole lines its document's fix
+// changes (here: inserted after the last line of the template) and the text `fix` writes there;
+// findings without a fix get none.
+TEST(ManifestFixerTest, AttachFixEditsGivesChangedLinesAndText) {
+  Fixed fixed = fix({{"in.yaml", testing::kConfigMap + "---\n# the template\n" +
+                                     testing::kUnalignedTemplate + "---\n" + testing::kPluginPod}});
+  attach_fix_edits(fixed.set, fixed.run);
+  EXPECT_TRUE(fixed.run.report.errors.empty());
+  const std::vector<ReportedFinding>& findings = fixed.run.report.findings;
+  ASSERT_EQ(findings.size(), 2u);
+  ASSERT_NE(findings[0].fix_edit, nullptr);
+  const SourceEdit& edit = *findings[0].fix_edit;
+  // The template is lines 7..20 (after the ConfigMap, "---" and the comment); the constraint
+  // lines go after its last line, which the edit keeps.
+  EXPECT_EQ(edit.first_line, 20);
+  EXPECT_EQ(edit.last_line, 20);
+  EXPECT_THAT(edit.text, HasSubstr("\n      constraints:\n      - requests: [gpu, nic]\n"));
+  EXPECT_NE(edit.text.back(), '\n');
+  // The edit is the fixed file's text for those lines.
+  EXPECT_THAT(fixed.outcome.files[0].text, HasSubstr(edit.text + "\n---\n"));
+  EXPECT_EQ(findings[1].finding.rule, policy::RuleId::kDevicePluginPairing);
+  EXPECT_EQ(findings[1].fix_edit, nullptr);
+}
+
 }  // namespace
 }  // namespace topoguard::audit

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "audit_test_support.h"
+#include "topoguard/audit/manifest_fixer.h"
 #include "topoguard/policy/rule_info.h"
 
 namespace topoguard::audit {
@@ -82,6 +83,23 @@ TEST(SarifReportTest, InputErrorsAreNotifications) {
                             {"region", {{"startLine", 3}}}}));
 }
 
+// With fix edits attached (as `topoguard audit --format sarif` does), a result with an
+// enabled fix carries a SARIF fix replacing its document's lines.
+TEST(SarifReportTest, FixReplacesDocumentLines) {
+  const ManifestSet set = parse_manifests({{"in.yaml", testing::kUnalignedTemplate}});
+  AuditRun run = run_audit(set, testing::builtin_policies());
+  attach_fix_edits(set, run);
+  const nlohmann::json result = sarif_of(run.report).at("runs").at(0).at("results").at(0);
+  const nlohmann::json& change = result.at("fixes").at(0).at("artifactChanges").at(0);
+  EXPECT_EQ(change.at("artifactLocation").at("uri"), "in.yaml");
+  const nlohmann::json& replacement = change.at("replacements").at(0);
+  EXPECT_EQ(replacement.at("deletedRegion"),
+            (nlohmann::json{{"startLine", 1}, {"endLine", 14}}));
+  EXPECT_EQ(replacement.at("insertedContent").at("text"), run.report.findings[0].fix_edit->text);
+  EXPECT_FALSE(sarif_of(testing::sample_report()).at("runs").at(0).at("results").at(0).contains(
+      "fixes"));  // no edits attached: no fixes
+}
+
 struct UriCase {
   std::string_view note;
   std::string file;
@@ -99,7 +117,7 @@ TEST_P(SarifUriTest, PhysicalLocation) {
   engine::Finding finding;
   finding.policy = "default";
   finding.resource = report.resources[0].ref;
-  report.findings.push_back(ReportedFinding{finding, c.file, c.line, 0});
+  report.findings.push_back(ReportedFinding{finding, c.file, c.line, 0, nullptr});
   const nlohmann::json result = sarif_of(report).at("runs").at(0).at("results").at(0);
   EXPECT_EQ(result.at("locations").at(0).at("physicalLocation"), c.physical_location);
 }

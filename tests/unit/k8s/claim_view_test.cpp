@@ -162,7 +162,17 @@ INSTANTIATE_TEST_SUITE_P(
                 "[1]}]}}",
                 ErrorCode::kWrongType, "/spec/devices/constraints/0/requests/0"},
         BadCase{"spec_is_list", "kind: ResourceClaimTemplate\nspec: []", ErrorCode::kWrongType,
-                "/spec"}),
+                "/spec"},
+        // Names are unique in the API (checked after mutating webhooks); the rules rely on it.
+        BadCase{"repeated_request_name",
+                "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: "
+                "{deviceClassName: c}}, {name: b, exactly: {deviceClassName: c}}, {name: a, "
+                "exactly: {deviceClassName: c}}, {name: b, exactly: {deviceClassName: c}}]}}",
+                ErrorCode::kInvalidValue, "/spec/devices/requests/2/name"},
+        BadCase{"repeated_subrequest_name",
+                "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, firstAvailable: "
+                "[{name: x, deviceClassName: c}, {name: x, deviceClassName: d}]}]}}",
+                ErrorCode::kInvalidValue, "/spec/devices/requests/0/firstAvailable/1/name"}),
     topoguard::testing::NoteName());
 
 }  // namespace

@@ -40,7 +40,7 @@ spec:
   const Json& object = stream.documents[0].value;
   auto locations = locate_pod_templates(object);
   ASSERT_EQ(locations.size(), 1u);
-  PodSpecView view = read_pod_spec(object, locations[0]);
+  PodSpecView view = read_pod_spec(locations[0]);
   ASSERT_EQ(view.claims.size(), 2u);
   EXPECT_EQ(view.claims[0].template_name, "gpu-nic");
   EXPECT_EQ(view.claims[1].claim_name, "existing");

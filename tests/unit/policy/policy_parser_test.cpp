@@ -434,7 +434,11 @@ INSTANTIATE_TEST_SUITE_P(
         DefaultRuleCase{"split_claims", RuleId::kSplitClaims, Action::kDeny, false},
         DefaultRuleCase{"multi_device_alignment", RuleId::kMultiDeviceAlignment, Action::kWarn,
                         false},
-        DefaultRuleCase{"unresolved_claim", RuleId::kUnresolvedClaim, Action::kAudit, false}),
+        DefaultRuleCase{"unresolved_claim", RuleId::kUnresolvedClaim, Action::kAudit, false},
+        DefaultRuleCase{"unsatisfiable_alignment", RuleId::kUnsatisfiableAlignment, Action::kWarn,
+                        false},
+        DefaultRuleCase{"attribute_not_published", RuleId::kAttributeNotPublished, Action::kWarn,
+                        false}),
     topoguard::testing::NoteName());
 
 // Every field of the schema lands in the model.

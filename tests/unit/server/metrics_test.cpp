@@ -73,20 +73,29 @@ TEST(MetricsTest, ReloadsAndExpiry) {
   EXPECT_TRUE(has_line(text, "topoguard_certificate_expiry_timestamp_seconds 1893456000"));
 }
 
-// Kinds come from requests: odd values and too many distinct ones collapse into "other".
-TEST(MetricsTest, KindLabelIsBounded) {
+// Kinds and operations come from requests: anything outside the fixed sets (the kinds the
+// engine reads; CREATE, UPDATE, DELETE, CONNECT) is counted as "other".
+TEST(MetricsTest, LabelsTakeValuesFromFixedSets) {
   Metrics metrics("v");
-  for (std::size_t i = 0; i < kMaxKindLabels + 10; ++i) {
-    metrics.record_review("validate", reply_for("Kind" + std::to_string(i),
-                                                admission::Decision::kSkip),
-                          0.001);
+  for (std::size_t i = 0; i < 100; ++i) {
+    admission::ReviewReply reply = reply_for("Kind" + std::to_string(i), admission::Decision::kSkip);
+    reply.request.operation = "OP" + std::to_string(i);
+    metrics.record_review("validate", reply, 0.001);
   }
   metrics.record_review("validate", reply_for("bad\"kind\n", admission::Decision::kSkip), 0.001);
+  metrics.record_review("validate", reply_for("Deployment", admission::Decision::kSkip), 0.001);
   const std::string text = metrics.render();
   EXPECT_TRUE(has_line(text, "topoguard_admission_requests_total{endpoint=\"validate\","
-                             "kind=\"other\",operation=\"CREATE\",decision=\"skip\"} 11"))
+                             "kind=\"other\",operation=\"other\",decision=\"skip\"} 100"))
+      << text;
+  EXPECT_TRUE(has_line(text, "topoguard_admission_requests_total{endpoint=\"validate\","
+                             "kind=\"other\",operation=\"CREATE\",decision=\"skip\"} 1"))
+      << text;
+  EXPECT_TRUE(has_line(text, "topoguard_admission_requests_total{endpoint=\"validate\","
+                             "kind=\"Deployment\",operation=\"CREATE\",decision=\"skip\"} 1"))
       << text;
   EXPECT_EQ(text.find("bad"), std::string::npos);
+  EXPECT_EQ(text.find("OP1"), std::string::npos);
 }
 
 // Label values are escaped per the text format.

@@ -1,0 +1,136 @@
+// CEL reader cost against expression size: parse + evaluate one selector, for several shapes
+// at sizes from 64 to 4096 terms, with the exponent k of time ~ bytes^k fitted per shape
+// (least squares on log-log) and printed after the runs. Linear input handling means k ~ 1.
+//
+//   build/bench/topoguard_cel_bench [--benchmark_min_time=0.2s]
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "topoguard/cel/cel.h"
+
+namespace {
+
+namespace cel = topoguard::cel;
+
+const cel::Activation& nic() {
+  static const cel::Activation device = [] {
+    cel::Activation nic_device;
+    nic_device.driver = "dra.net";
+    nic_device.attributes = cel::Attributes{
+        {"dra.net", {{"numaNode", std::int64_t{1}}, {"rdma", true}, {"ifName", std::string("eth1")}}},
+        {"resource.kubernetes.io", {{"pcieRoot", std::string("pci0000:90")}}}};
+    return nic_device;
+  }();
+  return device;
+}
+
+// The expression of `shape` with `terms` terms; none of them matches until the last.
+std::string expression(const std::string& shape, int terms) {
+  std::string text;
+  if (shape == "or_chain") {
+    for (int i = 0; i < terms; ++i) {
+      text += (i > 0 ? " || " : "") + std::string("device.driver == \"driver") + std::to_string(i) + ".example.com\"";
+    }
+  } else if (shape == "in_list") {
+    text = "device.driver in [";
+    for (int i = 0; i < terms; ++i) {
+      text += "\"driver" + std::to_string(i) + ".example.com\", ";
+    }
+    text += "\"dra.net\"]";
+  } else if (shape == "attribute_and_chain") {
+    for (int i = 0; i < terms; ++i) {
+      text += (i > 0 ? " && " : "") + std::string("device.attributes[\"dra.net\"].numaNode != ") +
+              std::to_string(i + 2);
+    }
+  } else if (shape == "string_literal") {
+    text = "device.attributes[\"dra.net\"].ifName == \"" + std::string(static_cast<std::size_t>(terms) * 16, 'x') + "\"";
+  } else {  // exists_macro
+    text = "[";
+    for (int i = 0; i < terms; ++i) {
+      text += std::to_string(i) + ", ";
+    }
+    text += "0].exists(n, n == device.attributes[\"dra.net\"].numaNode + " + std::to_string(terms) + ")";
+  }
+  return text;
+}
+
+void parse_and_evaluate(benchmark::State& state, const std::string& shape) {
+  const std::string text = expression(shape, static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    auto program = cel::compile(text);
+    if (!program) {
+      state.SkipWithError(program.error().message.c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(cel::evaluate(*program, nic()));
+  }
+  state.SetComplexityN(static_cast<benchmark::IterationCount>(text.size()));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(text.size()));
+  state.counters["bytes"] = static_cast<double>(text.size());
+}
+
+// Prints the usual table and keeps (bytes, seconds) per shape for the fit.
+class FitReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& run : runs) {
+      if (run.run_type != Run::RT_Iteration || run.error_occurred) {
+        continue;
+      }
+      const std::string name = run.benchmark_name();
+      const std::string shape = name.substr(name.find('/') + 1, name.rfind('/') - name.find('/') - 1);
+      samples_[shape].emplace_back(run.counters.at("bytes").value,
+                                   run.GetAdjustedCPUTime());
+    }
+  }
+
+  void print_fits() const {
+    std::printf("\nfitted exponent k in CPU time ~ bytes^k (1 = linear):\n");
+    for (const auto& [shape, points] : samples_) {
+      double sx = 0, sy = 0, sxx = 0, sxy = 0;
+      for (const auto& [bytes, time] : points) {
+        const double x = std::log(bytes);
+        const double y = std::log(time);
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        sxy += x * y;
+      }
+      const double n = static_cast<double>(points.size());
+      const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+      std::printf("  %-22s k = %.2f  (%zu sizes, %.0f to %.0f bytes)\n", shape.c_str(), slope,
+                  points.size(), points.front().first, points.back().first);
+    }
+  }
+
+ private:
+  std::map<std::string, std::vector<std::pair<double, double>>> samples_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (const char* shape :
+       {"or_chain", "in_list", "attribute_and_chain", "string_literal", "exists_macro"}) {
+    benchmark::RegisterBenchmark((std::string("cel/") + shape).c_str(),
+                                 [shape](benchmark::State& state) {
+                                   parse_and_evaluate(state, shape);
+                                 })
+        ->RangeMultiplier(4)
+        ->Range(64, 2048)
+        ->Unit(benchmark::kMicrosecond);
+  }
+  benchmark::Initialize(&argc, argv);
+  FitReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.print_fits();
+  benchmark::Shutdown();
+  return 0;
+}

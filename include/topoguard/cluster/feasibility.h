@@ -1,0 +1,90 @@
+// Can any node of the cluster hold a claim, as the scheduler's structured allocator would
+// allocate it? Per node, the devices each request can get (DeviceClass and request selectors
+// through the CEL evaluator; "unknown" counts as may-match), then a bounded search for one
+// assignment that satisfies every matchAttribute constraint at once, with count,
+// allocationMode All, firstAvailable order and subrequests as the allocator treats them.
+// Pure and deterministic; the cost is linear in devices x requests for the usual shapes.
+//
+// Not modelled (each said in the result): devices already allocated to other claims (the
+// question is whether a node could ever hold the claim), distinctAttribute, consumable
+// capacity and shared counters, taints (a tainted device may or may not be usable), node
+// selectors of network-attached slices (such devices make a result unknown, never unsat).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "topoguard/cluster/cluster_state.h"
+#include "topoguard/k8s/claim_view.h"
+
+namespace topoguard::cluster {
+
+enum class Verdict { kSatisfiable, kUnsatisfiable, kUnknown };
+[[nodiscard]] std::string_view verdict_name(Verdict verdict);
+
+// Why a node cannot hold the claim, from the nearest miss to the farthest.
+enum class Shortfall {
+  kNone,             // satisfiable, or unknown
+  kNoSharedValue,    // enough devices publish the attribute, but no value is common to all
+  kAttributeMissing, // too few candidates publish the constrained attribute
+  kNotEnoughDevices, // too few devices match a request's selectors at all
+  kAllModeRejected,  // allocationMode All takes a device the constraint rejects
+};
+
+struct RequestOnNode {
+  std::string request;  // "gpu" or "gpu/sub" for a firstAvailable subrequest
+  std::size_t needed = 0;    // count, or 1 for allocationMode All (at least one)
+  std::size_t matching = 0;  // devices whose selectors are all true
+  std::size_t maybe = 0;     // devices with a selector topoguard cannot evaluate exactly
+  std::size_t with_attribute = 0;  // of matching+maybe, those publishing every constrained attr.
+};
+
+struct NodeFeasibility {
+  std::string node;
+  Verdict verdict = Verdict::kUnknown;
+  Shortfall shortfall = Shortfall::kNone;
+  std::string reason;  // what the node lacks, or why the answer is unknown; empty when satisfied
+  // For a satisfiable node: one assignment, "request[/sub]" -> device ids, in request order.
+  std::vector<std::pair<std::string, std::vector<std::string>>> assignment;
+  std::vector<RequestOnNode> requests;  // the first choice of each request (for messages)
+  double closeness = 0;  // fraction of needed devices the best attribute value offers
+};
+
+// How one driver publishes a constrained attribute on the devices a request may get.
+struct AttributePublication {
+  std::string request;  // "nic" or "nic/sub"
+  std::string attribute;
+  std::string driver;
+  std::vector<std::string> nodes;          // nodes where the request may get devices of it
+  std::vector<std::string> nodes_without;  // of those, nodes where none of them publishes it
+  // Published values not in the attribute's standard format (pcieRoot: pci<domain>:<bus>),
+  // unique, in device order.
+  std::vector<std::string> nonstandard_values;
+};
+
+struct ClaimFeasibility {
+  Verdict verdict = Verdict::kUnknown;
+  std::vector<NodeFeasibility> nodes;  // in node order
+  std::vector<std::string> notes;      // what was not modelled for this claim, sorted, unique
+  // Per constrained request choice and driver (requests whose DeviceClass is known).
+  std::vector<AttributePublication> publications;
+  // For kUnsatisfiable: the node that comes closest (smallest shortfall, most devices).
+  const NodeFeasibility* closest() const;
+};
+
+struct FeasibilityOptions {
+  // Upper bound on assignments tried per node; beyond it the node's answer is unknown.
+  std::size_t max_steps_per_node = 20'000;
+};
+
+// Whether `value` is in the standard format of `attribute`: `pci<domain>:<bus>` (lower-case
+// hex, as sysfs names root buses) for resource.kubernetes.io/pcieRoot; anything for others.
+[[nodiscard]] bool is_standard_value(std::string_view attribute, const AttributeValue& value);
+
+// Whether `spec` can be allocated on some node of `state`.
+[[nodiscard]] ClaimFeasibility check_feasibility(const k8s::ClaimSpec& spec,
+                                                 const ClusterState& state,
+                                                 const FeasibilityOptions& options = {});
+
+}  // namespace topoguard::cluster

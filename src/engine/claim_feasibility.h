@@ -1,0 +1,24 @@
+// The feasibility rules of one claim spec against the cluster state (audit --cluster-state):
+// unsatisfiable-alignment when no node can hold a claim with an alignment constraint, and
+// attribute-not-published when a driver a constrained request may get publishes no alignment
+// attribute (or one in a format that never matches). A claim without an alignment constraint
+// is judged as the fix topoguard would inject (what-if). Pure.
+#pragma once
+
+#include <vector>
+
+#include "claim_alignment.h"
+#include "topoguard/cluster/cluster_state.h"
+#include "topoguard/common/json.h"
+#include "topoguard/k8s/claim_view.h"
+#include "topoguard/policy/policy.h"
+
+namespace topoguard::engine {
+
+// `object` is the claim or template `spec` was read from; `verdict` its alignment verdict
+// (its fixes are the what-if).
+[[nodiscard]] std::vector<ClaimFinding> check_claim_feasibility(
+    const Json& object, const k8s::ClaimSpec& spec, const ClaimVerdict& verdict,
+    const cluster::ClusterState& state, const policy::Policy& policy);
+
+}  // namespace topoguard::engine

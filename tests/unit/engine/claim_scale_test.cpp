@@ -1,0 +1,149 @@
+// Claims with thousands of requests and constraints: the rules match constraint entries to
+// requests through a name index, ties are found in one pass, long offender lists are counted.
+// These check that the answers at that size are the ones the small cases give (no timings here;
+// bench/growth_bench.cpp measures the growth).
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "engine_test_support.h"
+
+namespace topoguard::engine {
+namespace {
+
+using policy::RuleId;
+
+std::string gpu(const std::string& name, int count = 1) {
+  return R"({"name":")" + name + R"(","exactly":{"deviceClassName":"gpu.nvidia.com","count":)" +
+         std::to_string(count) + "}}";
+}
+
+std::string nic(const std::string& name) {
+  return R"({"name":")" + name + R"(","exactly":{"deviceClassName":"dranet"}})";
+}
+
+std::string pair_constraint(int i, const std::string& attribute) {
+  return R"({"requests":["gpu-)" + std::to_string(i) + R"(","nic-)" + std::to_string(i) +
+         R"("],"matchAttribute":")" + attribute + R"("})";
+}
+
+Json claim_template(const std::string& requests, const std::string& constraints) {
+  std::string text = R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate",)"
+                     R"("metadata":{"name":"big","namespace":"ml"},"spec":{"spec":{"devices":{)"
+                     R"("requests":[)" +
+                     requests + "]";
+  if (!constraints.empty()) {
+    text += R"(,"constraints":[)" + constraints + "]";
+  }
+  return Json::parse(text + "}}}}");
+}
+
+void append(std::string& list, const std::string& item) {
+  list += (list.empty() ? "" : ",") + item;
+}
+
+// `pairs` GPU-NIC pairs; the first `aligned` tied by their own pcieRoot constraint.
+Json pairs_template(int pairs, int aligned) {
+  std::string requests;
+  std::string constraints;
+  for (int i = 0; i < pairs; ++i) {
+    append(requests, gpu("gpu-" + std::to_string(i)));
+    append(requests, nic("nic-" + std::to_string(i)));
+    if (i < aligned) {
+      append(constraints, pair_constraint(i, "resource.kubernetes.io/pcieRoot"));
+    }
+  }
+  return claim_template(requests, constraints);
+}
+
+Evaluation evaluate_builtin(const Json& object) {
+  static const Inventory inventory(Inventory::Claims::kUnknown);
+  return evaluate(object, testing::builtin_policies(), inventory);
+}
+
+// 1,000 pairs each tied by its own constraint: aligned, nothing to say.
+TEST(ClaimScaleTest, ThousandAlignedPairs) {
+  const Evaluation evaluation = evaluate_builtin(pairs_template(1000, 1000));
+  EXPECT_TRUE(evaluation.errors.empty());
+  EXPECT_TRUE(evaluation.findings.empty()) << testing::dump(evaluation);
+}
+
+// Half of 1,000 pairs untied: one finding whose fix ties exactly the untied pairs, in order,
+// and the fixed claim evaluates clean.
+TEST(ClaimScaleTest, UntiedHalfIsFixedPairByPair) {
+  const Json object = pairs_template(1000, 500);
+  const Evaluation evaluation = evaluate_builtin(object);
+  ASSERT_EQ(evaluation.findings.size(), 1u) << testing::dump(evaluation);
+  const Finding& finding = evaluation.findings[0];
+  EXPECT_EQ(finding.rule, RuleId::kMissingPcieAlignment);
+  ASSERT_EQ(finding.fix.size(), 500u);  // one `add .../constraints/-` per untied pair
+  EXPECT_EQ(finding.fix[0]["value"], Json::parse(pair_constraint(500, "resource.kubernetes.io/pcieRoot")));
+  EXPECT_EQ(finding.fix[499]["value"],
+            Json::parse(pair_constraint(999, "resource.kubernetes.io/pcieRoot")));
+  testing::expect_fixes_converge(object, evaluation, testing::builtin_policies(),
+                                 Inventory(Inventory::Claims::kUnknown));
+}
+
+// Pairs tied only by NUMA constraints are numa-only, also at scale.
+TEST(ClaimScaleTest, ThousandNumaOnlyPairs) {
+  std::string requests;
+  std::string constraints;
+  for (int i = 0; i < 1000; ++i) {
+    append(requests, gpu("gpu-" + std::to_string(i)));
+    append(requests, nic("nic-" + std::to_string(i)));
+    append(constraints, pair_constraint(i, "dra.net/numaNode"));
+  }
+  const Evaluation evaluation = evaluate_builtin(claim_template(requests, constraints));
+  ASSERT_EQ(evaluation.findings.size(), 1u) << testing::dump(evaluation);
+  EXPECT_EQ(evaluation.findings[0].rule, RuleId::kNumaOnlyAlignment);
+  EXPECT_EQ(evaluation.findings[0].fix.size(), 1000u);
+}
+
+// One constraint naming every subrequest ("r-i/gpu", "r-i/nic") binds every request by both
+// roles; leaving out one NIC subrequest unties that request.
+TEST(ClaimScaleTest, SharedConstraintOverSubrequests) {
+  const auto shared = [](int skipped) {
+    std::string requests;
+    std::string names;
+    for (int i = 0; i < 2000; ++i) {
+      const std::string name = "r-" + std::to_string(i);
+      append(requests, R"({"name":")" + name +
+                           R"(","firstAvailable":[{"name":"gpu","deviceClassName":)"
+                           R"("gpu.nvidia.com"},{"name":"nic","deviceClassName":"dranet"}]})");
+      append(names, "\"" + name + "/gpu\"");
+      if (i != skipped) {
+        append(names, "\"" + name + "/nic\"");
+      }
+    }
+    return claim_template(requests, R"({"requests":[)" + names +
+                                        R"(],"matchAttribute":"resource.kubernetes.io/pcieRoot"})");
+  };
+  const Evaluation all = evaluate_builtin(shared(-1));
+  EXPECT_TRUE(all.findings.empty()) << testing::dump(all);
+  const Evaluation one_short = evaluate_builtin(shared(7));
+  ASSERT_EQ(one_short.findings.size(), 1u) << testing::dump(one_short);
+  EXPECT_EQ(one_short.findings[0].rule, RuleId::kMissingPcieAlignment);
+  EXPECT_NE(one_short.findings[0].message.find("r-7"), std::string::npos);
+}
+
+// A constraint over many multi-device requests names the first ten and counts the rest.
+TEST(ClaimScaleTest, MultiDeviceOffendersAreCountedPastTen) {
+  std::string requests;
+  for (int i = 0; i < 15; ++i) {
+    append(requests, gpu("gpu-" + std::to_string(i), 2));
+  }
+  append(requests, nic("nic"));
+  const Evaluation evaluation = evaluate_builtin(
+      claim_template(requests, R"({"matchAttribute":"resource.kubernetes.io/pcieRoot"})"));
+  ASSERT_FALSE(evaluation.findings.empty()) << testing::dump(evaluation);
+  const Finding& finding = evaluation.findings.back();
+  EXPECT_EQ(finding.rule, RuleId::kMultiDeviceAlignment);
+  EXPECT_NE(finding.message.find("covers gpu-0 (count 2), gpu-1 (count 2)"), std::string::npos)
+      << finding.message;
+  EXPECT_NE(finding.message.find("gpu-9 (count 2) and 5 more:"), std::string::npos)
+      << finding.message;
+  EXPECT_EQ(finding.message.find("gpu-10 "), std::string::npos) << finding.message;
+}
+
+}  // namespace
+}  // namespace topoguard::engine
