@@ -164,7 +164,7 @@ http {
   client_max_body_size 4m;
   client_body_buffer_size 64k;
   server {
-    listen 127.0.0.1:${nginx_port} ssl;
+    listen 127.0.0.1:${nginx_port} ssl reuseport;
     ssl_certificate ${TLS_CERT};
     ssl_certificate_key ${TLS_KEY};
     ssl_protocols TLSv1.2 TLSv1.3;

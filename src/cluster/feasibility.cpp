@@ -419,8 +419,10 @@ class ClaimChecker {
         const search::Choice& choice = requests[r].choices[0];
         std::size_t available = 0;
         for (const auto* list : {&choice.definite, &choice.maybe}) {
-          available += static_cast<std::size_t>(std::count_if(list->begin(), list->end(), [&](std::size_t d) {
-            return search::has_value(state_.devices()[d], constraint.attribute, type, value);
+          available += static_cast<std::size_t>(std::count_if(list->begin(), list->end(),
+              // Named captures: clang (the fuzz build) cannot capture structured bindings.
+              [&, &wanted_type = type, &wanted = value](std::size_t d) {
+            return search::has_value(state_.devices()[d], constraint.attribute, wanted_type, wanted);
           }));
         }
         const std::size_t need = result.requests[r].needed;

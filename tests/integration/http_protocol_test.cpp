@@ -20,20 +20,8 @@ using topoguard::testing::review_body;
 using topoguard::testing::run_command;
 using topoguard::testing::write_file;
 
-class HttpProtocolTest : public WebhookServerTest {
+class HttpProtocolTest : public RawTlsServerTest {
  protected:
-  static void SetUpTestSuite() { std::signal(SIGPIPE, SIG_IGN); }
-
-  void SetUp() override {
-    WebhookServerTest::SetUp();
-    client_ctx_.reset(SSL_CTX_new(TLS_client_method()));
-    SSL_CTX_load_verify_locations(client_ctx_.get(), path("ca.pem").c_str(), nullptr);
-    SSL_CTX_set_verify(client_ctx_.get(), SSL_VERIFY_PEER, nullptr);
-  }
-
-  [[nodiscard]] std::unique_ptr<RawTlsConnection> raw() const {
-    return std::make_unique<RawTlsConnection>(client_ctx_.get(), server_->port());
-  }
 
   [[nodiscard]] std::string review(const std::string& uid) const {
     return review_body(
@@ -50,8 +38,6 @@ class HttpProtocolTest : public WebhookServerTest {
                        " -w '\\n%{http_code}' https://topoguard.topoguard.svc:" + port +
                        "/validate 2>&1");
   }
-
-  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> client_ctx_{nullptr, SSL_CTX_free};
 };
 
 std::string post(const std::string& path, const std::string& body,

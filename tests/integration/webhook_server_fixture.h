@@ -5,6 +5,7 @@
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -161,6 +162,25 @@ class WebhookServerTest : public ::testing::Test {
   ServerOptions options_;
   std::shared_ptr<Metrics> metrics_;
   std::unique_ptr<HttpsServer> server_;
+};
+
+// A running webhook plus a TLS client context trusting its CA, for tests that write raw bytes.
+class RawTlsServerTest : public WebhookServerTest {
+ protected:
+  static void SetUpTestSuite() { std::signal(SIGPIPE, SIG_IGN); }
+
+  void SetUp() override {
+    WebhookServerTest::SetUp();
+    client_ctx_.reset(SSL_CTX_new(TLS_client_method()));
+    SSL_CTX_load_verify_locations(client_ctx_.get(), path("ca.pem").c_str(), nullptr);
+    SSL_CTX_set_verify(client_ctx_.get(), SSL_VERIFY_PEER, nullptr);
+  }
+
+  [[nodiscard]] std::unique_ptr<testing::RawTlsConnection> raw() const {
+    return std::make_unique<testing::RawTlsConnection>(client_ctx_.get(), server_->port());
+  }
+
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> client_ctx_{nullptr, SSL_CTX_free};
 };
 
 }  // namespace topoguard::server

@@ -68,7 +68,7 @@ for input in "${inputs[@]}"; do
     "$binary" audit --format "$format" --fail-on never "${args[@]}" >"$out" 2>"$work/stderr"
     code=$?
     # 0: no input error; 2: input errors, which the report carries (the hostile input and the
-    # golden cases that expect an input error).
+    # golden cases that expect an input error); the SARIF run says which.
     if [ "$code" -ne 0 ] && ! { [ "$code" -eq 2 ] && [ -n "${carries_input_errors[$input]:-}" ]; }; then
       fail "audit --format $format $input exited $code: $(head -c 300 "$work/stderr")"
     elif [ "$format" = sarif ] && ! python3 -c 'import json, sys
