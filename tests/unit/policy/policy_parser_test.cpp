@@ -651,7 +651,9 @@ TEST(PolicyInheritanceTest, OmittedSectionsComeFromTheBuiltInPolicy) {
             (std::vector<std::string>{"devices.gpu", "devices.nic", "alignment.acceptedAttributes",
                                       "alignment.numaAttributes", "rules.missing-pcie-alignment",
                                       "rules.numa-only-alignment", "rules.device-plugin-pairing",
-                                      "rules.multi-device-alignment", "rules.unresolved-claim"}));
+                                      "rules.multi-device-alignment", "rules.unresolved-claim",
+                                      "rules.unsatisfiable-alignment",
+                                      "rules.attribute-not-published"}));
 }
 
 // A section that is written, even empty, replaces the inherited one.
