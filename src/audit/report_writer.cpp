@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <ostream>
 #include <tuple>
 #include <vector>
@@ -37,17 +38,7 @@ class TextReportWriter final : public ReportWriter {
     for (const Error& error : report.errors) {
       errors << error.to_string() << '\n';
     }
-    std::vector<const ReportedFinding*> lines;
-    for (const ReportedFinding& reported : report.findings) {
-      lines.push_back(&reported);
-    }
-    if (options_.show_exempted) {
-      for (const ReportedFinding& reported : report.exempted) {
-        lines.push_back(&reported);
-      }
-      std::stable_sort(lines.begin(), lines.end(), in_report_order);
-    }
-    for (const ReportedFinding* reported : lines) {
+    for (const ReportedFinding* reported : listed_findings(report, options_.show_exempted)) {
       const engine::Finding& finding = reported->finding;
       const bool exempted = !finding.exception.empty();
       out << location_text(reported->file, reported->line) << ": "
@@ -117,28 +108,43 @@ std::vector<RuleCheck> rule_checks(const AuditReport& report) {
   for (std::size_t r = 0; r < report.resources.size(); ++r) {
     first_check[r] = checks.size();
     for (const engine::CheckedRule& checked : report.resources[r].checked) {
-      checks.push_back(RuleCheck{&report.resources[r], checked.policy, checked.rule, {}});
+      checks.push_back(RuleCheck{&report.resources[r], checked.policy, checked.rule, {}, {}});
     }
   }
   first_check[report.resources.size()] = checks.size();
   std::vector<RuleCheck> unlisted;
-  for (const ReportedFinding& reported : report.findings) {
-    const std::size_t r = reported.resource;
+  for (const ReportedFinding* reported : listed_findings(report, true)) {
+    const std::size_t r = reported->resource;
     auto begin = checks.begin() + static_cast<std::ptrdiff_t>(first_check[r]);
     auto end = checks.begin() + static_cast<std::ptrdiff_t>(first_check[r + 1]);
     auto check = std::find_if(begin, end, [&](const RuleCheck& candidate) {
-      return candidate.rule == reported.finding.rule &&
-             candidate.policy == reported.finding.policy;
+      return candidate.rule == reported->finding.rule &&
+             candidate.policy == reported->finding.policy;
     });
-    if (check != end) {
-      check->findings.push_back(&reported);
-    } else {
+    if (check == end) {
       unlisted.push_back(
-          RuleCheck{&report.resources[r], reported.finding.policy, reported.finding.rule, {&reported}});
+          RuleCheck{&report.resources[r], reported->finding.policy, reported->finding.rule, {}, {}});
+      check = std::prev(unlisted.end());
     }
+    (reported->finding.exception.empty() ? check->findings : check->exempted).push_back(reported);
   }
   checks.insert(checks.end(), unlisted.begin(), unlisted.end());
   return checks;
+}
+
+std::vector<const ReportedFinding*> listed_findings(const AuditReport& report,
+                                                    bool with_exempted) {
+  std::vector<const ReportedFinding*> listed;
+  for (const ReportedFinding& reported : report.findings) {
+    listed.push_back(&reported);
+  }
+  if (with_exempted) {
+    for (const ReportedFinding& reported : report.exempted) {
+      listed.push_back(&reported);
+    }
+    std::stable_sort(listed.begin(), listed.end(), in_report_order);
+  }
+  return listed;
 }
 
 Result<ReportFormat> parse_report_format(const std::string& text) {
@@ -180,15 +186,8 @@ std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, ReportOpti
 
 nlohmann::json report_to_json(const AuditReport& report) {
   // Waived findings are listed with the others, marked `exempted` with their exception.
-  std::vector<const ReportedFinding*> listed;
-  for (const std::vector<ReportedFinding>* list : {&report.findings, &report.exempted}) {
-    for (const ReportedFinding& reported : *list) {
-      listed.push_back(&reported);
-    }
-  }
-  std::stable_sort(listed.begin(), listed.end(), in_report_order);
   nlohmann::json findings = nlohmann::json::array();
-  for (const ReportedFinding* listed_finding : listed) {
+  for (const ReportedFinding* listed_finding : listed_findings(report, true)) {
     const ReportedFinding& reported = *listed_finding;
     const engine::Finding& finding = reported.finding;
     nlohmann::json entry = {

@@ -98,15 +98,7 @@ TEST(JsonReportTest, StableSchema) {
 // A finding an exception waives is counted as exempted, listed in JSON with the exception and
 // `exempted: true`, and in text only with --show-exempted.
 TEST(ExemptedReportTest, WaivedFindingsAreReported) {
-  AuditReport report = sample_report();
-  ReportedFinding waived = report.findings[0];
-  report.findings.erase(report.findings.begin());
-  waived.finding.exception = "team-a-legacy";
-  waived.finding.exception_reason = "validated by hand (TICKET-42)";
-  waived.finding.fix_enabled = false;
-  report.exempted.push_back(waived);
-  report.summary.deny = 0;
-  report.summary.exempted = 1;
+  const AuditReport report = testing::exempted_sample_report();
 
   const nlohmann::json json = report_to_json(report);
   EXPECT_EQ(json.at("summary").at("exempted"), 1);

@@ -69,6 +69,23 @@ TEST(SarifReportTest, ResultPerFindingWithLocation) {
   EXPECT_FALSE(second.at("properties").contains("jsonPatch"));
 }
 
+// A finding an exception waives is a result in report order with an accepted external
+// suppression whose justification is the exception's reason; every other result says it has
+// none (an empty array).
+TEST(SarifReportTest, ExemptedFindingIsSuppressedResult) {
+  const nlohmann::json results =
+      sarif_of(testing::exempted_sample_report()).at("runs").at(0).at("results");
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results.at(0).at("ruleId"), "missing-pcie-alignment");
+  EXPECT_EQ(results.at(0).at("suppressions"),
+            (nlohmann::json::array({{{"kind", "external"},
+                                     {"status", "accepted"},
+                                     {"justification", "validated by hand (TICKET-42)"},
+                                     {"properties", {{"exception", "team-a-legacy"}}}}})));
+  EXPECT_EQ(results.at(1).at("ruleId"), "device-plugin-pairing");
+  EXPECT_EQ(results.at(1).at("suppressions"), nlohmann::json::array());
+}
+
 // Input errors make the run unsuccessful and become error notifications with their location.
 TEST(SarifReportTest, InputErrorsAreNotifications) {
   const ManifestSet set = parse_manifests({{"bad.yaml", "kind: Pod\nmetadata: {name: [\n"}});
