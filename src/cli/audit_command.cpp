@@ -87,12 +87,12 @@ void add_audit_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   command->add_flag("--show-exempted", options->show_exempted,
                     "Text: also list the findings that policy exceptions waive (JSON always "
-                    "lists them, marked \"exempted\")")
-      ->capture_default_str();
+                    "lists them, marked \"exempted\"; default: off)");
   command->add_option("--cluster-state", options->cluster_state,
                       "kubectl get resourceslices,deviceclasses,resourceclaimtemplates,"
                       "resourceclaims,networkattachmentdefinitions -A -o yaml|json output (files, "
-                      "dirs, - for stdin): audited too, and claims are checked against its devices")
+                      "dirs, - for stdin): audited too, and claims are checked against its devices "
+                      "(default: none, no feasibility check)")
       ->expected(1, -1);
   command->add_option("paths", options->paths,
                       "Manifest files, directories, or - for stdin (optional with --cluster-state)");

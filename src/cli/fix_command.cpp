@@ -122,12 +122,11 @@ void add_fix_command(CLI::App& app, int& exit_code) {
   add_policies_option(*command, options->policies);
   command->add_option("-o,--output-dir", options->output_dir,
                       "Write fixed files under DIR (default: all files to stdout)");
-  command->add_flag("--in-place", options->in_place, "Rewrite changed files in place")
-      ->capture_default_str();
+  command->add_flag("--in-place", options->in_place,
+                    "Rewrite changed files in place (default: off)");
   command->add_flag("--diff", options->diff,
                     "Print a unified diff of the changes to stdout (instead of the fixed files "
-                    "when neither -o nor --in-place is given)")
-      ->capture_default_str();
+                    "when neither -o nor --in-place is given; default: off)");
   command->add_option("paths", options->paths, "Manifest files, directories, or - for stdin")
       ->required();
   command->callback([options, &exit_code] { exit_code = run_fix_command(*options); });

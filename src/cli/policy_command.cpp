@@ -101,8 +101,7 @@ void add_policy_command(CLI::App& app, int& exit_code) {
   auto effective = std::make_shared<bool>(false);
   show->add_flag("--effective", *effective,
                  "Also print what each policy inherits from the built-in policy (devices, "
-                 "alignment, rules it leaves out)")
-      ->capture_default_str();
+                 "alignment, rules it leaves out; default: off)");
   show->add_option("paths", *show_paths, "Policy files or directories (*.yaml, *.yml, *.json)")
       ->required();
   show->callback([show_paths, effective, &exit_code] {

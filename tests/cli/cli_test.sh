@@ -109,6 +109,26 @@ run audit --help
 check "help shows the --format default" grep -qE -- '--format TEXT:\{text,json\}=text|--format [A-Z]+.*=text' "$work/out"
 check "help shows the --fail-on default" grep -qE -- '--fail-on .*=deny' "$work/out"
 check "help shows the --policies default" grep -qE -- '--policies .*=built-in policy' "$work/out"
+# Every option of every command shows its default ("=VALUE" or "default:" in its description),
+# unless it is required.
+options_without_default() {  # options_without_default HELP_FILE: prints the offending options
+  python3 - "$1" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+for i, line in enumerate(lines):
+    match = re.match(r"  (-\S.*?)(?:\s{2,}(.*))?$", line)
+    if not match or re.match(r"-h,--help|--version", match.group(1)):
+        continue
+    text = line + " " + (lines[i + 1] if i + 1 < len(lines) and lines[i + 1].startswith("   ") else "")
+    if "REQUIRED" not in match.group(1) and "=" not in match.group(1) and "default:" not in text:
+        print(match.group(1))
+PY
+}
+for command in audit fix review serve topology "policy lint" "policy show" "policy show-default"; do
+  # shellcheck disable=SC2086 # the policy subcommands are two words
+  run $command --help
+  check "help of $command shows every default" test -z "$(options_without_default "$work/out")"
+done
 
 run fix "$examples"
 check "fix summary counts changed files" grep -qE '^topoguard fix: applied [0-9]+ fix(es)?, changed [0-9]+ of [0-9]+ files$' "$work/err"
