@@ -189,9 +189,11 @@ TEST_P(GoldenTest, MatchesExpectedFiles) {
   }
 }
 
-// The policy documents of a case (its files, or the built-in policy), each as JSON, plus two
-// derived from each: one that only observes (every rule audit, fixes on) and one that warns
-// without fixing. Together they exercise every way policies combine.
+// The policy documents of a case (its files, or the built-in policy), each as JSON, plus three
+// derived from each: one that only observes (every rule audit, fixes on), one that warns
+// without fixing, and one without the policy's exceptions and action overrides (so a finding
+// one policy waives or raises per namespace is reported as is by another). Together they
+// exercise every way policies combine.
 std::vector<Json> policy_documents(const CaseSpec& spec) {
   std::vector<std::pair<std::string, std::string>> texts;
   if (spec.policies.empty()) {
@@ -224,8 +226,13 @@ std::vector<Json> policy_documents(const CaseSpec& spec) {
         quiet["spec"]["rules"][id]["mutate"] = false;
       }
     }
+    Json plain = documents[i];
+    plain["metadata"]["name"] = name + "-plain";
+    plain["spec"].erase("exceptions");
+    plain["spec"].erase("actionOverrides");
     documents.push_back(std::move(observe));
     documents.push_back(std::move(quiet));
+    documents.push_back(std::move(plain));
   }
   return documents;
 }
