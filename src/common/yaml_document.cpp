@@ -18,13 +18,29 @@ int LineIndex::line_of(std::string_view pointer) const {
   while (true) {
     auto it = lines_.find(key);
     if (it != lines_.end()) {
-      return it->second;
+      return it->second.line;
     }
     if (key.empty()) {
       return 0;
     }
     key.resize(key.rfind('/'));
   }
+}
+
+void LineIndex::record_mark(const std::string& pointer, NodeMark mark) {
+  Entry& entry = lines_[pointer];
+  if (!entry.has_mark) {
+    entry.has_mark = true;
+    entry.mark = mark;
+  }
+}
+
+std::optional<NodeMark> LineIndex::mark_of(const std::string& pointer) const {
+  auto it = lines_.find(pointer);
+  if (it == lines_.end() || !it->second.has_mark) {
+    return std::nullopt;
+  }
+  return it->second.mark;
 }
 
 namespace {
@@ -152,8 +168,8 @@ Json resolve_plain_scalar(const std::string& text) {
 
 class Converter {
  public:
-  Converter(const ParseLimits& limits, int line_offset, LineIndex& lines)
-      : limits_(limits), line_offset_(line_offset), lines_(lines) {}
+  Converter(const ParseLimits& limits, int line_offset, std::size_t offset, LineIndex& lines)
+      : limits_(limits), line_offset_(line_offset), offset_(offset), lines_(lines) {}
 
   Json convert(const YAML::Node& node, const std::string& pointer, int depth) {
     if (++nodes_ > limits_.max_nodes) {
@@ -170,8 +186,10 @@ class Converter {
       case YAML::NodeType::Scalar:
         return convert_scalar(node);
       case YAML::NodeType::Sequence:
+        record_mark(node, pointer);
         return convert_sequence(node, pointer, depth);
       case YAML::NodeType::Map:
+        record_mark(node, pointer);
         return convert_map(node, pointer, depth);
     }
     return Json(nullptr);
@@ -183,6 +201,15 @@ class Converter {
 
  private:
   int line_of(const YAML::Node& node) const { return node.Mark().line + 1 + line_offset_; }
+
+  void record_mark(const YAML::Node& node, const std::string& pointer) {
+    const YAML::Mark mark = node.Mark();
+    if (mark.pos >= 0) {
+      lines_.record_mark(pointer, NodeMark{offset_ + static_cast<std::size_t>(mark.pos),
+                                           mark.column,
+                                           node.Style() == YAML::EmitterStyle::Flow});
+    }
+  }
 
   [[noreturn]] void fail(ErrorCode code, std::string message, const YAML::Node& node,
                          const std::string& pointer) const {
@@ -272,6 +299,7 @@ class Converter {
 
   const ParseLimits& limits_;
   int line_offset_;
+  std::size_t offset_;  // of the chunk in the stream, so that marks are stream offsets
   LineIndex& lines_;
   std::size_t nodes_ = 0;
 };
@@ -414,7 +442,7 @@ YamlStream parse_yaml_stream(std::string_view text, const std::string& file_name
         document.first_line = node.Mark().line + 1 + line_offset;
         document.text_begin = chunk.begin;
         document.text_end = chunk.end;
-        Converter converter(limits, line_offset, document.lines);
+        Converter converter(limits, line_offset, chunk.begin, document.lines);
         document.value = converter.convert(node, "", 0);
         stream.documents.push_back(std::move(document));
       }
