@@ -367,9 +367,12 @@ for scenario in "${scenarios[@]}"; do
       "$(ratio "${result[topoguard_${connections}_cpu]}" "${result[go_${connections}_cpu]}")"
   fi
 done
-echo "peak RSS (VmHWM): topoguard $(mib "$tg_rss_kb"), nginx $(mib "$nginx_rss_kb")" \
-  "(${nginx_procs} processes summed), ratio $(ratio "$tg_rss_kb" "$nginx_rss_kb")" \
-  "$([ "$with_go" -eq 0 ] || echo "; go $(mib "$go_rss_kb"), ratio $(ratio "$tg_rss_kb" "$go_rss_kb")")"
+rss_line="peak RSS (VmHWM): topoguard $(mib "$tg_rss_kb"), nginx $(mib "$nginx_rss_kb")"
+rss_line+=" (${nginx_procs} processes summed), ratio $(ratio "$tg_rss_kb" "$nginx_rss_kb")"
+if [ "$with_go" -eq 1 ]; then
+  rss_line+="; go $(mib "$go_rss_kb"), ratio $(ratio "$tg_rss_kb" "$go_rss_kb")"
+fi
+echo "$rss_line"
 echo "raw wrk results:"
 for scenario in "${scenarios[@]}"; do
   read -r threads connections <<<"$scenario"
