@@ -21,13 +21,29 @@ int LineIndex::line_of(std::string_view pointer) const {
   while (true) {
     auto it = lines_.find(key);
     if (it != lines_.end()) {
-      return it->second;
+      return it->second.line;
     }
     if (key.empty()) {
       return 0;
     }
     key.resize(key.rfind('/'));
   }
+}
+
+void LineIndex::record_mark(const std::string& pointer, NodeMark mark) {
+  Entry& entry = lines_[pointer];
+  if (!entry.has_mark) {
+    entry.has_mark = true;
+    entry.mark = mark;
+  }
+}
+
+std::optional<NodeMark> LineIndex::mark_of(const std::string& pointer) const {
+  auto it = lines_.find(pointer);
+  if (it == lines_.end() || !it->second.has_mark) {
+    return std::nullopt;
+  }
+  return it->second.mark;
 }
 
 namespace {
@@ -165,7 +181,10 @@ struct EventNode {
 
   Kind kind = Kind::kNull;
   Tag tag = Tag::kOther;
-  int line = 0;  // 0-based within the chunk
+  bool flow = false;  // a flow ("{...}" or "[...]") mapping or sequence
+  int line = 0;       // 0-based within the chunk
+  int column = 0;     // 0-based
+  int pos = -1;       // byte offset within the chunk
   std::uint32_t first_child = kNone;
   std::uint32_t next_sibling = kNone;
   std::uint32_t target = kNone;  // the anchored node an alias stands for
@@ -212,13 +231,13 @@ class ChunkBuilder final : public YAML::EventHandler {
     nodes_[add(EventNode::Kind::kScalar, mark, kind, anchor)].scalar = value;
   }
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
-                       YAML::EmitterStyle::value) override {
-    open(EventNode::Kind::kSequence, mark, anchor);
+                       YAML::EmitterStyle::value style) override {
+    open(EventNode::Kind::kSequence, mark, anchor, style);
   }
   void OnSequenceEnd() override { close(); }
   void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
-                  YAML::EmitterStyle::value) override {
-    open(EventNode::Kind::kMap, mark, anchor);
+                  YAML::EmitterStyle::value style) override {
+    open(EventNode::Kind::kMap, mark, anchor, style);
   }
   void OnMapEnd() override { close(); }
 
@@ -241,6 +260,8 @@ class ChunkBuilder final : public YAML::EventHandler {
     node.kind = kind;
     node.tag = tag;
     node.line = mark.line;
+    node.column = mark.column;
+    node.pos = mark.pos;
     if (open_.empty()) {
       roots_.back() = index;
     } else {
@@ -258,9 +279,12 @@ class ChunkBuilder final : public YAML::EventHandler {
     return index;
   }
 
-  void open(EventNode::Kind kind, const YAML::Mark& mark, YAML::anchor_t anchor) {
+  void open(EventNode::Kind kind, const YAML::Mark& mark, YAML::anchor_t anchor,
+            YAML::EmitterStyle::value style) {
     spend(mark);
-    open_.push_back({add(kind, mark, EventNode::Tag::kOther, anchor), EventNode::kNone});
+    const std::uint32_t index = add(kind, mark, EventNode::Tag::kOther, anchor);
+    nodes_[index].flow = style == YAML::EmitterStyle::Flow;
+    open_.push_back({index, EventNode::kNone});
   }
   void close() {
     spend();
@@ -291,8 +315,8 @@ class ChunkBuilder final : public YAML::EventHandler {
 class Converter {
  public:
   Converter(const std::vector<EventNode>& nodes, const ParseLimits& limits, int line_offset,
-            LineIndex& lines)
-      : nodes_(nodes), limits_(limits), line_offset_(line_offset), lines_(lines) {}
+            std::size_t offset, LineIndex& lines)
+      : nodes_(nodes), limits_(limits), line_offset_(line_offset), offset_(offset), lines_(lines) {}
 
   Json convert(std::uint32_t index, const std::string& pointer, int depth) {
     const EventNode& node = resolve(index);
@@ -310,8 +334,10 @@ class Converter {
       case EventNode::Kind::kScalar:
         return convert_scalar(node);
       case EventNode::Kind::kSequence:
+        record_mark(node, pointer);
         return convert_sequence(node, pointer, depth);
       case EventNode::Kind::kMap:
+        record_mark(node, pointer);
         return convert_map(node, pointer, depth);
     }
     return Json(nullptr);
@@ -329,6 +355,13 @@ class Converter {
   }
 
   [[nodiscard]] int line_of(const EventNode& node) const { return node.line + 1 + line_offset_; }
+
+  void record_mark(const EventNode& node, const std::string& pointer) {
+    if (node.pos >= 0) {
+      lines_.record_mark(
+          pointer, NodeMark{offset_ + static_cast<std::size_t>(node.pos), node.column, node.flow});
+    }
+  }
 
   [[noreturn]] void fail(ErrorCode code, std::string message, const EventNode& node,
                          const std::string& pointer) const {
@@ -424,6 +457,7 @@ class Converter {
   const std::vector<EventNode>& nodes_;
   const ParseLimits& limits_;
   int line_offset_;
+  std::size_t offset_;  // of the chunk in the stream, so that marks are stream offsets
   LineIndex& lines_;
   std::size_t converted_ = 0;
 };
@@ -507,7 +541,7 @@ YamlStream parse_yaml_stream(std::string_view text, const std::string& file_name
         document.first_line = builder.nodes()[root].line + 1 + line_offset;
         document.text_begin = chunk.begin;
         document.text_end = chunk.end;
-        Converter converter(builder.nodes(), limits, line_offset, document.lines);
+        Converter converter(builder.nodes(), limits, line_offset, chunk.begin, document.lines);
         document.value = converter.convert(root, "", 0);
         stream.documents.push_back(std::move(document));
       }

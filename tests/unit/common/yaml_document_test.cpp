@@ -219,6 +219,38 @@ TEST(YamlStreamTest, SelfReferenceAndMergeBombsAreBounded) {
   EXPECT_EQ(cycle.errors[0].location.line, 1);
 }
 
+// Mappings and sequences record where they start in the stream (byte offset, column, style):
+// block ones at their first key or '-', flow ones (JSON too) at their bracket; multi-byte
+// characters before them count in bytes.
+TEST(YamlStreamTest, RecordsMarksOfCollections) {
+  const std::string text = "a: 1\n---\nname: \"gr\u00fc\u00df\"\nspec:\n  devices:\n"
+                           "    requests:\n    - {name: gpu}\n  json: {\"x\": [1]}\n";
+  YamlStream stream = parse_yaml_stream(text, "marks.yaml");
+  ASSERT_TRUE(stream.errors.empty());
+  ASSERT_EQ(stream.documents.size(), 2u);
+  const LineIndex& lines = stream.documents[1].lines;
+  auto offset_of = [&](const std::string& needle) { return text.find(needle); };
+  const auto devices = lines.mark_of("/spec/devices");
+  ASSERT_TRUE(devices.has_value());
+  EXPECT_EQ(devices->offset, offset_of("requests:"));
+  EXPECT_EQ(devices->column, 4);
+  EXPECT_FALSE(devices->flow);
+  const auto requests = lines.mark_of("/spec/devices/requests");
+  ASSERT_TRUE(requests.has_value());
+  EXPECT_EQ(requests->offset, offset_of("- {name"));
+  EXPECT_EQ(requests->column, 4);
+  const auto item = lines.mark_of("/spec/devices/requests/0");
+  ASSERT_TRUE(item.has_value());
+  EXPECT_EQ(item->offset, offset_of("{name"));
+  EXPECT_TRUE(item->flow);
+  const auto json = lines.mark_of("/spec/json");
+  ASSERT_TRUE(json.has_value());
+  EXPECT_EQ(json->offset, offset_of("{\"x\""));
+  EXPECT_EQ(lines.mark_of("/spec/json/x")->offset, offset_of("[1]"));
+  EXPECT_FALSE(lines.mark_of("/name").has_value());  // scalars have none
+  EXPECT_FALSE(lines.mark_of("/nothing").has_value());
+}
+
 // to_yaml output parses back to the same value, including strings that look like other types.
 TEST(ToYamlTest, RoundTrips) {
   const Json value = Json::parse(R"({
