@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Load benchmark of `topoguard serve` against nginx answering a fixed AdmissionReview, in the same
-# run, over TLS with the same certificate, driven by wrk (HTTP/1.1 keep-alive POSTs of a real
-# ResourceClaimTemplate AdmissionReview). Builds nothing: it expects build/topoguard.
+# Load benchmark of `topoguard serve` against nginx answering a fixed AdmissionReview and a minimal
+# Go net/http webhook (bench/go-webhook), in the same run, over TLS with the same certificate,
+# driven by wrk (HTTP/1.1 keep-alive POSTs of a real ResourceClaimTemplate AdmissionReview).
+# Expects build/topoguard; builds only the Go server (standard library only, offline, ~1 s).
 # wrk and both servers share the machine's cores, so latency under saturation is mostly queueing.
 set -euo pipefail
 
@@ -20,13 +21,14 @@ usage: bench/webhook-load.sh [options]
   --body FILE        AdmissionReview to POST (default: examples/admission/bench-rct-create.json)
   --nginx-workers N  nginx worker processes (default: $BENCH_NGINX_WORKERS or 2)
   --serve-arg ARG    extra argument for `topoguard serve` (repeatable), e.g. --serve-arg=--threads=1
+  --no-go            leave out the Go net/http baseline (also left out, with a note, without `go`)
   --strict           also exit 1 when a target is missed (default: only on errors)
   --keep             keep the temporary directory (certs, configs, logs)
 
 Runs: 1 thread/1 connection (latency), 2 threads/16 connections, 2 threads/64 connections,
-each N rounds against topoguard and nginx in alternating order. Prints per scenario the median
-req/s, p50/p99 latency and server CPU time per request, the errors (socket errors + non-2xx)
-of all rounds, peak RSS (VmHWM) and the topoguard/nginx ratios. Exit: 0 ok, 1 errors seen (or a
+each N rounds against topoguard, nginx and Go in alternating order. Prints per scenario the
+median req/s, p50/p99 latency and server CPU time per request, the errors (socket errors +
+non-2xx) of all rounds, peak RSS (VmHWM) and the topoguard/nginx and topoguard/Go ratios. Exit: 0 ok, 1 errors seen (or a
 missed target with --strict), 2 usage or setup failure.
 USAGE
 }
@@ -40,6 +42,7 @@ body_file="${repo}/examples/admission/bench-rct-create.json"
 nginx_workers="${BENCH_NGINX_WORKERS:-2}"
 strict=0
 keep=0
+with_go=1
 serve_args=()
 
 while [ $# -gt 0 ]; do
@@ -55,6 +58,7 @@ while [ $# -gt 0 ]; do
     --serve-arg=*) serve_args+=("${1#--serve-arg=}"); shift ;;
     --strict) strict=1; shift ;;
     --keep) keep=1; shift ;;
+    --no-go) with_go=0; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "webhook-load: unknown argument: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -73,6 +77,10 @@ case "$endpoint" in /mutate|/validate) ;; *) die "--endpoint must be /mutate or 
 for tool in wrk nginx openssl curl ss; do
   command -v "$tool" >/dev/null || die "${tool} not found (tools/setup.sh installs it)"
 done
+if [ "$with_go" -eq 1 ] && ! command -v go >/dev/null; then
+  log "go not found: skipping the Go net/http baseline (tools/setup.sh installs golang-go)"
+  with_go=0
+fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/topoguard-bench.XXXXXX")"
 pids=()
@@ -182,6 +190,20 @@ nginx -p "${work}/nginx" -c "${work}/nginx/nginx.conf" -e "${work}/nginx/logs/er
 nginx_pid=$!
 pids+=("$nginx_pid")
 
+# --- Go net/http webhook ----------------------------------------------------------------------
+if [ "$with_go" -eq 1 ]; then
+  # A cache in the work directory: works without HOME (CI, root on a fresh machine), and the
+  # standard library ships compiled, so the build takes about a second. No module is fetched.
+  (cd "${repo}/bench/go-webhook" && GOCACHE="${work}/go-cache" GOPROXY=off GOFLAGS='' \
+    go build -o "${work}/go-webhook" .) >"${work}/go-build.log" 2>&1 ||
+    die "building bench/go-webhook failed: $(cat "${work}/go-build.log")"
+  go_port="$(free_port)"
+  "${work}/go-webhook" --tls-cert "$TLS_CERT" --tls-key "$TLS_KEY" --listen "127.0.0.1:${go_port}" \
+    >"${work}/go-webhook.log" 2>&1 &
+  go_pid=$!
+  pids+=("$go_pid")
+fi
+
 wait_until() {
   local what="$1" pid="$2"; shift 2
   local i
@@ -190,15 +212,21 @@ wait_until() {
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
-  die "${what} did not become ready; log: $(tail -5 "${work}/topoguard.log" "${work}/nginx/logs/error.log" 2>/dev/null)"
+  die "${what} did not become ready; log: $(tail -5 "${work}/topoguard.log" "${work}/nginx/logs/error.log" \
+    "${work}/go-webhook.log" 2>/dev/null)"
 }
 curl_tls=(curl -sS --fail --max-time 5 --cacert "$CA_CERT")
 wait_until topoguard "$tg_pid" "${curl_tls[@]}" "https://127.0.0.1:${tg_port}/readyz"
 wait_until nginx "$nginx_pid" "${curl_tls[@]}" -X POST --data-binary @"$body_file" \
   "https://127.0.0.1:${nginx_port}${endpoint}"
+checked_urls=("https://127.0.0.1:${tg_port}${endpoint}" "https://127.0.0.1:${nginx_port}${endpoint}")
+if [ "$with_go" -eq 1 ]; then
+  wait_until go-webhook "$go_pid" "${curl_tls[@]}" "https://127.0.0.1:${go_port}/readyz"
+  checked_urls+=("https://127.0.0.1:${go_port}${endpoint}")
+fi
 
-# Both answer this review with HTTP 200 and the request's uid before anything is measured.
-for url in "https://127.0.0.1:${tg_port}${endpoint}" "https://127.0.0.1:${nginx_port}${endpoint}"; do
+# Every server answers this review with HTTP 200 and the request's uid before anything is measured.
+for url in "${checked_urls[@]}"; do
   answer="$("${curl_tls[@]}" -H 'Content-Type: application/json' --data-binary @"$body_file" "$url")" ||
     die "POST ${url} failed"
   grep -q "\"${uid}\"" <<<"$answer" || die "POST ${url} did not echo uid ${uid}: ${answer:0:300}"
@@ -236,18 +264,27 @@ declare -A url=(
   [topoguard]="https://127.0.0.1:${tg_port}${endpoint}"
   [nginx]="https://127.0.0.1:${nginx_port}${endpoint}"
 )
+if [ "$with_go" -eq 1 ]; then
+  servers+=(go)
+  server_pid[go]="$go_pid"
+  url[go]="https://127.0.0.1:${go_port}${endpoint}"
+fi
 
 median() { tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 log "topoguard pid ${tg_pid} on :${tg_port} ${serve_args[*]}, nginx pid ${nginx_pid} on :${nginx_port}" \
-  "(${nginx_workers} workers); ${rounds} rounds of ${duration}s per server, ${warmup}s warm-up; POST ${endpoint}"
+  "(${nginx_workers} workers)$([ "$with_go" -eq 0 ] || echo ", go pid ${go_pid} on :${go_port}");" \
+  "${rounds} rounds of ${duration}s per server, ${warmup}s warm-up; POST ${endpoint}"
 for scenario in "${scenarios[@]}"; do
   read -r threads connections <<<"$scenario"
   declare -A samples=()
   for round in $(seq "$rounds"); do
-    # Alternate the order each round so a drift of the machine's speed hits both servers alike.
+    # Reverse the order every other round so a drift of the machine's speed hits all servers alike.
     order=("${servers[@]}")
-    if [ $((round % 2)) -eq 0 ]; then order=(nginx topoguard); fi
+    if [ $((round % 2)) -eq 0 ]; then
+      order=()
+      for server in "${servers[@]}"; do order=("$server" "${order[@]}"); done
+    fi
     for server in "${order[@]}"; do
       if [ "$warmup" -gt 0 ]; then run_wrk "$threads" "$connections" "$warmup" "${url[$server]}" >/dev/null; fi
       cpu_before="$(cpu_ticks "${server_pid[$server]}")"
@@ -290,6 +327,8 @@ for pid in "$nginx_pid" $(pgrep -P "$nginx_pid" || true); do
   nginx_rss_kb=$((nginx_rss_kb + $(vm_hwm_kb "$pid")))
   nginx_procs=$((nginx_procs + 1))
 done
+go_rss_kb=0
+if [ "$with_go" -eq 1 ]; then go_rss_kb="$(vm_hwm_kb "$go_pid")"; fi
 
 # --- report -----------------------------------------------------------------------------------
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "inf"; else printf "%.2f", a / b }'; }
@@ -320,9 +359,20 @@ for scenario in "${scenarios[@]}"; do
     "$(ratio "${result[topoguard_${connections}_p50]}" "${result[nginx_${connections}_p50]}")" \
     "$(ratio "${result[topoguard_${connections}_p99]}" "${result[nginx_${connections}_p99]}")" "" \
     "$(ratio "${result[topoguard_${connections}_cpu]}" "${result[nginx_${connections}_cpu]}")"
+  if [ "$with_go" -eq 1 ]; then
+    printf '%-22s %-10s %10s %10s %10s %8s %12s\n' "" "tg/go" \
+      "$(ratio "${result[topoguard_${connections}_rps]}" "${result[go_${connections}_rps]}")" \
+      "$(ratio "${result[topoguard_${connections}_p50]}" "${result[go_${connections}_p50]}")" \
+      "$(ratio "${result[topoguard_${connections}_p99]}" "${result[go_${connections}_p99]}")" "" \
+      "$(ratio "${result[topoguard_${connections}_cpu]}" "${result[go_${connections}_cpu]}")"
+  fi
 done
-echo "peak RSS (VmHWM): topoguard $(mib "$tg_rss_kb"), nginx $(mib "$nginx_rss_kb")" \
-  "(${nginx_procs} processes summed), ratio $(ratio "$tg_rss_kb" "$nginx_rss_kb")"
+rss_line="peak RSS (VmHWM): topoguard $(mib "$tg_rss_kb"), nginx $(mib "$nginx_rss_kb")"
+rss_line+=" (${nginx_procs} processes summed), ratio $(ratio "$tg_rss_kb" "$nginx_rss_kb")"
+if [ "$with_go" -eq 1 ]; then
+  rss_line+="; go $(mib "$go_rss_kb"), ratio $(ratio "$tg_rss_kb" "$go_rss_kb")"
+fi
+echo "$rss_line"
 echo "raw wrk results:"
 for scenario in "${scenarios[@]}"; do
   read -r threads connections <<<"$scenario"

@@ -5,8 +5,10 @@
 #include <exception>
 #include <limits>
 #include <optional>
+#include <sstream>
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 namespace topoguard {
@@ -346,6 +348,73 @@ std::vector<Chunk> split_documents(std::string_view text) {
   return chunks;
 }
 
+// yaml-cpp 0.7 never finishes some malformed streams ("- x\n, - y" among them, found by
+// fuzzing): its parser emits events forever and LoadAll() builds nodes until memory runs out.
+// Well-formed YAML emits at most a few events per byte, so a first pass counts the events of a
+// chunk without building anything and stops at a bound no valid chunk reaches.
+class EventBudget final : public YAML::EventHandler {
+ public:
+  struct Exceeded {};
+
+  explicit EventBudget(std::size_t text_bytes) : budget_(4 * text_bytes + 64) {}
+
+  void OnDocumentStart(const YAML::Mark& mark) override { spend(mark); }
+  void OnDocumentEnd() override { spend(); }
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { spend(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { spend(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    spend(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    spend(mark);
+  }
+  void OnSequenceEnd() override { spend(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    spend(mark);
+  }
+  void OnMapEnd() override { spend(); }
+
+  // 0-based line of the last event with a position: where the parser stopped progressing.
+  [[nodiscard]] int last_line() const { return last_line_; }
+
+ private:
+  void spend(const YAML::Mark& mark) {
+    if (!mark.is_null()) {
+      last_line_ = mark.line;
+    }
+    spend();
+  }
+  void spend() {
+    if (++events_ > budget_) {
+      throw Exceeded{};
+    }
+  }
+
+  std::size_t budget_;
+  std::size_t events_ = 0;
+  int last_line_ = 0;
+};
+
+// The 0-based line where the parser runs away on `text`, or nullopt when it terminates (syntax
+// errors are left to LoadAll() to report).
+std::optional<int> runaway_line(const std::string& text) {
+  std::istringstream input(text);
+  YAML::Parser parser(input);
+  EventBudget budget(text.size());
+  try {
+    while (parser.HandleNextDocument(budget)) {
+    }
+  } catch (const EventBudget::Exceeded&) {
+    return budget.last_line();
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 YamlStream parse_yaml_stream(std::string_view text, const std::string& file_name,
@@ -355,6 +424,13 @@ YamlStream parse_yaml_stream(std::string_view text, const std::string& file_name
   for (const Chunk& chunk : split_documents(text)) {
     std::string chunk_text(text.substr(chunk.begin, chunk.end - chunk.begin));
     const int line_offset = chunk.first_line - 1;
+    if (const std::optional<int> line = runaway_line(chunk_text)) {
+      stream.errors.push_back(Error{ErrorCode::kInvalidYaml,
+                                    "YAML: malformed stream (the YAML parser does not terminate on it)",
+                                    {file_name, *line + 1 + line_offset, ""}});
+      ++index;
+      continue;
+    }
     try {
       std::vector<YAML::Node> nodes = YAML::LoadAll(chunk_text);
       for (const YAML::Node& node : nodes) {

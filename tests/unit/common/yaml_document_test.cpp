@@ -81,6 +81,21 @@ TEST(YamlStreamTest, BrokenDocumentDoesNotHideOthers) {
   EXPECT_EQ(stream.documents[1].value["c"], 3);
 }
 
+// Streams on which yaml-cpp's parser never terminates (found by fuzzing; it allocated until the
+// process was killed) are an error at their line, and the documents around them are still read.
+TEST(YamlStreamTest, RunawayParserIsAnErrorNotAHang) {
+  for (const std::string text : {"- x\n, - y\n", "a:\n  - 'x'\n,   - 'y'\n  - 'z'\n"}) {
+    YamlStream stream = parse_yaml_stream("a: 1\n---\n" + text + "---\nc: 3\n", "runaway.yaml");
+    ASSERT_EQ(stream.errors.size(), 1u) << text;
+    EXPECT_EQ(stream.errors[0].code, ErrorCode::kInvalidYaml);
+    EXPECT_EQ(stream.errors[0].location.file, "runaway.yaml");
+    EXPECT_GE(stream.errors[0].location.line, 3) << text;
+    EXPECT_LE(stream.errors[0].location.line, 6) << text;
+    ASSERT_EQ(stream.documents.size(), 2u) << text;
+    EXPECT_EQ(stream.documents[1].value["c"], 3);
+  }
+}
+
 // Duplicate keys are an error naming the key and its line, never a silent overwrite.
 TEST(YamlStreamTest, DuplicateKeyIsAnError) {
   YamlStream stream = parse_yaml_stream("a: 1\nb: 2\na: 3\n", "dup.yaml");

@@ -1,0 +1,3 @@
+module topoguard/bench/go-webhook
+
+go 1.19
