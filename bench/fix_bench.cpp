@@ -29,6 +29,7 @@ namespace {
 namespace audit = topoguard::audit;
 using topoguard::bench::fitted_exponent;
 using topoguard::bench::GrowthPoint;
+using topoguard::bench::GrowthSeries;
 
 std::string manifests(std::size_t count) {
   std::string text;
@@ -87,17 +88,10 @@ class FixGrowthReporter final : public benchmark::ConsoleReporter {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
       const std::string name = run.benchmark_name();
-      const auto documents = run.counters.find("documents");
-      // One time per size: the run itself, or with --benchmark_repetitions the median.
-      const bool one_run = run.run_type == Run::RT_Iteration && run.repetitions <= 1;
-      const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
-      if (!(one_run || median) || run.error_occurred || documents == run.counters.end()) {
-        continue;
+      if (const auto documents = run.counters.find("documents");
+          documents != run.counters.end()) {
+        times_[name.substr(0, name.find('/'))].add(documents->second.value, run);
       }
-      const double unit = benchmark::GetTimeUnitMultiplier(run.time_unit);
-      Times& times = times_[name.substr(0, name.find('/'))];
-      times.cpu.push_back({documents->second.value, run.GetAdjustedCPUTime() / unit});
-      times.wall.push_back({documents->second.value, run.GetAdjustedRealTime() / unit});
     }
   }
 
@@ -124,12 +118,7 @@ class FixGrowthReporter final : public benchmark::ConsoleReporter {
   }
 
  private:
-  struct Times {
-    std::vector<GrowthPoint> cpu;
-    std::vector<GrowthPoint> wall;
-  };
-
-  std::map<std::string, Times> times_;
+  std::map<std::string, GrowthSeries> times_;
 };
 
 }  // namespace

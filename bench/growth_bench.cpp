@@ -37,6 +37,7 @@ namespace {
 
 using topoguard::bench::fitted_exponent;
 using topoguard::bench::GrowthPoint;
+using topoguard::bench::GrowthSeries;
 
 namespace admission = topoguard::admission;
 
@@ -241,14 +242,10 @@ class GrowthReporter final : public benchmark::ConsoleReporter {
       const std::string name = run.benchmark_name();
       const std::size_t slash = name.find('/');
       const auto n = run.counters.find("n");
-      if (run.error_occurred || slash == std::string::npos || n == run.counters.end() ||
-          name.find("4MiB") != std::string::npos) {
-        continue;
+      if (slash != std::string::npos && n != run.counters.end() &&
+          name.find("4MiB") == std::string::npos) {
+        points_[name.substr(0, slash)].add(n->second.value, run);
       }
-      const double unit = benchmark::GetTimeUnitMultiplier(run.time_unit);
-      Times& times = points_[name.substr(0, slash)];
-      times.cpu.push_back({n->second.value, run.GetAdjustedCPUTime() / unit});
-      times.wall.push_back({n->second.value, run.GetAdjustedRealTime() / unit});
     }
   }
 
@@ -270,12 +267,7 @@ class GrowthReporter final : public benchmark::ConsoleReporter {
   }
 
  private:
-  struct Times {
-    std::vector<GrowthPoint> cpu;
-    std::vector<GrowthPoint> wall;
-  };
-
-  std::map<std::string, Times> points_;
+  std::map<std::string, GrowthSeries> points_;
 };
 
 }  // namespace

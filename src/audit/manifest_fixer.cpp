@@ -126,19 +126,6 @@ std::string yaml_key(const std::string& key) {
   return plain ? key : Json(key).dump();
 }
 
-std::string unescape_token(std::string_view token) {
-  std::string out;
-  for (std::size_t i = 0; i < token.size(); ++i) {
-    if (token[i] == '~' && i + 1 < token.size()) {
-      out += token[i + 1] == '1' ? '/' : '~';
-      ++i;
-    } else {
-      out += token[i];
-    }
-  }
-  return out;
-}
-
 // The text of one file and the bounds of the document being fixed.
 struct Source {
   std::string_view text;
@@ -258,7 +245,7 @@ std::optional<PlannedEdit> plan_operation(const Source& source, const YamlDocume
     return std::nullopt;
   }
   const std::string parent = path.substr(0, slash);
-  const std::string key = unescape_token(std::string_view(path).substr(slash + 1));
+  const std::string key = unescape_pointer_token(std::string_view(path).substr(slash + 1));
   const Json* container = find_at(document.value, parent);
   const std::optional<NodeMark> mark = document.lines.mark_of(parent);
   if (container == nullptr || !mark || mark->offset >= source.limit) {
