@@ -925,6 +925,7 @@ Result<Program> compile(std::string_view text) {
   auto compiled = std::make_shared<Program::Compiled>();
   collect_patterns(*program.root_, *compiled);
   program.compiled_ = std::move(compiled);
+  program.facts_ = std::make_shared<const ProgramFacts>(inspect(*program.root_));
   compiled_cache().keep(text, program);
   return program;
 }

@@ -66,9 +66,11 @@ void walk(const Expr& expr, const std::function<void(const Expr&)>& visit) {
   }
 }
 
-std::vector<std::string> string_literals(const Program& program) {
+namespace {
+
+std::vector<std::string> collect_string_literals(const Expr& root) {
   std::vector<std::string> literals;
-  walk(program.root(), [&literals](const Expr& expr) {
+  walk(root, [&literals](const Expr& expr) {
     if (const std::string* text = string_literal(expr)) {
       literals.push_back(*text);
     }
@@ -76,9 +78,9 @@ std::vector<std::string> string_literals(const Program& program) {
   return literals;
 }
 
-std::vector<std::string> attributes_read(const Program& program) {
+std::vector<std::string> collect_attributes_read(const Expr& root) {
   std::vector<std::string> names;
-  walk(program.root(), [&names](const Expr& expr) {
+  walk(root, [&names](const Expr& expr) {
     if (const auto* select = std::get_if<Select>(&expr.node)) {
       if (const std::string* domain = attribute_domain(*select->operand)) {
         names.push_back(*domain + "/" + select->field);
@@ -95,13 +97,13 @@ std::vector<std::string> attributes_read(const Program& program) {
   return names;
 }
 
-bool may_read_driver(const Program& program) {
+bool reads_driver(const Expr& root) {
   // `device` is read only through `.attributes` or `.capacity` when every use of it is the
   // operand of such a field selection; anything else (`device.driver`, `device["driver"]`, the
   // whole device passed to a function or macro) may read the driver.
   std::set<const Expr*> field_operands;
   bool reads = false;
-  walk(program.root(), [&](const Expr& expr) {
+  walk(root, [&](const Expr& expr) {
     if (const auto* select = std::get_if<Select>(&expr.node)) {
       if (select->field == "attributes" || select->field == "capacity") {
         field_operands.insert(select->operand.get());
@@ -113,5 +115,22 @@ bool may_read_driver(const Program& program) {
   });
   return reads;
 }
+
+}  // namespace
+
+ProgramFacts inspect(const Expr& root) {
+  return ProgramFacts{collect_string_literals(root), collect_attributes_read(root),
+                      reads_driver(root)};
+}
+
+const std::vector<std::string>& string_literals(const Program& program) {
+  return program.facts().string_literals;
+}
+
+const std::vector<std::string>& attributes_read(const Program& program) {
+  return program.facts().attributes_read;
+}
+
+bool may_read_driver(const Program& program) { return program.facts().may_read_driver; }
 
 }  // namespace topoguard::cel

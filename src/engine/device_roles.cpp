@@ -51,6 +51,10 @@ DeviceRoles::DeviceRoles(const policy::Policy& policy, const Inventory& inventor
     : policy_(policy), inventory_(inventory) {
   for (const policy::PatternList* list : {&policy.gpu.drivers, &policy.nic.drivers}) {
     for (const policy::Pattern& pattern : list->patterns()) {
+      if (pattern.literal()) {
+        add_unique(known_drivers_, *pattern.literal());
+        continue;
+      }
       std::string name = unescaped(pattern.text());
       if (pattern.full_match(name)) {
         add_unique(known_drivers_, std::move(name));
@@ -81,8 +85,8 @@ Roles DeviceRoles::of_selectors(const std::vector<const cel::Program*>& selector
   // when some selector is false for it whatever the device publishes.
   std::vector<std::string> candidates = known_drivers_;
   for (const cel::Program* selector : selectors) {
-    for (std::string& literal : cel::string_literals(*selector)) {
-      add_unique(candidates, std::move(literal));
+    for (const std::string& literal : cel::string_literals(*selector)) {
+      add_unique(candidates, literal);
     }
   }
   candidates.emplace_back(kUnlistedDriver);

@@ -32,10 +32,19 @@
 
 namespace topoguard::cel {
 
+// What the syntax tree says without evaluation (see the functions below), worked out once when
+// the program is compiled: selectors are classified for every request.
+struct ProgramFacts {
+  std::vector<std::string> string_literals;
+  std::vector<std::string> attributes_read;
+  bool may_read_driver = true;
+};
+
 class Program {
  public:
   [[nodiscard]] const Expr& root() const { return *root_; }
   [[nodiscard]] const std::string& source() const { return *source_; }
+  [[nodiscard]] const ProgramFacts& facts() const { return *facts_; }
 
   struct Compiled;  // the evaluator's precomputed state (private to it)
 
@@ -45,6 +54,7 @@ class Program {
   std::shared_ptr<const std::string> source_;
   std::shared_ptr<const Expr> root_;
   std::shared_ptr<const Compiled> compiled_;  // literal regular expressions, compiled once
+  std::shared_ptr<const ProgramFacts> facts_;
   friend struct Evaluator;
 };
 
@@ -90,15 +100,18 @@ struct Evaluation {
                                    const std::map<std::string, Value, std::less<>>& variables);
 
 // Every string literal of the expression, in source order: the names it can compare against.
-[[nodiscard]] std::vector<std::string> string_literals(const Program& program);
+[[nodiscard]] const std::vector<std::string>& string_literals(const Program& program);
 
 // Qualified names ("domain/name") of the device attributes the expression reads with literal
 // keys, as `device.attributes["domain"].name` or `device.attributes["domain"]["name"]`, in order.
-[[nodiscard]] std::vector<std::string> attributes_read(const Program& program);
+[[nodiscard]] const std::vector<std::string>& attributes_read(const Program& program);
 
 // False when the expression certainly does not read `device.driver`: its value is then the same
 // for every driver. True when it may (conservatively, any use of `device` other than through
 // `.attributes` or `.capacity`).
 [[nodiscard]] bool may_read_driver(const Program& program);
+
+// The facts of a syntax tree (compile() keeps them with the program).
+[[nodiscard]] ProgramFacts inspect(const Expr& root);
 
 }  // namespace topoguard::cel

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,15 +24,20 @@ class Pattern {
 
   [[nodiscard]] bool full_match(std::string_view subject) const;
   [[nodiscard]] const std::string& text() const { return text_; }
+  // The one string the pattern matches when it is a literal (see literal_of).
+  [[nodiscard]] const std::optional<std::string>& literal() const { return literal_; }
 
  private:
   Pattern(std::string text, std::shared_ptr<const re2::RE2> regex);
 
   std::string text_;
+  std::optional<std::string> literal_;
   std::shared_ptr<const re2::RE2> regex_;
 };
 
-// An ordered list of patterns; matches when any pattern fully matches. The patterns are also
+// An ordered list of patterns; matches when any pattern fully matches. Patterns that stand for
+// one literal string (`gpu\.nvidia\.com`, most of them) are compared as strings: an RE2 match
+// costs far more than a comparison, and roles are looked up for every request. The others are
 // compiled into one alternation, so a match is one RE2 pass however long the list.
 class PatternList {
  public:
@@ -44,7 +50,14 @@ class PatternList {
 
  private:
   std::vector<Pattern> patterns_;
-  std::shared_ptr<const re2::RE2> any_;  // (?:p1)|(?:p2)|...; null when empty or too large
+  std::vector<std::string> literals_;        // sorted: the strings the literal patterns match
+  std::vector<Pattern> expressions_;        // the other patterns
+  std::shared_ptr<const re2::RE2> any_;  // (?:p1)|(?:p2)|... of expressions_; null when empty
+                                         // or too large
 };
+
+// The one string `pattern` fully matches when it is a literal (letters, digits, punctuation that
+// is no RE2 operator, and escaped punctuation), nullopt for anything else.
+[[nodiscard]] std::optional<std::string> literal_of(std::string_view pattern);
 
 }  // namespace topoguard::policy
