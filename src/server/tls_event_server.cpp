@@ -323,8 +323,14 @@ class TlsEventServer::Impl::Worker {
         } else {
           auto* connection = static_cast<Connection*>(tag);
           if (connection->phase == Phase::kDeciding) {
-            // Only a hang-up is reported while a decision is pending: nobody to answer.
-            close(*connection);
+            if ((events[i].events & (EPOLLHUP | EPOLLERR)) != 0) {
+              close(*connection);  // nobody left to answer
+            } else {
+              // Bytes sent before the answer (pipelining): they wait in the socket until the
+              // answer is sent; until then only a hang-up is reported.
+              connection->readable = true;
+              watch(*connection, 0);
+            }
           } else if (!connection->closed) {
             // A hang-up or error is "readable" too: the failing read closes the connection.
             connection->readable = connection->readable ||
@@ -688,7 +694,10 @@ class TlsEventServer::Impl::Worker {
       connection.fallback = std::move(deferred->fallback);
       connection.deadline = deferred->answer_by;
       deciding_.emplace(decision, &connection);
-      watch(connection, 0);  // pipelined bytes wait in the socket until the answer is sent
+      // Reading stays armed: API server clients send nothing while they wait, and disarming
+      // would cost two epoll_ctl calls per request; run() disarms it if bytes do arrive, so
+      // until then nothing is left to read.
+      connection.readable = false;
       return;
     }
     deliver(connection, std::get<HttpResponse>(result));
@@ -699,10 +708,11 @@ class TlsEventServer::Impl::Worker {
     if (connection.phase == Phase::kDeciding) {
       deciding_.erase(connection.decision);
       connection.fallback = nullptr;
+    } else {
+      connection.readable = true;  // more bytes, if any, came while the request was answered
     }
     render_response(response, connection.answer_head_only, connection.answer_keep_alive,
                     connection.answer_minor_version, connection.out);
-    connection.readable = true;  // more bytes, if any, came while the request was answered
     start_writing(connection, connection.answer_keep_alive);
   }
 
