@@ -3,7 +3,7 @@
 # Go net/http webhook (bench/go-webhook), in the same run, over TLS with the same certificate,
 # driven by wrk (HTTP/1.1 keep-alive POSTs of a real ResourceClaimTemplate AdmissionReview).
 # Expects build/topoguard; builds only the Go server (standard library only, offline, ~1 s).
-# wrk and both servers share the machine's cores, so latency under saturation is mostly queueing.
+# wrk and the servers share the machine's cores, so latency under saturation is mostly queueing.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,8 +28,8 @@ usage: bench/webhook-load.sh [options]
 Runs: 1 thread/1 connection (latency), 2 threads/16 connections, 2 threads/64 connections,
 each N rounds against topoguard, nginx and Go in alternating order. Prints per scenario the
 median req/s, p50/p99 latency and server CPU time per request, the errors (socket errors +
-non-2xx) of all rounds, peak RSS (VmHWM) and the topoguard/nginx and topoguard/Go ratios. Exit: 0 ok, 1 errors seen (or a
-missed target with --strict), 2 usage or setup failure.
+non-2xx) of all rounds, peak RSS (VmHWM) and the topoguard/nginx and topoguard/Go ratios.
+Exit: 0 ok, 1 errors seen (or a missed target with --strict), 2 usage or setup failure.
 USAGE
 }
 
