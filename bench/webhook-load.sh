@@ -212,14 +212,15 @@ wait_until() {
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
-  die "${what} did not become ready; log: $(tail -5 "${work}/topoguard.log" "${work}/nginx/logs/error.log" \
-    "${work}/go-webhook.log" 2>/dev/null)"
+  die "${what} did not become ready; log: $(tail -5 "${work}/topoguard.log" \
+    "${work}/nginx/logs/error.log" "${work}/go-webhook.log" 2>/dev/null)"
 }
 curl_tls=(curl -sS --fail --max-time 5 --cacert "$CA_CERT")
 wait_until topoguard "$tg_pid" "${curl_tls[@]}" "https://127.0.0.1:${tg_port}/readyz"
 wait_until nginx "$nginx_pid" "${curl_tls[@]}" -X POST --data-binary @"$body_file" \
   "https://127.0.0.1:${nginx_port}${endpoint}"
-checked_urls=("https://127.0.0.1:${tg_port}${endpoint}" "https://127.0.0.1:${nginx_port}${endpoint}")
+checked_urls=("https://127.0.0.1:${tg_port}${endpoint}"
+  "https://127.0.0.1:${nginx_port}${endpoint}")
 if [ "$with_go" -eq 1 ]; then
   wait_until go-webhook "$go_pid" "${curl_tls[@]}" "https://127.0.0.1:${go_port}/readyz"
   checked_urls+=("https://127.0.0.1:${go_port}${endpoint}")
