@@ -5,12 +5,12 @@
 //   build/bench/topoguard_cel_bench [--benchmark_min_time=0.2s]
 #include <benchmark/benchmark.h>
 
-#include <cmath>
 #include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "growth_fit.h"
 #include "topoguard/cel/cel.h"
 
 namespace {
@@ -86,32 +86,21 @@ class FitReporter : public benchmark::ConsoleReporter {
       }
       const std::string name = run.benchmark_name();
       const std::string shape = name.substr(name.find('/') + 1, name.rfind('/') - name.find('/') - 1);
-      samples_[shape].emplace_back(run.counters.at("bytes").value,
-                                   run.GetAdjustedCPUTime());
+      samples_[shape].push_back({run.counters.at("bytes").value, run.GetAdjustedCPUTime()});
     }
   }
 
   void print_fits() const {
     std::printf("\nfitted exponent k in CPU time ~ bytes^k (1 = linear):\n");
     for (const auto& [shape, points] : samples_) {
-      double sx = 0, sy = 0, sxx = 0, sxy = 0;
-      for (const auto& [bytes, time] : points) {
-        const double x = std::log(bytes);
-        const double y = std::log(time);
-        sx += x;
-        sy += y;
-        sxx += x * x;
-        sxy += x * y;
-      }
-      const double n = static_cast<double>(points.size());
-      const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
-      std::printf("  %-22s k = %.2f  (%zu sizes, %.0f to %.0f bytes)\n", shape.c_str(), slope,
-                  points.size(), points.front().first, points.back().first);
+      std::printf("  %-22s k = %.2f  (%zu sizes, %.0f to %.0f bytes)\n", shape.c_str(),
+                  topoguard::bench::fitted_exponent(points), points.size(), points.front().n,
+                  points.back().n);
     }
   }
 
  private:
-  std::map<std::string, std::vector<std::pair<double, double>>> samples_;
+  std::map<std::string, std::vector<topoguard::bench::GrowthPoint>> samples_;
 };
 
 }  // namespace

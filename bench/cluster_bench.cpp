@@ -5,12 +5,12 @@
 // After the runs it prints the exponent fitted to time = c * nodes^k (least squares on logs).
 #include <benchmark/benchmark.h>
 
-#include <cmath>
 #include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "growth_fit.h"
 #include "topoguard/cluster/cluster_state.h"
 #include "topoguard/cluster/feasibility.h"
 #include "topoguard/common/yaml_document.h"
@@ -91,8 +91,8 @@ spec:
   return topoguard::k8s::read_claim_spec(stream.documents.at(0).value).value();
 }
 
-std::map<std::string, std::vector<std::pair<double, double>>>& timings() {
-  static std::map<std::string, std::vector<std::pair<double, double>>> points;
+std::map<std::string, std::vector<topoguard::bench::GrowthPoint>>& timings() {
+  static std::map<std::string, std::vector<topoguard::bench::GrowthPoint>> points;
   return points;
 }
 
@@ -132,8 +132,11 @@ class ExponentReporter : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
       if (run.run_type == Run::RT_Iteration && run.iterations > 0 && !run.error_occurred) {
-        timings()[run.run_name.function_name].emplace_back(
-            static_cast<double>(run.complexity_n), run.GetAdjustedCPUTime());
+        // The smallest size (1 node) is dominated by fixed costs: fitted from 10 nodes on.
+        if (run.complexity_n >= 10) {
+          timings()[run.run_name.function_name].push_back(
+              {static_cast<double>(run.complexity_n), run.GetAdjustedCPUTime()});
+        }
       }
     }
     ConsoleReporter::ReportRuns(runs);
@@ -147,24 +150,9 @@ int main(int argc, char** argv) {
   ExponentReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   for (const auto& [name, points] : timings()) {
-    // Least-squares slope of log(time) on log(nodes), over the sizes of 10 nodes and more
-    // (the smallest is dominated by fixed costs).
-    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (const auto& [nodes, time] : points) {
-      if (nodes < 10) {
-        continue;
-      }
-      const double x = std::log(nodes);
-      const double y = std::log(time);
-      n += 1;
-      sx += x;
-      sy += y;
-      sxx += x * x;
-      sxy += x * y;
-    }
-    if (n >= 2) {
-      std::printf("%s: fitted exponent %.2f (CPU time ~ nodes^k, 16 devices per node)\n", name.c_str(),
-                  (n * sxy - sx * sy) / (n * sxx - sx * sx));
+    if (points.size() >= 2) {
+      std::printf("%s: fitted exponent %.2f (CPU time ~ nodes^k, 16 devices per node)\n",
+                  name.c_str(), topoguard::bench::fitted_exponent(points));
     }
   }
   benchmark::Shutdown();

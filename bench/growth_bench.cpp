@@ -16,23 +16,28 @@
 // in brackets; on a shared machine it also counts waiting for a core).
 // Flags besides Google Benchmark's: --max_n=N skips sizes above N (for the quadratic baseline),
 // --no_4mib skips the 4 MiB bodies.
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 
+#include "growth_fit.h"
 #include "topoguard/admission/review_endpoint.h"
 #include "topoguard/policy/policy_loader.h"
 
 namespace {
+
+using topoguard::bench::fitted_exponent;
+using topoguard::bench::GrowthPoint;
+using topoguard::bench::GrowthSeries;
 
 namespace admission = topoguard::admission;
 
@@ -237,13 +242,10 @@ class GrowthReporter final : public benchmark::ConsoleReporter {
       const std::string name = run.benchmark_name();
       const std::size_t slash = name.find('/');
       const auto n = run.counters.find("n");
-      if (run.error_occurred || slash == std::string::npos || n == run.counters.end() ||
-          name.find("4MiB") != std::string::npos) {
-        continue;
+      if (slash != std::string::npos && n != run.counters.end() &&
+          name.find("4MiB") == std::string::npos) {
+        points_[name.substr(0, slash)].add(n->second.value, run);
       }
-      const double unit = benchmark::GetTimeUnitMultiplier(run.time_unit);
-      points_[name.substr(0, slash)].push_back(
-          {n->second.value, run.GetAdjustedCPUTime() / unit, run.GetAdjustedRealTime() / unit});
     }
   }
 
@@ -253,44 +255,19 @@ class GrowthReporter final : public benchmark::ConsoleReporter {
                 "brackets)\n");
     std::printf("%-20s %5s %15s %15s %10s %11s %11s\n", "family", "sizes", "k (all)",
                 "k (largest 3)", "largest n", "CPU s", "wall s");
-    for (const auto& [family, points] : points_) {
-      const std::size_t tail = points.size() >= 3 ? points.size() - 3 : 0;
-      const auto cpu = [](const Point& point) { return point.cpu_seconds; };
-      const auto wall = [](const Point& point) { return point.wall_seconds; };
+    for (const auto& [family, times] : points_) {
+      const std::span<const GrowthPoint> cpu = times.cpu;
+      const std::span<const GrowthPoint> wall = times.wall;
+      const std::size_t tail = cpu.size() >= 3 ? cpu.size() - 3 : 0;
       std::printf("%-20s %5zu %6.2f [%6.2f] %6.2f [%6.2f] %10.0f %11.4f %11.4f\n",
-                  family.c_str(), points.size(), slope(points, 0, cpu), slope(points, 0, wall),
-                  slope(points, tail, cpu), slope(points, tail, wall), points.back().n,
-                  points.back().cpu_seconds, points.back().wall_seconds);
+                  family.c_str(), cpu.size(), fitted_exponent(cpu), fitted_exponent(wall),
+                  fitted_exponent(cpu.subspan(tail)), fitted_exponent(wall.subspan(tail)),
+                  cpu.back().n, cpu.back().seconds, wall.back().seconds);
     }
   }
 
  private:
-  struct Point {
-    double n;
-    double cpu_seconds;
-    double wall_seconds;
-  };
-
-  template <typename Seconds>
-  static double slope(const std::vector<Point>& points, std::size_t first, Seconds seconds) {
-    const double count = static_cast<double>(points.size() - first);
-    double sx = 0;
-    double sy = 0;
-    double sxx = 0;
-    double sxy = 0;
-    for (std::size_t i = first; i < points.size(); ++i) {
-      const double x = std::log(points[i].n);
-      const double y = std::log(seconds(points[i]));
-      sx += x;
-      sy += y;
-      sxx += x * x;
-      sxy += x * y;
-    }
-    const double denominator = count * sxx - sx * sx;
-    return denominator == 0 ? 0 : (count * sxy - sx * sy) / denominator;
-  }
-
-  std::map<std::string, std::vector<Point>> points_;
+  std::map<std::string, GrowthSeries> points_;
 };
 
 }  // namespace

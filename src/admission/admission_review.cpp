@@ -183,10 +183,22 @@ Result<AdmissionRequest> read_review(dom::element review) {
 
 }  // namespace
 
+// Bodies up to this size leave the thread's parser as it is (typical reviews are a few KiB).
+constexpr std::size_t kKeptParserCapacity = 256 * 1024;
+
 std::string patch_json(const Json& patch) { return to_json_text(patch); }
 
 Result<AdmissionRequest> parse_admission_review(std::string_view body) {
-  dom::parser parser;
+  // One parser per thread, reused: creating one costs more than parsing a typical review. A
+  // parser that a large body grew is replaced afterwards, so its buffers are not kept.
+  thread_local dom::parser parser;
+  struct ReplaceGrownParser {
+    ~ReplaceGrownParser() {
+      if (parser.capacity() > kKeptParserCapacity) {
+        parser = dom::parser();
+      }
+    }
+  } replace_grown_parser;
   auto review = parse_json_document(parser, body, kMaxBodyDepth);
   if (!review) {
     return review.error();

@@ -90,7 +90,11 @@ Result<dom::element> parse_json_document(dom::parser& parser, std::string_view t
     text.remove_prefix(3);
   }
   Error error;
-  simdjson::error_code code = parser.allocate(text.size(), static_cast<std::size_t>(max_depth));
+  // A reused parser keeps its buffers when they are large enough and nest as deep.
+  simdjson::error_code code = simdjson::SUCCESS;
+  if (parser.capacity() < text.size() || parser.max_depth() != static_cast<std::size_t>(max_depth)) {
+    code = parser.allocate(text.size(), static_cast<std::size_t>(max_depth));
+  }
   if (code == simdjson::SUCCESS) {
     dom::element root;
     // The text is copied into a padded buffer (simdjson reads past the end in SIMD words).

@@ -72,16 +72,24 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
           ReportedFinding{finding, file, manifests.line_of(manifest, finding.pointer), resource,
                           nullptr});
     }
+    for (const engine::Finding& finding : evaluation.exempted) {
+      ++report.summary.exempted;
+      report.exempted.push_back(
+          ReportedFinding{finding, file, manifests.line_of(manifest, finding.pointer), resource,
+                          nullptr});
+    }
     run.evaluations.push_back(ManifestEvaluation{&manifest, std::move(evaluation)});
   }
 
-  std::stable_sort(report.findings.begin(), report.findings.end(),
-                   [](const ReportedFinding& a, const ReportedFinding& b) {
-                     return std::forward_as_tuple(a.file, a.line, a.finding.rule,
-                                                  a.finding.policy) <
-                            std::forward_as_tuple(b.file, b.line, b.finding.rule,
-                                                  b.finding.policy);
-                   });
+  for (std::vector<ReportedFinding>* list : {&report.findings, &report.exempted}) {
+    std::stable_sort(list->begin(), list->end(),
+                     [](const ReportedFinding& a, const ReportedFinding& b) {
+                       return std::forward_as_tuple(a.file, a.line, a.finding.rule,
+                                                    a.finding.policy) <
+                              std::forward_as_tuple(b.file, b.line, b.finding.rule,
+                                                    b.finding.policy);
+                     });
+  }
   return run;
 }
 

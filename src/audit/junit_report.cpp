@@ -1,6 +1,7 @@
 // JUnit XML for CI test reports: a test suite per input file, a test case per resource and rule
 // it was checked against (classname "<Kind> <namespace>/<name>", name "<policy>/<rule>"), a
-// <failure> per finding carrying its message, and an <error> test case per input error. Valid
+// <failure> per finding carrying its message, <skipped> naming the exception when exceptions
+// waive every finding of the case, and an <error> test case per input error. Valid
 // against the JUnit schema of Jenkins' xUnit plugin (tests/reports/junit-10.xsd).
 #include <map>
 
@@ -92,7 +93,20 @@ struct Suite {
   std::size_t tests = 0;
   std::size_t failures = 0;
   std::size_t errors = 0;
+  std::size_t skipped = 0;
 };
+
+// The lines of a finding's failure or skip text: where, what, the help link and the fix.
+std::string finding_detail(const ReportedFinding& reported, policy::RuleId rule) {
+  const engine::Finding& finding = reported.finding;
+  std::string detail = location_text(reported.file, reported.line) + ": " + finding.pointer +
+                       "\n" + finding.message + "\nhelp: " + rule_help_uri(rule);
+  if (!finding.fix.empty()) {
+    detail += "\nfix (JSONPatch): " + nlohmann::json(finding.fix).dump(
+                                          -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  return detail;
+}
 
 void add_check(const RuleCheck& check, Suite& suite) {
   const k8s::ObjectRef& ref = check.resource->ref;
@@ -103,24 +117,32 @@ void add_check(const RuleCheck& check, Suite& suite) {
                             std::string(policy::rule_name(check.rule))) +
                  "\"";
   ++suite.tests;
-  if (check.findings.empty()) {
+  if (check.passed()) {
     suite.cases += "/>\n";
     return;
   }
-  ++suite.failures;
   suite.cases += ">\n";
   for (const ReportedFinding* reported : check.findings) {
     const engine::Finding& finding = reported->finding;
-    std::string detail = location_text(reported->file, reported->line) + ": " + finding.pointer +
-                         "\n" + finding.message + "\nhelp: " + rule_help_uri(check.rule);
-    if (!finding.fix.empty()) {
-      detail += "\nfix (JSONPatch): " + nlohmann::json(finding.fix).dump(
-                                            -1, ' ', false, nlohmann::json::error_handler_t::replace);
-    }
     suite.cases += "      <failure type=\"" + std::string(policy::action_name(finding.action)) +
-                   "\" message=\"" + xml_escape(finding.message) + "\">" + xml_escape(detail, false) +
-                   "</failure>\n";
+                   "\" message=\"" + xml_escape(finding.message) + "\">" +
+                   xml_escape(finding_detail(*reported, check.rule), false) + "</failure>\n";
   }
+  // A case is failed or skipped: waived findings next to unwaived ones add nothing to a failure.
+  if (check.findings.empty()) {
+    std::string detail;
+    for (const ReportedFinding* reported : check.exempted) {
+      const engine::Finding& finding = reported->finding;
+      detail += (detail.empty() ? "" : "\n") + finding_detail(*reported, check.rule) +
+                "\nexception " + finding.exception + ": " + finding.exception_reason;
+    }
+    const engine::Finding& first = check.exempted.front()->finding;
+    suite.cases += "      <skipped type=\"exempted\" message=\"" +
+                   xml_escape("exempted by exception " + first.exception + ": " +
+                              first.exception_reason) +
+                   "\">" + xml_escape(detail, false) + "</skipped>\n";
+  }
+  ++(check.findings.empty() ? suite.skipped : suite.failures);
   suite.cases += "    </testcase>\n";
 }
 
@@ -165,7 +187,7 @@ void write_junit(const AuditReport& report, std::ostream& out) {
     const Suite& suite = suites.at(file);
     out << "  <testsuite name=\"" << xml_escape(file) << "\" tests=\"" << suite.tests
         << "\" failures=\"" << suite.failures << "\" errors=\"" << suite.errors
-        << "\" skipped=\"0\">\n"
+        << "\" skipped=\"" << suite.skipped << "\">\n"
         << suite.cases << "  </testsuite>\n";
   }
   out << "</testsuites>\n";

@@ -1,8 +1,9 @@
 // Kubernetes report CRDs from an audit: one namespaced report per namespace with a resource in
 // it (scope: that Namespace), one cluster report for cluster-scoped resources and input
 // errors. Every rule a resource was checked against gives a result, a pass when it found
-// nothing, so dashboards such as Policy Reporter show coverage, not only violations. The two
-// APIs differ only in names and in OpenReports' report-level `source`.
+// nothing and a skip per finding an exception waives, so dashboards such as Policy Reporter
+// show coverage and waivers, not only violations. The two APIs differ only in names and in
+// OpenReports' report-level `source`.
 #include <map>
 
 #include "report_formats.h"
@@ -58,10 +59,11 @@ nlohmann::json result_entry(const RuleCheck& check, std::string_view result, std
           {"properties", std::move(properties)}};
 }
 
-// One result per finding, or one pass; properties are strings (the CRDs say so).
+// One result per finding (`skip` for one an exception waives, naming the exception), or one
+// pass; properties are strings (the CRDs say so).
 void add_results(const RuleCheck& check, nlohmann::json& results) {
   const AuditedResource& resource = *check.resource;
-  if (check.findings.empty()) {
+  if (check.passed()) {
     results.push_back(result_entry(
         check, "pass", "no " + std::string(policy::rule_name(check.rule)) + " finding",
         {{"file", resource.file}, {"line", std::to_string(resource.line)}}));
@@ -78,6 +80,17 @@ void add_results(const RuleCheck& check, nlohmann::json& results) {
       properties["jsonPatch"] = nlohmann::json(finding.fix).dump();
     }
     results.push_back(result_entry(check, result_of(finding), finding.message, std::move(properties)));
+  }
+  for (const ReportedFinding* reported : check.exempted) {
+    const engine::Finding& finding = reported->finding;
+    results.push_back(result_entry(check, "skip", finding.message,
+                                   {{"file", reported->file},
+                                    {"line", std::to_string(reported->line)},
+                                    {"path", finding.pointer},
+                                    {"action", policy::action_name(finding.action)},
+                                    {"help", rule_help_uri(check.rule)},
+                                    {"exception", finding.exception},
+                                    {"exceptionReason", finding.exception_reason}}));
   }
 }
 

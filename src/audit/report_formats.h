@@ -17,18 +17,28 @@ namespace topoguard::audit {
 // The namespace shown for a resource: "" for cluster-scoped kinds, else its effective one.
 [[nodiscard]] std::string display_namespace(const k8s::ObjectRef& ref);
 
+// Findings in report order: file, line, rule, policy.
+[[nodiscard]] bool in_report_order(const ReportedFinding* a, const ReportedFinding* b);
+
+// The findings and, `with_exempted`, those an exception waives, together in report order.
+[[nodiscard]] std::vector<const ReportedFinding*> listed_findings(const AuditReport& report,
+                                                                  bool with_exempted);
+
 // "file:line", or "file" when the line is unknown (0).
 [[nodiscard]] std::string location_text(const std::string& file, int line);
 
 // "<base>#rule-<name>", base from the TOPOGUARD_RULE_HELP_BASE CMake cache variable.
 [[nodiscard]] std::string rule_help_uri(policy::RuleId rule);
 
-// Each rule a resource was checked against under a policy, with its findings (none: passed).
+// Each rule a resource was checked against under a policy, with its findings (none and none
+// exempted: passed).
 struct RuleCheck {
   const AuditedResource* resource = nullptr;
   std::string_view policy;
   policy::RuleId rule = policy::RuleId::kMissingPcieAlignment;
   std::vector<const ReportedFinding*> findings;  // in report order
+  std::vector<const ReportedFinding*> exempted;  // waived by an exception, in report order
+  [[nodiscard]] bool passed() const { return findings.empty() && exempted.empty(); }
 };
 
 // Resources in input order, each one's checks in policy then rule order; a finding of a rule

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <ostream>
+#include <tuple>
+#include <vector>
 
 #include "report_formats.h"
 #include "topoguard/common/json_writer.h"
@@ -20,29 +23,43 @@ std::string summary_text(const AuditSummary& summary, std::size_t errors) {
   return "summary: " + std::to_string(summary.resources) + " resources, " +
          std::to_string(summary.skipped) + " skipped, " + std::to_string(summary.deny) +
          " deny, " + std::to_string(summary.warn) + " warn, " + std::to_string(summary.audit) +
-         " audit, " + std::to_string(errors) + " errors";
+         " audit, " + std::to_string(summary.exempted) + " exempted, " + std::to_string(errors) +
+         " errors";
 }
 
+// Findings and, with --show-exempted, waived findings ("exempted <action> ..."), in file and
+// line order.
 class TextReportWriter final : public ReportWriter {
  public:
+  explicit TextReportWriter(ReportOptions options) : options_(options) {}
+
   // ReportWriter
   void write(const AuditReport& report, std::ostream& out, std::ostream& errors) const override {
     for (const Error& error : report.errors) {
       errors << error.to_string() << '\n';
     }
-    for (const ReportedFinding& reported : report.findings) {
-      const engine::Finding& finding = reported.finding;
-      out << location_text(reported.file, reported.line) << ": "
-          << policy::action_name(finding.action) << ' ' << policy::rule_name(finding.rule) << ' '
-          << finding.resource.kind << ' ' << display_namespace(finding.resource) << '/'
-          << finding.resource.name << " (policy " << finding.policy << "): " << finding.message;
-      if (!finding.fix.empty()) {
+    for (const ReportedFinding* reported : listed_findings(report, options_.show_exempted)) {
+      const engine::Finding& finding = reported->finding;
+      const bool exempted = !finding.exception.empty();
+      out << location_text(reported->file, reported->line) << ": "
+          << (exempted ? "exempted " : "") << policy::action_name(finding.action) << ' '
+          << policy::rule_name(finding.rule) << ' ' << finding.resource.kind << ' '
+          << display_namespace(finding.resource) << '/' << finding.resource.name << " (policy "
+          << finding.policy;
+      if (exempted) {
+        out << ", exception " << finding.exception << ": " << finding.exception_reason;
+      }
+      out << "): " << finding.message;
+      if (!finding.fix.empty() && !exempted) {
         out << (finding.fix_enabled ? " [fix: topoguard fix]" : " [fix available, mutate off]");
       }
       out << '\n';
     }
     out << summary_text(report.summary, report.errors.size()) << '\n';
   }
+
+ private:
+  const ReportOptions options_;
 };
 
 // Every JSON format: the document a function builds from the report, indented, with invalid
@@ -91,28 +108,43 @@ std::vector<RuleCheck> rule_checks(const AuditReport& report) {
   for (std::size_t r = 0; r < report.resources.size(); ++r) {
     first_check[r] = checks.size();
     for (const engine::CheckedRule& checked : report.resources[r].checked) {
-      checks.push_back(RuleCheck{&report.resources[r], checked.policy, checked.rule, {}});
+      checks.push_back(RuleCheck{&report.resources[r], checked.policy, checked.rule, {}, {}});
     }
   }
   first_check[report.resources.size()] = checks.size();
   std::vector<RuleCheck> unlisted;
-  for (const ReportedFinding& reported : report.findings) {
-    const std::size_t r = reported.resource;
+  for (const ReportedFinding* reported : listed_findings(report, true)) {
+    const std::size_t r = reported->resource;
     auto begin = checks.begin() + static_cast<std::ptrdiff_t>(first_check[r]);
     auto end = checks.begin() + static_cast<std::ptrdiff_t>(first_check[r + 1]);
     auto check = std::find_if(begin, end, [&](const RuleCheck& candidate) {
-      return candidate.rule == reported.finding.rule &&
-             candidate.policy == reported.finding.policy;
+      return candidate.rule == reported->finding.rule &&
+             candidate.policy == reported->finding.policy;
     });
-    if (check != end) {
-      check->findings.push_back(&reported);
-    } else {
+    if (check == end) {
       unlisted.push_back(
-          RuleCheck{&report.resources[r], reported.finding.policy, reported.finding.rule, {&reported}});
+          RuleCheck{&report.resources[r], reported->finding.policy, reported->finding.rule, {}, {}});
+      check = std::prev(unlisted.end());
     }
+    (reported->finding.exception.empty() ? check->findings : check->exempted).push_back(reported);
   }
   checks.insert(checks.end(), unlisted.begin(), unlisted.end());
   return checks;
+}
+
+std::vector<const ReportedFinding*> listed_findings(const AuditReport& report,
+                                                    bool with_exempted) {
+  std::vector<const ReportedFinding*> listed;
+  for (const ReportedFinding& reported : report.findings) {
+    listed.push_back(&reported);
+  }
+  if (with_exempted) {
+    for (const ReportedFinding& reported : report.exempted) {
+      listed.push_back(&reported);
+    }
+    std::stable_sort(listed.begin(), listed.end(), in_report_order);
+  }
+  return listed;
 }
 
 Result<ReportFormat> parse_report_format(const std::string& text) {
@@ -127,7 +159,12 @@ Result<ReportFormat> parse_report_format(const std::string& text) {
                {}};
 }
 
-std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format) {
+bool in_report_order(const ReportedFinding* a, const ReportedFinding* b) {
+  return std::forward_as_tuple(a->file, a->line, a->finding.rule, a->finding.policy) <
+         std::forward_as_tuple(b->file, b->line, b->finding.rule, b->finding.policy);
+}
+
+std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, ReportOptions options) {
   switch (format) {
     case ReportFormat::kText:
       break;
@@ -144,12 +181,14 @@ std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format) {
     case ReportFormat::kJUnit:
       return std::make_unique<JunitReportWriter>();
   }
-  return std::make_unique<TextReportWriter>();
+  return std::make_unique<TextReportWriter>(options);
 }
 
 nlohmann::json report_to_json(const AuditReport& report) {
+  // Waived findings are listed with the others, marked `exempted` with their exception.
   nlohmann::json findings = nlohmann::json::array();
-  for (const ReportedFinding& reported : report.findings) {
+  for (const ReportedFinding* listed_finding : listed_findings(report, true)) {
+    const ReportedFinding& reported = *listed_finding;
     const engine::Finding& finding = reported.finding;
     nlohmann::json entry = {
         {"rule", policy::rule_name(finding.rule)},
@@ -167,6 +206,10 @@ nlohmann::json report_to_json(const AuditReport& report) {
     if (!finding.fix.empty()) {
       entry["fix"] = nlohmann::json(finding.fix);
     }
+    if (!finding.exception.empty()) {
+      entry["exempted"] = true;
+      entry["exception"] = {{"name", finding.exception}, {"reason", finding.exception_reason}};
+    }
     findings.push_back(std::move(entry));
   }
   nlohmann::json errors = nlohmann::json::array();
@@ -183,6 +226,7 @@ nlohmann::json report_to_json(const AuditReport& report) {
             {"deny", report.summary.deny},
             {"warn", report.summary.warn},
             {"audit", report.summary.audit},
+            {"exempted", report.summary.exempted},
             {"errors", report.errors.size()}}},
           {"findings", std::move(findings)},
           {"errors", std::move(errors)}};

@@ -1,6 +1,7 @@
 // SARIF 2.1.0 (OASIS): one run whose driver lists every rule with its help, one result per
-// finding located at the file and line of the offending field, input errors as tool execution
-// notifications. What GitHub code scanning and other SARIF viewers read.
+// finding located at the file and line of the offending field (a finding a policy exception
+// waives as a suppressed result), input errors as tool execution notifications. What GitHub
+// code scanning and other SARIF viewers read.
 #include <cctype>
 #include <filesystem>
 
@@ -101,12 +102,11 @@ nlohmann::json rule_descriptor(policy::RuleId rule) {
   };
 }
 
-// The document rewritten as `topoguard fix` writes it (with every enabled fix of that document;
-// comments inside it are not kept), as whole lines replaced.
+// The lines of the document that `topoguard fix` changes (with every enabled fix of that
+// document), as whole lines replaced by the same lines plus the inserted ones.
 nlohmann::json fix_of(const SourceEdit& edit, const std::string& file) {
   return {{"description",
-           {{"text", "Rewrite the document as `topoguard fix` does (every enabled fix of this "
-                     "document; comments inside it are not kept)"}}},
+           {{"text", "Insert what `topoguard fix` adds (every enabled fix of this document)"}}},
           {"artifactChanges",
            {{{"artifactLocation", {{"uri", artifact_uri(file)}}},
              {"replacements",
@@ -145,6 +145,15 @@ nlohmann::json result_of(const ReportedFinding& reported) {
   if (reported.fix_edit) {
     result["fixes"] = {fix_of(*reported.fix_edit, reported.file)};
   }
+  // Exceptions are topoguard's only suppressions, so every result states its state: none, or
+  // the policy exception that waives it (kept outside the scanned file: "external").
+  result["suppressions"] = nlohmann::json::array();
+  if (!finding.exception.empty()) {
+    result["suppressions"].push_back({{"kind", "external"},
+                                      {"status", "accepted"},
+                                      {"justification", finding.exception_reason},
+                                      {"properties", {{"exception", finding.exception}}}});
+  }
   return result;
 }
 
@@ -172,8 +181,8 @@ nlohmann::json sarif_report(const AuditReport& report) {
     rules.push_back(rule_descriptor(rule));
   }
   nlohmann::json results = nlohmann::json::array();
-  for (const ReportedFinding& reported : report.findings) {
-    results.push_back(result_of(reported));
+  for (const ReportedFinding* reported : listed_findings(report, true)) {
+    results.push_back(result_of(*reported));
   }
   nlohmann::json notifications = nlohmann::json::array();
   for (const Error& error : report.errors) {

@@ -8,6 +8,8 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -866,7 +868,53 @@ struct Evaluator {
   }
 };
 
+namespace {
+
+// Compiled programs by source text. Selectors repeat across requests (every pod of a workload
+// carries the same claim template; a mutating review compiles its object twice), so, as
+// Kubernetes' own DRA code does, compiled expressions are kept. Programs are immutable and
+// shared, so a hit is a copy of three shared pointers. Bounded: only short expressions are kept,
+// and a full cache starts over (a hostile stream of distinct expressions costs one parse each,
+// as without the cache).
+class CompiledCache {
+ public:
+  static constexpr std::size_t kMaxEntries = 4096;
+  static constexpr std::size_t kMaxTextBytes = 4096;
+
+  std::optional<Program> find(std::string_view text) {
+    std::lock_guard lock(mutex_);
+    const auto found = programs_.find(text);
+    return found == programs_.end() ? std::nullopt : std::optional<Program>(found->second);
+  }
+
+  void keep(std::string_view text, const Program& program) {
+    if (text.size() > kMaxTextBytes) {
+      return;
+    }
+    std::lock_guard lock(mutex_);
+    if (programs_.size() >= kMaxEntries) {
+      programs_.clear();
+    }
+    programs_.emplace(std::string(text), program);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, Program, std::less<>> programs_;  // guarded by mutex_
+};
+
+CompiledCache& compiled_cache() {
+  // Never destroyed: threads still compiling while the process exits must not find it gone.
+  static auto* cache = new CompiledCache();
+  return *cache;
+}
+
+}  // namespace
+
 Result<Program> compile(std::string_view text) {
+  if (std::optional<Program> kept = compiled_cache().find(text)) {
+    return *std::move(kept);
+  }
   Result<ExprPtr> parsed = parse(text);
   if (!parsed) {
     return parsed.error();
@@ -877,6 +925,7 @@ Result<Program> compile(std::string_view text) {
   auto compiled = std::make_shared<Program::Compiled>();
   collect_patterns(*program.root_, *compiled);
   program.compiled_ = std::move(compiled);
+  compiled_cache().keep(text, program);
   return program;
 }
 

@@ -1,4 +1,6 @@
 // Static questions about a program's syntax tree (no evaluation).
+#include <set>
+
 #include "syntax_walk.h"
 #include "topoguard/cel/cel.h"
 
@@ -91,6 +93,25 @@ std::vector<std::string> attributes_read(const Program& program) {
     }
   });
   return names;
+}
+
+bool may_read_driver(const Program& program) {
+  // `device` is read only through `.attributes` or `.capacity` when every use of it is the
+  // operand of such a field selection; anything else (`device.driver`, `device["driver"]`, the
+  // whole device passed to a function or macro) may read the driver.
+  std::set<const Expr*> field_operands;
+  bool reads = false;
+  walk(program.root(), [&](const Expr& expr) {
+    if (const auto* select = std::get_if<Select>(&expr.node)) {
+      if (select->field == "attributes" || select->field == "capacity") {
+        field_operands.insert(select->operand.get());
+      }
+    } else if (const auto* ident = std::get_if<Ident>(&expr.node)) {
+      const bool is_device = ident->name == "device" || ident->name == ".device";
+      reads = reads || (is_device && !field_operands.contains(&expr));
+    }
+  });
+  return reads;
 }
 
 }  // namespace topoguard::cel

@@ -18,6 +18,7 @@ struct AuditOptions {
   std::vector<std::string> policies;
   std::string format = "text";
   std::string fail_on = "deny";
+  bool show_exempted = false;
   std::vector<std::string> paths;
   std::vector<std::string> cluster_state;
 };
@@ -62,7 +63,8 @@ int run_audit_command(const AuditOptions& options) {
   if (*format == audit::ReportFormat::kSarif) {
     audit::attach_fix_edits(manifests, run);  // SARIF results carry fixes as text edits
   }
-  audit::make_report_writer(*format)->write(run.report, std::cout, std::cerr);
+  audit::make_report_writer(*format, audit::ReportOptions{options.show_exempted})
+      ->write(run.report, std::cout, std::cerr);
   return audit::exit_code(run.report, *fail_on);
 }
 
@@ -83,10 +85,14 @@ void add_audit_command(CLI::App& app, int& exit_code) {
                       "Exit 1 when a finding reaches this action: deny, warn, audit or never")
       ->check(CLI::IsMember({"deny", "warn", "audit", "never"}))
       ->capture_default_str();
+  command->add_flag("--show-exempted", options->show_exempted,
+                    "Text: also list the findings that policy exceptions waive (JSON always "
+                    "lists them, marked \"exempted\"; default: off)");
   command->add_option("--cluster-state", options->cluster_state,
                       "kubectl get resourceslices,deviceclasses,resourceclaimtemplates,"
                       "resourceclaims,networkattachmentdefinitions -A -o yaml|json output (files, "
-                      "dirs, - for stdin): audited too, and claims are checked against its devices")
+                      "dirs, - for stdin): audited too, and claims are checked against its devices "
+                      "(default: none, no feasibility check)")
       ->expected(1, -1);
   command->add_option("paths", options->paths,
                       "Manifest files, directories, or - for stdin (optional with --cluster-state)");

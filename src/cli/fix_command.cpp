@@ -19,6 +19,7 @@ struct FixOptions {
   std::vector<std::string> policies;
   std::string output_dir;
   bool in_place = false;
+  bool diff = false;
   std::vector<std::string> paths;
 };
 
@@ -81,6 +82,11 @@ int run_fix_command(const FixOptions& options) {
       ++fixes;
     }
     changed += file.changed() ? 1 : 0;
+    if (options.diff) {
+      // outcome.files is parallel to manifests.files.
+      const audit::SourceFile& source = manifests.files[static_cast<std::size_t>(&file - outcome.files.data())];
+      std::cout << audit::unified_diff(file.path, source.text, file.edits);
+    }
     if (options.in_place) {
       if (file.changed() && (file.path == "-" || !write_file(file.path, file.text))) {
         std::cerr << file.path << ": cannot write the fixed file in place\n";
@@ -91,7 +97,7 @@ int run_fix_command(const FixOptions& options) {
         std::cerr << output_path(options.output_dir, file.path).string() << ": cannot write\n";
         exit_code = kExitUsage;
       }
-    } else {
+    } else if (!options.diff) {
       std::cout << file.text;
       if (!file.text.empty() && file.text.back() != '\n') {
         std::cout << '\n';
@@ -116,8 +122,11 @@ void add_fix_command(CLI::App& app, int& exit_code) {
   add_policies_option(*command, options->policies);
   command->add_option("-o,--output-dir", options->output_dir,
                       "Write fixed files under DIR (default: all files to stdout)");
-  command->add_flag("--in-place", options->in_place, "Rewrite changed files in place")
-      ->capture_default_str();
+  command->add_flag("--in-place", options->in_place,
+                    "Rewrite changed files in place (default: off)");
+  command->add_flag("--diff", options->diff,
+                    "Print a unified diff of the changes to stdout (instead of the fixed files "
+                    "when neither -o nor --in-place is given; default: off)");
   command->add_option("paths", options->paths, "Manifest files, directories, or - for stdin")
       ->required();
   command->callback([options, &exit_code] { exit_code = run_fix_command(*options); });

@@ -161,7 +161,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   serve->add_option("--tls-key", options.tls_key, "Private key of the certificate (PEM)")
       ->required();
   serve->add_option("--client-ca", options.client_ca,
-                    "Require client certificates signed by these CAs (PEM)");
+                    "Require client certificates signed by these CAs (PEM; default: none, "
+                    "no client certificate asked)");
   serve->add_option("--listen", flags->listen, "Webhook address ADDR:PORT")
       ->capture_default_str();
   serve->add_option("--metrics-listen", flags->metrics_listen,

@@ -55,9 +55,11 @@ void add_topology_command(CLI::App& app, int& exit_code) {
       ->required()
       ->expected(1, -1);
   command->add_option("--policies", options->policies,
-                      "Policy file or directory: GPU/NIC drivers and the alignment attribute");
+                      "Policy file or directory: GPU/NIC drivers and the alignment attribute")
+      ->default_str("built-in policy");
   command->add_option("--format", options->format, "Output format: text or json")
-      ->check(CLI::IsMember({"text", "json"}));
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   command->callback([options, &exit_code] { exit_code = run_topology_command(*options); });
 }
 

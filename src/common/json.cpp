@@ -49,9 +49,7 @@ std::string append_pointer(std::string_view base, std::size_t index) {
   return pointer;
 }
 
-namespace {
-
-std::string unescape_token(std::string_view token) {
+std::string unescape_pointer_token(std::string_view token) {
   std::string out;
   out.reserve(token.size());
   for (std::size_t i = 0; i < token.size(); ++i) {
@@ -64,8 +62,6 @@ std::string unescape_token(std::string_view token) {
   }
   return out;
 }
-
-}  // namespace
 
 const Json* find_at(const Json& document, std::string_view pointer) {
   const Json* current = &document;
@@ -82,7 +78,7 @@ const Json* find_at(const Json& document, std::string_view pointer) {
     const std::string_view raw = pointer.substr(position + 1, next - position - 1);
     std::string unescaped;
     if (raw.find('~') != std::string_view::npos) {
-      unescaped = unescape_token(raw);
+      unescaped = unescape_pointer_token(raw);
     }
     const std::string_view token = unescaped.empty() ? raw : std::string_view(unescaped);
     if (current->is_object()) {

@@ -2,11 +2,16 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <exception>
 #include <limits>
 #include <optional>
+#include <sstream>
+#include <unordered_map>
+#include <vector>
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 namespace topoguard {
@@ -16,13 +21,29 @@ int LineIndex::line_of(std::string_view pointer) const {
   while (true) {
     auto it = lines_.find(key);
     if (it != lines_.end()) {
-      return it->second;
+      return it->second.line;
     }
     if (key.empty()) {
       return 0;
     }
     key.resize(key.rfind('/'));
   }
+}
+
+void LineIndex::record_mark(const std::string& pointer, NodeMark mark) {
+  Entry& entry = lines_[pointer];
+  if (!entry.has_mark) {
+    entry.has_mark = true;
+    entry.mark = mark;
+  }
+}
+
+std::optional<NodeMark> LineIndex::mark_of(const std::string& pointer) const {
+  auto it = lines_.find(pointer);
+  if (it == lines_.end() || !it->second.has_mark) {
+    return std::nullopt;
+  }
+  return it->second.mark;
 }
 
 namespace {
@@ -148,28 +169,175 @@ Json resolve_plain_scalar(const std::string& text) {
   return Json(text);
 }
 
+// One node of a document as yaml-cpp's parser reports it. Nodes live in one vector per chunk and
+// link to their first child and next sibling by index, so building a document costs no
+// allocation per node beyond its scalar text. Mapping children alternate key, value.
+struct EventNode {
+  enum class Kind : std::uint8_t { kNull, kScalar, kSequence, kMap, kAlias };
+  // Only what conversion needs of the tag: plain scalars resolve with the core schema and a
+  // plain "<<" key merges; quoted ("!") and !!str scalars stay strings.
+  enum class Tag : std::uint8_t { kNonSpecific, kString, kOther };
+  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+  Kind kind = Kind::kNull;
+  Tag tag = Tag::kOther;
+  bool flow = false;  // a flow ("{...}" or "[...]") mapping or sequence
+  int line = 0;       // 0-based within the chunk
+  int column = 0;     // 0-based
+  int pos = -1;       // byte offset within the chunk
+  std::uint32_t first_child = kNone;
+  std::uint32_t next_sibling = kNone;
+  std::uint32_t target = kNone;  // the anchored node an alias stands for
+  std::string scalar;
+};
+
+// Builds EventNodes from parser events in the same single pass that bounds the number of
+// events: yaml-cpp 0.7 never finishes some malformed streams ("- x\n, - y" among them, found by
+// fuzzing) and emits events forever. Well-formed YAML emits at most a few events per byte, so
+// a chunk whose events exceed a bound no valid chunk reaches is reported as runaway.
+class ChunkBuilder final : public YAML::EventHandler {
+ public:
+  struct EventBudgetExceeded {};
+
+  explicit ChunkBuilder(std::size_t text_bytes) : event_budget_(4 * text_bytes + 64) {}
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    spend(mark);
+    roots_.push_back(EventNode::kNone);
+    anchors_.clear();  // anchors are scoped to their document
+  }
+  void OnDocumentEnd() override { spend(); }
+
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    spend(mark);
+    add(EventNode::Kind::kNull, mark, EventNode::Tag::kOther, anchor);
+  }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    spend(mark);
+    const std::uint32_t alias =
+        add(EventNode::Kind::kAlias, mark, EventNode::Tag::kOther, YAML::NullAnchor);
+    // The parser rejects aliases to unknown anchors before reporting them.
+    nodes_[alias].target = anchors_.at(anchor);
+  }
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    spend(mark);
+    EventNode::Tag kind = EventNode::Tag::kOther;
+    if (tag == "?") {
+      kind = EventNode::Tag::kNonSpecific;
+    } else if (tag == "!" || tag == kStrTag) {
+      kind = EventNode::Tag::kString;
+    }
+    nodes_[add(EventNode::Kind::kScalar, mark, kind, anchor)].scalar = value;
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value style) override {
+    open(EventNode::Kind::kSequence, mark, anchor, style);
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value style) override {
+    open(EventNode::Kind::kMap, mark, anchor, style);
+  }
+  void OnMapEnd() override { close(); }
+
+  [[nodiscard]] const std::vector<EventNode>& nodes() const { return nodes_; }
+  // The root of each document of the chunk, kNone for a document without content.
+  [[nodiscard]] const std::vector<std::uint32_t>& roots() const { return roots_; }
+  // 0-based line of the last event with a position: where the parser stopped progressing.
+  [[nodiscard]] int last_line() const { return last_line_; }
+
+ private:
+  struct OpenCollection {
+    std::uint32_t node;
+    std::uint32_t last_child;
+  };
+
+  std::uint32_t add(EventNode::Kind kind, const YAML::Mark& mark, EventNode::Tag tag,
+                    YAML::anchor_t anchor) {
+    const auto index = static_cast<std::uint32_t>(nodes_.size());
+    EventNode& node = nodes_.emplace_back();
+    node.kind = kind;
+    node.tag = tag;
+    node.line = mark.line;
+    node.column = mark.column;
+    node.pos = mark.pos;
+    if (open_.empty()) {
+      roots_.back() = index;
+    } else {
+      OpenCollection& parent = open_.back();
+      if (parent.last_child == EventNode::kNone) {
+        nodes_[parent.node].first_child = index;
+      } else {
+        nodes_[parent.last_child].next_sibling = index;
+      }
+      parent.last_child = index;
+    }
+    if (anchor != YAML::NullAnchor) {
+      anchors_[anchor] = index;  // registered before its content, as yaml-cpp's NodeBuilder does
+    }
+    return index;
+  }
+
+  void open(EventNode::Kind kind, const YAML::Mark& mark, YAML::anchor_t anchor,
+            YAML::EmitterStyle::value style) {
+    spend(mark);
+    const std::uint32_t index = add(kind, mark, EventNode::Tag::kOther, anchor);
+    nodes_[index].flow = style == YAML::EmitterStyle::Flow;
+    open_.push_back({index, EventNode::kNone});
+  }
+  void close() {
+    spend();
+    open_.pop_back();
+  }
+
+  void spend(const YAML::Mark& mark) {
+    if (!mark.is_null()) {
+      last_line_ = mark.line;
+    }
+    spend();
+  }
+  void spend() {
+    if (++events_ > event_budget_) {
+      throw EventBudgetExceeded{};
+    }
+  }
+
+  std::size_t event_budget_;
+  std::size_t events_ = 0;
+  int last_line_ = 0;
+  std::vector<EventNode> nodes_;
+  std::vector<std::uint32_t> roots_;
+  std::vector<OpenCollection> open_;
+  std::unordered_map<YAML::anchor_t, std::uint32_t> anchors_;
+};
+
 class Converter {
  public:
-  Converter(const ParseLimits& limits, int line_offset, LineIndex& lines)
-      : limits_(limits), line_offset_(line_offset), lines_(lines) {}
+  Converter(const std::vector<EventNode>& nodes, const ParseLimits& limits, int line_offset,
+            std::size_t offset, LineIndex& lines)
+      : nodes_(nodes), limits_(limits), line_offset_(line_offset), offset_(offset), lines_(lines) {}
 
-  Json convert(const YAML::Node& node, const std::string& pointer, int depth) {
-    if (++nodes_ > limits_.max_nodes) {
+  Json convert(std::uint32_t index, const std::string& pointer, int depth) {
+    const EventNode& node = resolve(index);
+    if (++converted_ > limits_.max_nodes) {
       fail(ErrorCode::kTooLarge,
            "document has more than " + std::to_string(limits_.max_nodes) +
                " nodes (after alias expansion)",
            node, pointer);
     }
     lines_.record(pointer, line_of(node));
-    switch (node.Type()) {
-      case YAML::NodeType::Undefined:
-      case YAML::NodeType::Null:
+    switch (node.kind) {
+      case EventNode::Kind::kNull:
+      case EventNode::Kind::kAlias:
         return Json(nullptr);
-      case YAML::NodeType::Scalar:
+      case EventNode::Kind::kScalar:
         return convert_scalar(node);
-      case YAML::NodeType::Sequence:
+      case EventNode::Kind::kSequence:
+        record_mark(node, pointer);
         return convert_sequence(node, pointer, depth);
-      case YAML::NodeType::Map:
+      case EventNode::Kind::kMap:
+        record_mark(node, pointer);
         return convert_map(node, pointer, depth);
     }
     return Json(nullptr);
@@ -180,14 +348,27 @@ class Converter {
   };
 
  private:
-  int line_of(const YAML::Node& node) const { return node.Mark().line + 1 + line_offset_; }
+  // An alias is its anchored node (expanded at every use), with that node's position.
+  [[nodiscard]] const EventNode& resolve(std::uint32_t index) const {
+    const EventNode& node = nodes_[index];
+    return node.kind == EventNode::Kind::kAlias ? nodes_[node.target] : node;
+  }
 
-  [[noreturn]] void fail(ErrorCode code, std::string message, const YAML::Node& node,
+  [[nodiscard]] int line_of(const EventNode& node) const { return node.line + 1 + line_offset_; }
+
+  void record_mark(const EventNode& node, const std::string& pointer) {
+    if (node.pos >= 0) {
+      lines_.record_mark(
+          pointer, NodeMark{offset_ + static_cast<std::size_t>(node.pos), node.column, node.flow});
+    }
+  }
+
+  [[noreturn]] void fail(ErrorCode code, std::string message, const EventNode& node,
                          const std::string& pointer) const {
     throw Failure{Error{code, std::move(message), SourceLocation{"", line_of(node), pointer}}};
   }
 
-  void check_depth(int depth, const YAML::Node& node, const std::string& pointer) const {
+  void check_depth(int depth, const EventNode& node, const std::string& pointer) const {
     if (depth >= limits_.max_depth) {
       fail(ErrorCode::kTooDeep,
            "document nests deeper than " + std::to_string(limits_.max_depth) + " levels", node,
@@ -195,37 +376,39 @@ class Converter {
     }
   }
 
-  static Json convert_scalar(const YAML::Node& node) {
-    const std::string& tag = node.Tag();
-    if (tag == "!" || tag == kStrTag) {
-      return Json(node.Scalar());
+  static Json convert_scalar(const EventNode& node) {
+    if (node.tag == EventNode::Tag::kString) {
+      return Json(node.scalar);
     }
-    return resolve_plain_scalar(node.Scalar());
+    return resolve_plain_scalar(node.scalar);
   }
 
-  Json convert_sequence(const YAML::Node& node, const std::string& pointer, int depth) {
+  Json convert_sequence(const EventNode& node, const std::string& pointer, int depth) {
     check_depth(depth, node, pointer);
     Json array = Json::array();
     std::size_t index = 0;
-    for (const auto& item : node) {
+    for (std::uint32_t item = node.first_child; item != EventNode::kNone;
+         item = nodes_[item].next_sibling) {
       array.push_back(convert(item, append_pointer(pointer, index), depth + 1));
       ++index;
     }
     return array;
   }
 
-  Json convert_map(const YAML::Node& node, const std::string& pointer, int depth) {
+  Json convert_map(const EventNode& node, const std::string& pointer, int depth) {
     check_depth(depth, node, pointer);
     Json object = Json::object();
-    std::vector<YAML::Node> merges;
-    for (const auto& entry : node) {
-      const YAML::Node& key = entry.first;
-      if (!key.IsScalar()) {
+    std::vector<std::uint32_t> merges;
+    for (std::uint32_t key_index = node.first_child; key_index != EventNode::kNone;) {
+      const std::uint32_t value_index = nodes_[key_index].next_sibling;
+      const EventNode& key = resolve(key_index);
+      if (key.kind != EventNode::Kind::kScalar) {
         fail(ErrorCode::kInvalidYaml, "mapping keys must be scalars", key, pointer);
       }
-      const std::string& name = key.Scalar();
-      if (name == "<<" && key.Tag() == "?") {
-        merges.push_back(entry.second);
+      key_index = nodes_[value_index].next_sibling;
+      const std::string& name = key.scalar;
+      if (name == "<<" && key.tag == EventNode::Tag::kNonSpecific) {
+        merges.push_back(value_index);
         continue;
       }
       std::string child_pointer = append_pointer(pointer, name);
@@ -233,29 +416,32 @@ class Converter {
         fail(ErrorCode::kDuplicateKey, "duplicate key \"" + name + "\"", key, child_pointer);
       }
       lines_.record(child_pointer, line_of(key));
-      Json value = convert(entry.second, child_pointer, depth + 1);
+      Json value = convert(value_index, child_pointer, depth + 1);
       object[name] = std::move(value);
       // The key's line is more useful than the value's for block values.
       lines_.record(child_pointer, line_of(key));
     }
-    for (const YAML::Node& merge : merges) {
+    for (const std::uint32_t merge : merges) {
       apply_merge(object, merge, pointer, depth);
     }
     return object;
   }
 
   // `<<: *anchor` or `<<: [*a, *b]`: keys not already present are copied in.
-  void apply_merge(Json& object, const YAML::Node& merge, const std::string& pointer, int depth) {
-    std::vector<YAML::Node> sources;
-    if (merge.IsMap()) {
-      sources.push_back(merge);
-    } else if (merge.IsSequence()) {
-      for (const auto& item : merge) {
+  void apply_merge(Json& object, std::uint32_t merge_index, const std::string& pointer, int depth) {
+    const EventNode& merge = resolve(merge_index);
+    std::vector<std::uint32_t> sources;
+    if (merge.kind == EventNode::Kind::kMap) {
+      sources.push_back(merge_index);
+    } else if (merge.kind == EventNode::Kind::kSequence) {
+      for (std::uint32_t item = merge.first_child; item != EventNode::kNone;
+           item = nodes_[item].next_sibling) {
         sources.push_back(item);
       }
     }
-    for (const YAML::Node& source : sources) {
-      if (!source.IsMap()) {
+    for (const std::uint32_t source_index : sources) {
+      const EventNode& source = resolve(source_index);
+      if (source.kind != EventNode::Kind::kMap) {
         fail(ErrorCode::kInvalidYaml, "merge key \"<<\" needs a mapping or a list of mappings",
              source, pointer);
       }
@@ -268,10 +454,12 @@ class Converter {
     }
   }
 
+  const std::vector<EventNode>& nodes_;
   const ParseLimits& limits_;
   int line_offset_;
+  std::size_t offset_;  // of the chunk in the stream, so that marks are stream offsets
   LineIndex& lines_;
-  std::size_t nodes_ = 0;
+  std::size_t converted_ = 0;
 };
 
 bool is_document_marker(std::string_view line, std::string_view marker) {
@@ -328,18 +516,33 @@ YamlStream parse_yaml_stream(std::string_view text, const std::string& file_name
     std::string chunk_text(text.substr(chunk.begin, chunk.end - chunk.begin));
     const int line_offset = chunk.first_line - 1;
     try {
-      std::vector<YAML::Node> nodes = YAML::LoadAll(chunk_text);
-      for (const YAML::Node& node : nodes) {
-        if (!node.IsDefined() || node.IsNull()) {
+      // The whole chunk is parsed before any document of it is converted, so that a syntax error
+      // or a runaway parser anywhere in it is the chunk's one error (as with yaml-cpp's LoadAll).
+      ChunkBuilder builder(chunk_text.size());
+      try {
+        std::istringstream input(chunk_text);
+        YAML::Parser parser(input);
+        while (parser.HandleNextDocument(builder)) {
+        }
+      } catch (const ChunkBuilder::EventBudgetExceeded&) {
+        stream.errors.push_back(
+            Error{ErrorCode::kInvalidYaml,
+                  "YAML: malformed stream (the YAML parser does not terminate on it)",
+                  {file_name, builder.last_line() + 1 + line_offset, ""}});
+        ++index;
+        continue;
+      }
+      for (const std::uint32_t root : builder.roots()) {
+        if (root == EventNode::kNone || builder.nodes()[root].kind == EventNode::Kind::kNull) {
           continue;  // an empty document (comments only, or a bare separator)
         }
         YamlDocument document;
         document.index = index++;
-        document.first_line = node.Mark().line + 1 + line_offset;
+        document.first_line = builder.nodes()[root].line + 1 + line_offset;
         document.text_begin = chunk.begin;
         document.text_end = chunk.end;
-        Converter converter(limits, line_offset, document.lines);
-        document.value = converter.convert(node, "", 0);
+        Converter converter(builder.nodes(), limits, line_offset, chunk.begin, document.lines);
+        document.value = converter.convert(root, "", 0);
         stream.documents.push_back(std::move(document));
       }
     } catch (const Converter::Failure& failure) {

@@ -33,6 +33,18 @@ void add_unique(std::vector<std::string>& names, std::string name) {
   }
 }
 
+// The roles of `name` from `known`, computed and kept on first use.
+template <typename Compute>
+Roles remembered(std::map<std::string, Roles, std::less<>>& known, std::string_view name,
+                 const Compute& compute) {
+  if (const auto found = known.find(name); found != known.end()) {
+    return found->second;
+  }
+  const Roles roles = compute();
+  known.emplace(name, roles);
+  return roles;
+}
+
 }  // namespace
 
 DeviceRoles::DeviceRoles(const policy::Policy& policy, const Inventory& inventory)
@@ -48,17 +60,16 @@ DeviceRoles::DeviceRoles(const policy::Policy& policy, const Inventory& inventor
 }
 
 Roles DeviceRoles::of_class_name(std::string_view name) const {
-  if (const auto known = class_name_roles_.find(name); known != class_name_roles_.end()) {
-    return known->second;
-  }
-  const Roles roles{policy_.gpu.device_class_names.matches_any(name),
-                    policy_.nic.device_class_names.matches_any(name)};
-  class_name_roles_.emplace(name, roles);
-  return roles;
+  return remembered(class_name_roles_, name, [this, name] {
+    return Roles{policy_.gpu.device_class_names.matches_any(name),
+                 policy_.nic.device_class_names.matches_any(name)};
+  });
 }
 
 Roles DeviceRoles::of_driver(std::string_view driver) const {
-  return Roles{policy_.gpu.drivers.matches_any(driver), policy_.nic.drivers.matches_any(driver)};
+  return remembered(driver_roles_, driver, [this, driver] {
+    return Roles{policy_.gpu.drivers.matches_any(driver), policy_.nic.drivers.matches_any(driver)};
+  });
 }
 
 Roles DeviceRoles::of_selectors(const std::vector<const cel::Program*>& selectors) const {
@@ -75,17 +86,23 @@ Roles DeviceRoles::of_selectors(const std::vector<const cel::Program*>& selector
     }
   }
   candidates.emplace_back(kUnlistedDriver);
+  const auto may_match = [&selectors](const std::string& driver) {
+    cel::Activation device;
+    device.driver = driver;
+    return std::none_of(selectors.begin(), selectors.end(), [&device](const cel::Program* selector) {
+      return cel::evaluate(*selector, device).outcome == cel::Outcome::kFalse;
+    });
+  };
+  // Selectors that never read the driver give every candidate the same answer: evaluate once.
+  const bool driver_blind = std::none_of(selectors.begin(), selectors.end(), [](const auto* selector) {
+    return cel::may_read_driver(*selector);
+  });
+  const bool blind_match = driver_blind && may_match(candidates.back());
   bool any = false;
   bool all_gpu = true;
   bool all_nic = true;
   for (const std::string& driver : candidates) {
-    cel::Activation device;
-    device.driver = driver;
-    const bool may_match =
-        std::none_of(selectors.begin(), selectors.end(), [&device](const cel::Program* selector) {
-          return cel::evaluate(*selector, device).outcome == cel::Outcome::kFalse;
-        });
-    if (!may_match) {
+    if (driver_blind ? !blind_match : !may_match(driver)) {
       continue;
     }
     const Roles roles = of_driver(driver);

@@ -56,6 +56,9 @@ class DeviceRoles {
   // answer is two RE2 matches; one DeviceRoles serves one evaluation and is never shared between
   // threads. A map, not a list: a hostile claim can name 10,000 different classes.
   mutable std::map<std::string, Roles, std::less<>> class_name_roles_;
+  // of_driver() by name, for the same reason: every selector set is tried against the same
+  // candidate drivers.
+  mutable std::map<std::string, Roles, std::less<>> driver_roles_;
 };
 
 }  // namespace topoguard::engine

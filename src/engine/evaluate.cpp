@@ -102,7 +102,7 @@ class PolicyEvaluator {
   // The rules this object is checked against: the enabled ones among those for its kind.
   void note_checked(std::initializer_list<RuleId> rules) {
     for (RuleId rule : rules) {
-      if (policy_.rule(rule).action != policy::Action::kOff) {
+      if (action_of(rule) != policy::Action::kOff) {
         out_.checked.push_back(CheckedRule{policy_.name, rule});
       }
     }
@@ -234,39 +234,58 @@ class PolicyEvaluator {
                     analyze_claim(*spec, roles_, policy_)};
   }
 
-  bool enabled(RuleId rule) const { return policy_.rule(rule).action != policy::Action::kOff; }
+  // The rule's action on this object: its own, or an action override's.
+  policy::Action action_of(RuleId rule) const {
+    return policy_.action_for(rule, [&](const policy::Match& match) {
+      return matches(match, object_, ref_, templates_);
+    });
+  }
 
-  // Whether a policy exception covers `rule` for this object; asked once per rule, as an object
-  // can have a finding for each of thousands of pod templates or constraints.
-  bool excepted(RuleId rule) {
-    std::optional<bool>& known = excepted_[static_cast<std::size_t>(rule)];
+  bool enabled(RuleId rule) const { return action_of(rule) != policy::Action::kOff; }
+
+  // The first exception of the policy that waives `rule` on this object, if any; asked once per
+  // rule, as an object can have a finding for each of thousands of pod templates or constraints.
+  const policy::PolicyException* exception_for(RuleId rule) {
+    std::optional<const policy::PolicyException*>& known =
+        exception_[static_cast<std::size_t>(rule)];
     if (!known) {
-      known = std::any_of(
-          policy_.exceptions.begin(), policy_.exceptions.end(),
-          [&](const policy::PolicyException& exception) {
-            const bool covers_rule = exception.rules.empty() ||
-                                     std::find(exception.rules.begin(), exception.rules.end(),
-                                               rule) != exception.rules.end();
-            return covers_rule && matches(exception.match, object_, ref_, templates_);
-          });
+      known = nullptr;
+      for (const policy::PolicyException& exception : policy_.exceptions) {
+        const bool covers_rule = exception.rules.empty() ||
+                                 std::find(exception.rules.begin(), exception.rules.end(), rule) !=
+                                     exception.rules.end();
+        if (covers_rule && matches(exception.match, object_, ref_, templates_)) {
+          known = &exception;
+          break;
+        }
+      }
     }
     return *known;
   }
 
   void emit(RuleId rule, std::string pointer, std::string message, Json fix = Json::array()) {
     const policy::RuleSettings& settings = policy_.rule(rule);
-    if (settings.action == policy::Action::kOff || excepted(rule)) {
+    const policy::Action action = action_of(rule);
+    if (action == policy::Action::kOff) {
       return;
     }
     Finding finding;
     finding.policy = policy_.name;
     finding.rule = rule;
-    finding.action = settings.action;
+    finding.action = action;
     finding.message = std::move(message);
     finding.resource = ref_;
     finding.pointer = std::move(pointer);
     finding.fix_enabled = !fix.empty() && settings.mutate;
     finding.fix = std::move(fix);
+    // A waived finding is kept for the record, never acted on: no decision, no fix.
+    if (const policy::PolicyException* exception = exception_for(rule)) {
+      finding.fix_enabled = false;
+      finding.exception = exception->name;
+      finding.exception_reason = exception->reason;
+      out_.exempted.push_back(std::move(finding));
+      return;
+    }
     out_.findings.push_back(std::move(finding));
   }
 
@@ -277,7 +296,8 @@ class PolicyEvaluator {
   const k8s::ObjectRef& ref_;
   const std::vector<k8s::PodTemplateLocation>& templates_;
   Evaluation& out_;
-  std::array<std::optional<bool>, policy::kRuleCount> excepted_;  // by RuleId
+  // by RuleId
+  std::array<std::optional<const policy::PolicyException*>, policy::kRuleCount> exception_;
 };
 
 // Adds `operation` to `patch` unless it is already there. Two policies that fix one claim whose

@@ -12,6 +12,7 @@
 
 #include "builtin_policy.h"
 #include "topoguard/common/yaml_document.h"
+#include "topoguard/policy/policy_lint.h"
 #include "topoguard/policy/policy_parser.h"
 
 namespace topoguard::policy {
@@ -158,15 +159,15 @@ Result<PolicySet> to_set(Collected&& collected) {
   return first;
 }
 
-}  // namespace
-
-PolicyStreamOutcome parse_policy_stream(std::string_view text, const std::string& file_name) {
+// `inherited`: the policy that fills in omitted sections; null for the built-in policy itself.
+PolicyStreamOutcome parse_stream(std::string_view text, const std::string& file_name,
+                                 const Policy* inherited) {
   PolicyStreamOutcome outcome;
   YamlStream stream = parse_yaml_stream(text, file_name);
   // Keep errors in document order: YAML errors carry lines, so merge by line.
   std::vector<Error> errors = std::move(stream.errors);
   for (const YamlDocument& document : stream.documents) {
-    PolicyParseOutcome parsed = parse_policy(document.value, document.lines, file_name);
+    PolicyParseOutcome parsed = parse_policy(document.value, document.lines, file_name, inherited);
     if (parsed.policy) {
       outcome.policies.push_back(std::move(*parsed.policy));
     }
@@ -179,12 +180,28 @@ PolicyStreamOutcome parse_policy_stream(std::string_view text, const std::string
   return outcome;
 }
 
+}  // namespace
+
+PolicyStreamOutcome parse_policy_stream(std::string_view text, const std::string& file_name) {
+  return parse_stream(text, file_name, &builtin_policy());
+}
+
 std::string_view builtin_policy_text() { return detail::builtin_policy_source(); }
+
+const Policy& builtin_policy() {
+  // The built-in text is tested to parse; an empty policy would only stand in for a broken build.
+  static const Policy policy = [] {
+    PolicyStreamOutcome outcome =
+        parse_stream(builtin_policy_text(), std::string(kBuiltinPolicyFile), nullptr);
+    return outcome.policies.empty() ? Policy{} : std::move(outcome.policies.front());
+  }();
+  return policy;
+}
 
 Result<PolicySet> load_builtin_policies() {
   Collected collected;
   PolicyStreamOutcome outcome =
-      parse_policy_stream(builtin_policy_text(), std::string(kBuiltinPolicyFile));
+      parse_stream(builtin_policy_text(), std::string(kBuiltinPolicyFile), nullptr);
   collected.policies = std::move(outcome.policies);
   collected.errors = std::move(outcome.errors);
   reject_duplicate_names(collected);
@@ -210,6 +227,10 @@ PolicyLintReport lint_policy_files(const std::vector<std::string>& paths) {
   report.files = collected.files;
   report.valid_policies = collected.policies.size();
   report.errors = std::move(collected.errors);
+  for (const Policy& policy : collected.policies) {
+    std::vector<Error> warnings = policy_warnings(policy, builtin_policy());
+    std::move(warnings.begin(), warnings.end(), std::back_inserter(report.warnings));
+  }
   return report;
 }
 

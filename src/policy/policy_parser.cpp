@@ -79,14 +79,24 @@ std::string known_rule_names() {
 // that are null count as absent (YAML `key:` with nothing after it).
 class DocumentParser {
  public:
-  DocumentParser(const LineIndex& lines, const std::string& file) : lines_(lines), file_(file) {}
+  DocumentParser(const LineIndex& lines, const std::string& file, const Policy* inherited)
+      : lines_(lines), file_(file), inherited_(inherited) {}
 
   PolicyParseOutcome parse(const Json& document) {
     Policy policy;
     policy.origin = location("");
     policy.origin.field.clear();
-    for (RuleId rule : kAllRules) {
-      policy.rules[static_cast<std::size_t>(rule)] = default_rule_settings(rule);
+    if (inherited_ != nullptr) {
+      policy.gpu = inherited_->gpu;
+      policy.nic = inherited_->nic;
+      policy.alignment_attribute = inherited_->alignment_attribute;
+      policy.accepted_attributes = inherited_->accepted_attributes;
+      policy.numa_attributes = inherited_->numa_attributes;
+      policy.rules = inherited_->rules;
+    } else {
+      for (RuleId rule : kAllRules) {
+        policy.rules[static_cast<std::size_t>(rule)] = default_rule_settings(rule);
+      }
     }
     if (!document.is_object()) {
       wrong_type("", "an object (an AlignmentPolicy document)", document);
@@ -262,25 +272,42 @@ class DocumentParser {
     return PatternList(std::move(patterns));
   }
 
+  // Records `path` as inherited when `value` is absent and there is a policy to inherit from.
+  void note_inherited(const Json* value, std::string path, Policy& policy) const {
+    if (value == nullptr && inherited_ != nullptr) {
+      policy.inherited.push_back(std::move(path));
+    }
+  }
+
   void parse_spec(const Json& spec, Policy& policy) {
-    reject_unknown(spec, "/spec", {"match", "devices", "alignment", "rules", "exceptions"});
+    reject_unknown(spec, "/spec",
+                   {"match", "devices", "alignment", "rules", "actionOverrides", "exceptions"});
     if (const Json* match = optional_object(spec, "/spec", "match")) {
       policy.match = parse_match(*match, "/spec/match");
     }
-    if (const Json* devices = optional_object(spec, "/spec", "devices")) {
+    const Json* devices = optional_object(spec, "/spec", "devices");
+    const Json* gpu = nullptr;
+    const Json* nic = nullptr;
+    if (devices != nullptr) {
       reject_unknown(*devices, "/spec/devices", {"gpu", "nic"});
-      if (const Json* gpu = optional_object(*devices, "/spec/devices", "gpu")) {
-        policy.gpu = parse_recognizer(*gpu, "/spec/devices/gpu");
-      }
-      if (const Json* nic = optional_object(*devices, "/spec/devices", "nic")) {
-        policy.nic = parse_recognizer(*nic, "/spec/devices/nic");
-      }
+      gpu = optional_object(*devices, "/spec/devices", "gpu");
+      nic = optional_object(*devices, "/spec/devices", "nic");
     }
-    if (const Json* alignment = optional_object(spec, "/spec", "alignment")) {
-      parse_alignment(*alignment, "/spec/alignment", policy);
+    // A recognizer that is written replaces the inherited one whole.
+    if (gpu != nullptr) {
+      policy.gpu = parse_recognizer(*gpu, "/spec/devices/gpu");
     }
-    if (const Json* rules = optional_object(spec, "/spec", "rules")) {
-      parse_rules(*rules, "/spec/rules", policy);
+    if (nic != nullptr) {
+      policy.nic = parse_recognizer(*nic, "/spec/devices/nic");
+    }
+    note_inherited(gpu, "devices.gpu", policy);
+    note_inherited(nic, "devices.nic", policy);
+    const Json* alignment = optional_object(spec, "/spec", "alignment");
+    parse_alignment(alignment != nullptr ? *alignment : Json::object(), "/spec/alignment", policy);
+    const Json* rules = optional_object(spec, "/spec", "rules");
+    parse_rules(rules != nullptr ? *rules : Json::object(), "/spec/rules", policy);
+    if (const Json* overrides = present(spec, "actionOverrides")) {
+      parse_overrides(*overrides, "/spec/actionOverrides", policy);
     }
     if (const Json* exceptions = present(spec, "exceptions")) {
       parse_exceptions(*exceptions, "/spec/exceptions", policy);
@@ -418,6 +445,10 @@ class DocumentParser {
       }
       return true;
     };
+    note_inherited(present(object, "attribute"), "alignment.attribute", policy);
+    note_inherited(present(object, "acceptedAttributes"), "alignment.acceptedAttributes", policy);
+    const Json* numa = present(object, "numaAttributes");
+    note_inherited(numa, "alignment.numaAttributes", policy);
     if (const Json* attribute = present(object, "attribute")) {
       const std::string attribute_pointer = append_pointer(pointer, "attribute");
       if (auto name = as_string(*attribute, attribute_pointer)) {
@@ -426,13 +457,18 @@ class DocumentParser {
         }
       }
     }
+    if (present(object, "acceptedAttributes") != nullptr) {
+      policy.accepted_attributes.clear();
+    }
     for_each_string(object, pointer, "acceptedAttributes",
                     [&](std::string name, const std::string& element_pointer) {
                       if (check_attribute(name, element_pointer)) {
                         policy.accepted_attributes.push_back(std::move(name));
                       }
                     });
-    policy.numa_attributes = pattern_list(object, pointer, "numaAttributes");
+    if (numa != nullptr) {
+      policy.numa_attributes = pattern_list(object, pointer, "numaAttributes");
+    }
     // An attribute cannot both align devices and count as "NUMA only".
     const std::string numa_pointer = append_pointer(pointer, "numaAttributes");
     std::vector<std::string> aligned{policy.alignment_attribute};
@@ -441,12 +477,19 @@ class DocumentParser {
     for (const std::string& name : aligned) {
       if (policy.numa_attributes.matches_any(name)) {
         fail(ErrorCode::kInvalidValue, numa_pointer,
-             "a NUMA attribute pattern matches the alignment attribute " + in_quotes(name));
+             "a NUMA attribute pattern matches the alignment attribute " + in_quotes(name) +
+                 (numa == nullptr ? " (numaAttributes are inherited from the built-in policy: "
+                                    "set them explicitly)"
+                                  : ""));
       }
     }
   }
 
   void parse_rules(const Json& object, const std::string& pointer, Policy& policy) {
+    for (RuleId rule : kAllRules) {
+      note_inherited(present(object, rule_name(rule)), "rules." + std::string(rule_name(rule)),
+                     policy);
+    }
     for (const auto& [key, value] : object.items()) {
       const std::string rule_pointer = append_pointer(pointer, key);
       const std::optional<RuleId> rule = parse_rule_name(key);
@@ -486,6 +529,55 @@ class DocumentParser {
     }
   }
 
+  // A list of rule ids, each once, into `rules`.
+  void rule_list(const Json& object, const std::string& pointer, std::vector<RuleId>& rules) {
+    for_each_string(object, pointer, "rules", [&](std::string name, const std::string& rule_pointer) {
+      const std::optional<RuleId> rule = parse_rule_name(name);
+      if (!rule) {
+        fail(ErrorCode::kUnknownRule, rule_pointer,
+             "unknown rule " + in_quotes(name) + "; known rules: " + known_rule_names());
+      } else if (std::find(rules.begin(), rules.end(), *rule) == rules.end()) {
+        rules.push_back(*rule);
+      }
+    });
+  }
+
+  void parse_overrides(const Json& value, const std::string& pointer, Policy& policy) {
+    if (!value.is_array()) {
+      wrong_type(pointer, "a list of action overrides", value);
+      return;
+    }
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      const std::string element_pointer = append_pointer(pointer, i);
+      const Json* object = as_object(&value[i], element_pointer);
+      if (object == nullptr) {
+        continue;
+      }
+      ActionOverride entry;
+      entry.origin = location(element_pointer);
+      reject_unknown(*object, element_pointer, {"namespaces", "selector", "rules", "action"});
+      if (auto name = required_string(*object, element_pointer, "action")) {
+        if (auto action = parse_action_name(*name)) {
+          entry.action = *action;
+        } else {
+          fail(ErrorCode::kInvalidValue, append_pointer(element_pointer, "action"),
+               "unknown action " + in_quotes(*name) + "; expected deny, warn, audit or off");
+        }
+      }
+      rule_list(*object, element_pointer, entry.rules);
+      entry.match.include_namespaces = pattern_list(*object, element_pointer, "namespaces");
+      if (const Json* selector = optional_object(*object, element_pointer, "selector")) {
+        entry.match.selector = parse_selector(*selector, append_pointer(element_pointer, "selector"));
+      }
+      if (present(*object, "namespaces") == nullptr && present(*object, "selector") == nullptr) {
+        fail(ErrorCode::kMissingField, element_pointer,
+             "an action override needs \"namespaces\" or a \"selector\" (else it would just be "
+             "the rules' own action)");
+      }
+      policy.action_overrides.push_back(std::move(entry));
+    }
+  }
+
   void parse_exceptions(const Json& value, const std::string& pointer, Policy& policy) {
     if (!value.is_array()) {
       wrong_type(pointer, "a list of exceptions", value);
@@ -521,18 +613,7 @@ class DocumentParser {
         }
         exception.reason = std::move(*reason);
       }
-      for_each_string(
-          *object, element_pointer, "rules",
-          [&](std::string name, const std::string& rule_pointer) {
-            const std::optional<RuleId> rule = parse_rule_name(name);
-            if (!rule) {
-              fail(ErrorCode::kUnknownRule, rule_pointer,
-                   "unknown rule " + in_quotes(name) + "; known rules: " + known_rule_names());
-            } else if (std::find(exception.rules.begin(), exception.rules.end(), *rule) ==
-                       exception.rules.end()) {
-              exception.rules.push_back(*rule);
-            }
-          });
+      rule_list(*object, element_pointer, exception.rules);
       if (const Json* match = required_object(*object, element_pointer, "match")) {
         exception.match = parse_match(*match, append_pointer(element_pointer, "match"));
       }
@@ -542,6 +623,7 @@ class DocumentParser {
 
   const LineIndex& lines_;
   const std::string& file_;
+  const Policy* inherited_;
   std::vector<Error> errors_;
 };
 
@@ -561,8 +643,8 @@ bool is_qualified_attribute_name(std::string_view name) {
 }
 
 PolicyParseOutcome parse_policy(const Json& document, const LineIndex& lines,
-                                const std::string& file_name) {
-  return DocumentParser(lines, file_name).parse(document);
+                                const std::string& file_name, const Policy* inherited) {
+  return DocumentParser(lines, file_name, inherited).parse(document);
 }
 
 }  // namespace topoguard::policy

@@ -73,7 +73,7 @@ admission::ReviewEndpoint with_request_log(std::string endpoint, admission::Revi
     writer.end_array();
     writer.member("patch_ops", reply.outcome.patch_operations);
     writer.key("patch_rules").begin_array();
-    for (const auto rule : reply.outcome.patch_rules) {
+    for (const policy::RuleId rule : reply.outcome.patch_rules) {
       writer.string(policy::rule_name(rule));
     }
     writer.end_array();

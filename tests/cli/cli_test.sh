@@ -20,7 +20,7 @@ run() {  # run ARGS... -> $out $err $code
 run audit "$examples"
 check "findings exit 1" test "$code" -eq 1
 check "text line format" grep -qE '^[^:]+/unaligned-template-v1\.yaml:10: deny missing-pcie-alignment ResourceClaimTemplate inference/gpu-nic-unaligned \(policy default\): ' "$work/out"
-check "summary line" grep -qE '^summary: 12 resources, 0 skipped, 6 deny, 2 warn, 0 audit, 0 errors$' "$work/out"
+check "summary line" grep -qE '^summary: 12 resources, 0 skipped, 6 deny, 2 warn, 0 audit, 0 exempted, 0 errors$' "$work/out"
 
 run audit --fail-on never "$examples"
 check "fail-on never exit 0" test "$code" -eq 0
@@ -109,9 +109,62 @@ run audit --help
 check "help shows the --format default" grep -qE -- '--format TEXT:\{text,json\}=text|--format [A-Z]+.*=text' "$work/out"
 check "help shows the --fail-on default" grep -qE -- '--fail-on .*=deny' "$work/out"
 check "help shows the --policies default" grep -qE -- '--policies .*=built-in policy' "$work/out"
+# Every option of every command shows its default ("=VALUE" or "default:" in its description),
+# unless it is required.
+options_without_default() {  # options_without_default HELP_FILE: prints the offending options
+  python3 - "$1" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+for i, line in enumerate(lines):
+    match = re.match(r"  (-\S.*?)(?:\s{2,}(.*))?$", line)
+    if not match or re.match(r"-h,--help|--version", match.group(1)):
+        continue
+    text = line + " " + (lines[i + 1] if i + 1 < len(lines) and lines[i + 1].startswith("   ") else "")
+    if "REQUIRED" not in match.group(1) and "=" not in match.group(1) and "default:" not in text:
+        print(match.group(1))
+PY
+}
+for command in audit fix review serve topology "policy lint" "policy show" "policy show-default"; do
+  # shellcheck disable=SC2086 # the policy subcommands are two words
+  run $command --help
+  check "help of $command shows every default" test -z "$(options_without_default "$work/out")"
+done
 
 run fix "$examples"
 check "fix summary counts changed files" grep -qE '^topoguard fix: applied [0-9]+ fix(es)?, changed [0-9]+ of [0-9]+ files$' "$work/err"
+
+# fix --diff: a unified diff of added lines only; a .json input stays JSON.
+run fix --diff "$examples/unaligned-template-v1.yaml"
+check "fix --diff exit 0" test "$code" -eq 0
+check "fix --diff header" grep -q '^+++ b/.*unaligned-template-v1.yaml$' "$work/out"
+check "fix --diff adds the constraint" grep -qE '^\+      constraints:$' "$work/out"
+check "fix --diff removes nothing" test "$(grep -c '^-[^-]' "$work/out")" -eq 0
+mkdir -p "$work/json"
+printf '{\n  "apiVersion": "resource.k8s.io/v1",\n  "kind": "ResourceClaim",\n  "metadata": {"name": "c", "namespace": "ml"},\n  "spec": {\n    "devices": {\n      "requests": [\n        {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}},\n        {"name": "nic", "exactly": {"deviceClassName": "dranet"}}\n      ]\n    }\n  }\n}\n' >"$work/json/claim.json"
+run fix --in-place "$work/json/claim.json"
+check "fix --in-place json exit 0" test "$code" -eq 0
+check "fix keeps a .json file JSON" jq_true '.spec.devices.constraints[0].requests == ["gpu","nic"]' "$work/json/claim.json"
+
+# policy show --effective: what a short policy inherits; lint warns without failing.
+printf 'apiVersion: topoguard.dev/v1alpha1\nkind: AlignmentPolicy\nmetadata: {name: short}\nspec:\n  rules:\n    split-claims: {action: warn}\n' >"$work/short.yaml"
+run policy show --effective "$work/short.yaml"
+check "show --effective exit 0" test "$code" -eq 0
+check "show --effective lists inherited sections" grep -q '^# effective: .*devices.gpu' "$work/out"
+check "show --effective prints inherited devices" grep -q "gpu\\\\.nvidia\\\\.com" "$work/out"
+run policy show "$work/short.yaml"
+check "show without --effective omits inherited devices" test "$(grep -c 'devices' "$work/out")" -eq 0
+"$binary" policy show-default >"$work/copy.yaml"
+run policy lint "$work/copy.yaml"
+check "lint warning keeps exit 0" test "$code" -eq 0
+check "lint warns about a policy identical to the default" grep -q 'warning: policy "default" changes nothing' "$work/out"
+
+# Exceptions are reported: counted, and listed with --show-exempted.
+printf 'apiVersion: topoguard.dev/v1alpha1\nkind: AlignmentPolicy\nmetadata: {name: waive}\nspec:\n  exceptions:\n  - {name: legacy, reason: "validated by hand", match: {namespaces: {include: [inference]}}}\n' >"$work/waive.yaml"
+run audit --policies "$work/waive.yaml" "$examples/unaligned-template-v1.yaml"
+check "exempted findings do not fail" test "$code" -eq 0
+check "exempted counted" grep -qE ' 2 exempted, 0 errors$' "$work/out"
+run audit --show-exempted --policies "$work/waive.yaml" "$examples/unaligned-template-v1.yaml"
+check "--show-exempted lists them" grep -q 'exempted deny missing-pcie-alignment .*exception legacy: validated by hand' "$work/out"
 
 echo "$passed passed, $failed failed"
 test "$failed" -eq 0

@@ -1,8 +1,9 @@
 // Golden cases as folders (kyverno-test shape): tests/golden/cases/<case>/ holds case.yaml
 // (note, optional policies relative to the folder, optional clusterState: true to read the
 // input's ResourceSlices as the cluster state), input.yaml (audited as one input),
-// expected-report.json (report_to_json, source.file "input.yaml") and expected-fixed.yaml when
-// `topoguard fix` changes something (its absence asserts that nothing changes), and optionally
+// expected-report.json (report_to_json, source.file "input.yaml") and expected-fix.diff (the
+// unified diff `topoguard fix --diff` prints) when the fix changes something (its absence
+// asserts that nothing changes), and optionally
 // expected-report.{sarif,openreports.json,policyreport.json,junit.xml}: the other report
 // formats, compared byte for byte when present.
 // UPDATE_GOLDEN=1 rewrites the expected files; review the diff before committing.
@@ -155,21 +156,29 @@ TEST_P(GoldenTest, MatchesExpectedFiles) {
   EXPECT_TRUE(outcome.errors.empty());
   ASSERT_EQ(outcome.files.size(), 1u);
   const audit::FixedFile& fixed = outcome.files[0];
-  const fs::path fixed_path = dir / "expected-fixed.yaml";
+  const fs::path diff_path = dir / "expected-fix.diff";
+  const std::string diff = audit::unified_diff("input.yaml", set.files[0].text, fixed.edits);
   if (updating()) {
     if (fixed.changed()) {
-      write_text(fixed_path, fixed.text);
+      write_text(diff_path, diff);
     } else {
-      fs::remove(fixed_path);
+      fs::remove(diff_path);
     }
   }
   if (!fixed.changed()) {
-    EXPECT_FALSE(fs::exists(fixed_path)) << "fix changes nothing, but " << fixed_path << " exists";
+    EXPECT_FALSE(fs::exists(diff_path)) << "fix changes nothing, but " << diff_path << " exists";
     EXPECT_EQ(fixed.text, set.files[0].text);
     return;
   }
-  ASSERT_TRUE(fs::exists(fixed_path)) << "fix changes the input: run with UPDATE_GOLDEN=1";
-  EXPECT_EQ(fixed.text, read_text(fixed_path));
+  ASSERT_TRUE(fs::exists(diff_path)) << "fix changes the input: run with UPDATE_GOLDEN=1";
+  EXPECT_EQ(diff, read_text(diff_path));
+  // A fix only adds lines, except inside a collection written on one line (flow style).
+  std::size_t removed = 0;
+  std::istringstream diff_lines(diff);
+  for (std::string line; std::getline(diff_lines, line);) {
+    removed += line.starts_with("-") && !line.starts_with("---") ? 1 : 0;
+  }
+  EXPECT_EQ(removed > 0, GetParam() == "flow_style_yaml") << diff;
 
   const audit::ManifestSet again = audit::parse_manifests({{"input.yaml", fixed.text}});
   EXPECT_TRUE(again.errors.empty());
@@ -180,9 +189,11 @@ TEST_P(GoldenTest, MatchesExpectedFiles) {
   }
 }
 
-// The policy documents of a case (its files, or the built-in policy), each as JSON, plus two
-// derived from each: one that only observes (every rule audit, fixes on) and one that warns
-// without fixing. Together they exercise every way policies combine.
+// The policy documents of a case (its files, or the built-in policy), each as JSON, plus three
+// derived from each: one that only observes (every rule audit, fixes on), one that warns
+// without fixing, and one without the policy's exceptions and action overrides (so a finding
+// one policy waives or raises per namespace is reported as is by another). Together they
+// exercise every way policies combine.
 std::vector<Json> policy_documents(const CaseSpec& spec) {
   std::vector<std::pair<std::string, std::string>> texts;
   if (spec.policies.empty()) {
@@ -215,8 +226,13 @@ std::vector<Json> policy_documents(const CaseSpec& spec) {
         quiet["spec"]["rules"][id]["mutate"] = false;
       }
     }
+    Json plain = documents[i];
+    plain["metadata"]["name"] = name + "-plain";
+    plain["spec"].erase("exceptions");
+    plain["spec"].erase("actionOverrides");
     documents.push_back(std::move(observe));
     documents.push_back(std::move(quiet));
+    documents.push_back(std::move(plain));
   }
   return documents;
 }

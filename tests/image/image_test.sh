@@ -97,7 +97,9 @@ install -m 0400 -o 65532 -g 65532 "$TLS_KEY" "${rootfs}/etc/topoguard/tls/tls.ke
 install -m 0444 "${source_dir}/policies/default.yaml" "${rootfs}/etc/topoguard/policies/default.yaml"
 port="$(free_port)"
 metrics_port="$(free_port)"
-run_in_image serve --listen "127.0.0.1:${port}" --metrics-listen "127.0.0.1:${metrics_port}" \
+# Not through run_in_image: a backgrounded function is a subshell, and stopping $! would leave
+# the server running. chroot execs topoguard, so $! is the server itself.
+chroot --userspec=65532:65532 "$rootfs" /usr/local/bin/topoguard serve --listen "127.0.0.1:${port}" --metrics-listen "127.0.0.1:${metrics_port}" \
   --tls-cert /etc/topoguard/tls/tls.crt --tls-key /etc/topoguard/tls/tls.key \
   --policies /etc/topoguard/policies --threads 1 >"${work}/serve.log" 2>&1 &
 server_pid=$!

@@ -8,7 +8,8 @@
 #     `validate` (the spec's own rules; any error or warning fails);
 #   - junit: xmllint against tests/reports/junit-10.xsd.
 # Each validator is also shown a broken document and must reject it, so a validator that stops
-# checking fails this test. Needs `bash tools/setup.sh` (tests/node/node_modules, xmllint).
+# checking fails this test. A finding an exception waives must appear in every format. Needs
+# `bash tools/setup.sh` (tests/node/node_modules, xmllint).
 # Usage: report_formats_test.sh BINARY SOURCE_DIR
 set -uo pipefail
 binary=$(realpath "$1")
@@ -79,6 +80,24 @@ sys.exit(json.load(open(sys.argv[1]))["runs"][0]["invocations"][0]["executionSuc
 done
 echo "rendered ${#inputs[@]} inputs in 4 formats"
 
+# A finding a policy exception waives (golden case custom_policy_exceptions) reaches every
+# validator in each format's own terms: a suppressed SARIF result, a `skip` report result and a
+# skipped JUnit test case, each naming the exception.
+exempted="$work/out/golden-custom_policy_exceptions"
+python3 - "$exempted" <<'PY' || fail "the exempted finding is missing from a report format"
+import json, sys, xml.etree.ElementTree as ET
+base = sys.argv[1]
+results = json.load(open(base + ".sarif"))["runs"][0]["results"]
+assert any(s.get("kind") == "external" and s.get("justification") and s["properties"]["exception"]
+           for r in results for s in r["suppressions"]), "no suppressed SARIF result"
+for fmt in ("openreports", "policyreport"):
+    skips = [r for item in json.load(open(base + "." + fmt + ".json"))["items"]
+             for r in item["results"] if r["result"] == "skip"]
+    assert skips and all(r["properties"]["exception"] for r in skips), "no skip result in " + fmt
+skipped = ET.parse(base + ".junit.xml").getroot().findall(".//testcase/skipped")
+assert skipped and "exception" in skipped[0].get("message"), "no skipped JUnit test case"
+PY
+
 # Broken documents every validator must reject.
 mkdir -p "$work/broken"
 python3 - "$work/out/examples" "$work/broken/broken" <<'PY'
@@ -87,6 +106,9 @@ src, dst = sys.argv[1], sys.argv[2]
 sarif = json.load(open(src + ".sarif"))
 sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] = 0
 json.dump(sarif, open(dst + ".sarif", "w"))
+sarif = json.load(open(src + ".sarif"))
+sarif["runs"][0]["results"][0]["suppressions"] = [{"kind": "waived", "justification": "no such kind"}]
+json.dump(sarif, open(dst + "-suppression.sarif", "w"))
 for fmt in ("openreports", "policyreport"):
     reports = json.load(open(src + "." + fmt + ".json"))
     reports["items"][0]["results"][0]["result"] = "passed"

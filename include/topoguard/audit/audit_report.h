@@ -45,12 +45,14 @@ struct AuditSummary {
   std::size_t deny = 0;
   std::size_t warn = 0;
   std::size_t audit = 0;
+  std::size_t exempted = 0;  // findings waived by an exception (not in deny/warn/audit)
 };
 
 struct AuditReport {
   AuditSummary summary;
   std::vector<AuditedResource> resources;  // evaluated objects, in input order
   std::vector<ReportedFinding> findings;   // sorted by file, line, rule, policy
+  std::vector<ReportedFinding> exempted;   // waived by an exception, sorted the same way
   std::vector<Error> errors;              // invalid or unreadable input
 };
 

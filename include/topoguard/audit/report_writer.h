@@ -27,8 +27,13 @@ enum class ReportFormat { kText, kJson, kSarif, kOpenReports, kPolicyReport, kJU
 inline constexpr std::array<std::string_view, 6> kReportFormatNames{
     "text", "json", "sarif", "openreports", "policyreport", "junit"};
 
+struct ReportOptions {
+  bool show_exempted = false;  // text: also list the findings exceptions waive
+};
+
 [[nodiscard]] Result<ReportFormat> parse_report_format(const std::string& text);
-[[nodiscard]] std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format);
+[[nodiscard]] std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format,
+                                                               ReportOptions options = {});
 
 // The JSON document of a report (also used by tests and golden files).
 [[nodiscard]] nlohmann::json report_to_json(const AuditReport& report);

@@ -96,4 +96,9 @@ struct Evaluation {
 // keys, as `device.attributes["domain"].name` or `device.attributes["domain"]["name"]`, in order.
 [[nodiscard]] std::vector<std::string> attributes_read(const Program& program);
 
+// False when the expression certainly does not read `device.driver`: its value is then the same
+// for every driver. True when it may (conservatively, any use of `device` other than through
+// `.attributes` or `.capacity`).
+[[nodiscard]] bool may_read_driver(const Program& program);
+
 }  // namespace topoguard::cel

@@ -13,6 +13,8 @@ using Json = nlohmann::ordered_json;
 
 // Escapes one reference token for a JSON pointer (RFC 6901: "~" -> "~0", "/" -> "~1").
 [[nodiscard]] std::string escape_pointer_token(std::string_view token);
+// The reverse: "~1" -> "/", "~0" -> "~".
+[[nodiscard]] std::string unescape_pointer_token(std::string_view token);
 
 // base + "/" + escaped token.
 [[nodiscard]] std::string append_pointer(std::string_view base, std::string_view token);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -14,15 +15,35 @@
 
 namespace topoguard {
 
-// Maps JSON pointers of a document to the 1-based line of the node in the source text.
+// Where a mapping or sequence starts in the stream text, for writers that insert into the text
+// instead of re-rendering it (`topoguard fix`).
+struct NodeMark {
+  std::size_t offset = 0;  // byte offset in the stream: the '{' or '[' of a flow collection (JSON
+                           // included), the first key or '-' of a block one
+  int column = 0;          // 0-based column of that byte
+  bool flow = false;
+};
+
+// Maps JSON pointers of a document to the 1-based line of the node in the source text (of its
+// key, for a member), and mappings and sequences to their NodeMark. The first record wins.
 class LineIndex {
  public:
-  void record(std::string pointer, int line) { lines_.emplace(std::move(pointer), line); }
+  void record(std::string pointer, int line) {
+    lines_.try_emplace(std::move(pointer), Entry{line, false, NodeMark{}});
+  }
+  void record_mark(const std::string& pointer, NodeMark mark);
   // Line of `pointer`, or of its deepest recorded ancestor; 0 when nothing is known.
   [[nodiscard]] int line_of(std::string_view pointer) const;
+  // The mark of the mapping or sequence at exactly `pointer`; nullopt for anything else.
+  [[nodiscard]] std::optional<NodeMark> mark_of(const std::string& pointer) const;
 
  private:
-  std::unordered_map<std::string, int> lines_;
+  struct Entry {
+    int line = 0;
+    bool has_mark = false;
+    NodeMark mark;
+  };
+  std::unordered_map<std::string, Entry> lines_;
 };
 
 struct YamlDocument {

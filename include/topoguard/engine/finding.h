@@ -21,6 +21,9 @@ struct Finding {
   std::string pointer;          // JSON pointer of the offending element in the object
   Json fix = Json::array();     // RFC 6902 operations; empty when the finding has no fix
   bool fix_enabled = false;     // the rule's `mutate` is on: the fix is part of the patch
+  // Set on findings an exception waives (Evaluation::exempted): its name and reason.
+  std::string exception;
+  std::string exception_reason;
 };
 
 // A rule that ran on the object under a policy (enabled there and meaningful for the object's
@@ -32,6 +35,9 @@ struct CheckedRule {
 
 struct Evaluation {
   std::vector<Finding> findings;
+  // Findings an exception of their policy waives: reported as such, never acted on (no action,
+  // no fix in the patch).
+  std::vector<Finding> exempted;
   std::vector<CheckedRule> checked;  // policies in set order, rules in RuleId order
   Json patch = Json::array();  // every enabled fix, applicable to the input object as one patch
   std::vector<Error> errors;   // malformed parts of the object; location.field names the field

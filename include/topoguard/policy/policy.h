@@ -2,6 +2,7 @@
 // parser and shared read-only. Rule ids are the public contract of output, policies and docs.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <map>
@@ -88,6 +89,16 @@ struct PolicyException {
   SourceLocation origin;
 };
 
+// Another action for some rules on objects in some namespaces or with some labels, like Kyverno's
+// validationFailureActionOverrides: "deny in prod, warn elsewhere" in one policy. The first
+// override of a policy that covers a finding decides its action.
+struct ActionOverride {
+  Action action = Action::kDeny;
+  std::vector<RuleId> rules;  // empty: every rule that is not `off` in the policy
+  Match match;                // namespaces (include patterns) and/or selector
+  SourceLocation origin;
+};
+
 struct Policy {
   std::string name;
   SourceLocation origin;  // file and line of the policy document
@@ -99,9 +110,29 @@ struct Policy {
   PatternList numa_attributes;  // qualified attribute names that only express NUMA locality
   std::array<RuleSettings, kRuleCount> rules{};
   std::vector<PolicyException> exceptions;
+  std::vector<ActionOverride> action_overrides;
+  // What the document left out and took from the built-in policy, as spec paths such as
+  // "devices.gpu", "alignment.numaAttributes" or "rules.split-claims" (for `policy show`).
+  std::vector<std::string> inherited;
 
   [[nodiscard]] const RuleSettings& rule(RuleId id) const {
     return rules[static_cast<std::size_t>(id)];
+  }
+  // The action `rule` has on an object that `override_matches` says an override selects: the
+  // first covering override's action, else the rule's own.
+  template <typename OverrideMatches>
+  [[nodiscard]] Action action_for(RuleId id, OverrideMatches&& override_matches) const {
+    const Action own = rule(id).action;
+    for (const ActionOverride& entry : action_overrides) {
+      const bool covers = entry.rules.empty()
+                              ? own != Action::kOff
+                              : std::find(entry.rules.begin(), entry.rules.end(), id) !=
+                                    entry.rules.end();
+      if (covers && override_matches(entry.match)) {
+        return entry.action;
+      }
+    }
+    return own;
   }
   // alignment_attribute or one of accepted_attributes.
   [[nodiscard]] bool is_alignment_attribute(std::string_view attribute) const;

@@ -18,7 +18,8 @@ namespace topoguard::policy {
 // File name that errors and Policy::origin use for the compiled-in default policy.
 inline constexpr std::string_view kBuiltinPolicyFile = "builtin:policies/default.yaml";
 
-// Every policy and every error of one multi-document YAML/JSON text. Pure (no I/O).
+// Every policy and every error of one multi-document YAML/JSON text. Pure (no I/O). Omitted
+// sections are inherited from builtin_policy() (see parse_policy()).
 struct PolicyStreamOutcome {
   std::vector<Policy> policies;  // valid documents, in stream order
   std::vector<Error> errors;     // YAML errors and policy errors, in stream order
@@ -31,6 +32,9 @@ struct PolicyStreamOutcome {
 
 // Parses the compiled-in default policy.
 [[nodiscard]] Result<PolicySet> load_builtin_policies();
+
+// The compiled-in default policy, parsed once: what other policies inherit from.
+[[nodiscard]] const Policy& builtin_policy();
 
 // Loads files and directories (recursively: *.yaml, *.yml, *.json; entries whose name starts
 // with '.' are skipped, so Kubernetes ConfigMap volumes (..data, ..2024_...) load once).
@@ -45,6 +49,7 @@ struct PolicyStreamOutcome {
 
 struct PolicyLintReport {
   std::vector<Error> errors;       // every error of every file, files in sorted order
+  std::vector<Error> warnings;     // policy_warnings() of every valid policy, in load order
   std::size_t files = 0;           // files read
   std::size_t valid_policies = 0;  // documents that parsed into a policy
 

@@ -31,11 +31,16 @@ struct PolicyParseOutcome {
 };
 
 // Parses one document. `lines` maps the document's JSON pointers to lines (from
-// parse_yaml_stream); `file_name` goes into every error and into Policy::origin. Errors use the
+// parse_yaml_stream); `file_name` goes into every error and into Policy::origin. What the
+// document omits of `devices` (gpu, nic), `alignment` (attribute, acceptedAttributes,
+// numaAttributes) and `rules` (per rule) is taken from `inherited` (the built-in policy) and
+// listed in Policy::inherited; `match` and `exceptions` are never inherited. With `inherited`
+// null (the built-in policy itself) omitted fields take the defaults. Errors use the
 // codes kUnknownField, kWrongType, kMissingField, kInvalidValue, kInvalidPattern and
 // kUnknownRule, with location.field set to the JSON pointer of the offending field.
 [[nodiscard]] PolicyParseOutcome parse_policy(const Json& document, const LineIndex& lines,
-                                              const std::string& file_name);
+                                              const std::string& file_name,
+                                              const Policy* inherited);
 
 // Whether `name` is a qualified attribute name "<dns-subdomain>/<C identifier>" as DRA
 // requires for matchAttribute (domain at most 63 characters, identifier at most 32).

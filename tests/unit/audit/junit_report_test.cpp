@@ -36,6 +36,23 @@ TEST(JunitReportTest, TestCasePerResourceAndRule) {
   EXPECT_THAT(xml, ::testing::EndsWith("  </testsuite>\n</testsuites>\n"));
 }
 
+// A check whose findings an exception waives is a skipped test case naming the exception,
+// counted in the suite's `skipped`, not a failure.
+TEST(JunitReportTest, ExemptedFindingIsSkippedTestCase) {
+  const std::string xml = testing::render(ReportFormat::kJUnit, testing::exempted_sample_report());
+  EXPECT_THAT(xml, HasSubstr("<testsuites name=\"topoguard audit\" tests=\"8\" failures=\"1\" "
+                             "errors=\"0\">\n"
+                             "  <testsuite name=\"in.yaml\" tests=\"8\" failures=\"1\" "
+                             "errors=\"0\" skipped=\"1\">\n"));
+  EXPECT_THAT(xml, HasSubstr("    <testcase classname=\"ResourceClaimTemplate ml/gpu-nic\" "
+                             "name=\"default/missing-pcie-alignment\">\n"
+                             "      <skipped type=\"exempted\" message=\"exempted by exception "
+                             "team-a-legacy: validated by hand (TICKET-42)\">in.yaml:9: "));
+  EXPECT_THAT(xml, HasSubstr("\nexception team-a-legacy: validated by hand (TICKET-42)</skipped>\n"
+                             "    </testcase>\n"));
+  EXPECT_THAT(xml, Not(HasSubstr("<failure type=\"deny\"")));
+}
+
 // An input error is a test case with an <error> in its file's suite.
 TEST(JunitReportTest, InputErrorIsErrorTestCase) {
   const ManifestSet set = parse_manifests({{"bad.yaml", "kind: [\n"}});

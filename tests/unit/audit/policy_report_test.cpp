@@ -54,6 +54,25 @@ TEST(PolicyReportTest, OneReportPerNamespaceWithPasses) {
   EXPECT_EQ(pass.at("message"), "no numa-only-alignment finding");
 }
 
+// A finding an exception waives is a `skip` result (not a pass) naming the exception, in both
+// APIs.
+TEST(PolicyReportTest, ExemptedFindingIsSkipWithTheException) {
+  for (const ReportFormat format : {ReportFormat::kPolicyReport, ReportFormat::kOpenReports}) {
+    const nlohmann::json ml =
+        reports_of(format, testing::exempted_sample_report()).at("items").at(1);
+    EXPECT_EQ(ml.at("summary"),
+              (nlohmann::json{{"pass", 2}, {"fail", 0}, {"warn", 0}, {"error", 0}, {"skip", 1}}));
+    const nlohmann::json& skip = ml.at("results").at(0);
+    EXPECT_EQ(skip.at("rule"), "missing-pcie-alignment");
+    EXPECT_EQ(skip.at("result"), "skip");
+    EXPECT_THAT(skip.at("message").get<std::string>(), ::testing::StartsWith("GPU request"));
+    EXPECT_EQ(skip.at("properties").at("exception"), "team-a-legacy");
+    EXPECT_EQ(skip.at("properties").at("exceptionReason"), "validated by hand (TICKET-42)");
+    EXPECT_EQ(skip.at("properties").at("action"), "deny");
+    EXPECT_EQ(skip.at("properties").at("line"), "9");
+  }
+}
+
 // OpenReports: same results, its own API names and a report-level source.
 TEST(PolicyReportTest, OpenReportsNamesAndSource) {
   const nlohmann::json items =

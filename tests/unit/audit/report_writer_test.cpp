@@ -41,7 +41,7 @@ TEST(TextReportTest, OneLinePerFindingThenSummary) {
                                    "(policy default): GPU "
                                    "from extended resource nvidia.com/gpu and NIC from extended "
                                    "resource rdma/ib"));
-  EXPECT_EQ(lines[2], "summary: 2 resources, 1 skipped, 1 deny, 1 warn, 0 audit, 0 errors");
+  EXPECT_EQ(lines[2], "summary: 2 resources, 1 skipped, 1 deny, 1 warn, 0 audit, 0 exempted, 0 errors");
   EXPECT_EQ(errors.str(), "");
 }
 
@@ -57,7 +57,7 @@ TEST(TextReportTest, ErrorsGoToErrorStream) {
   EXPECT_THAT(errors.str(), StartsWith("bad.yaml:3: "));
   EXPECT_THAT(out.str(), HasSubstr("ok.yaml:11: warn device-plugin-pairing Pod default/p"));
   EXPECT_THAT(out.str(), HasSubstr("summary: 1 resources, 0 skipped, 0 deny, 1 warn, 0 audit, "
-                                   "1 errors"));
+                                   "0 exempted, 1 errors"));
 }
 
 // The JSON report has the documented schema; `fix` only on fixable findings.
@@ -93,6 +93,36 @@ TEST(JsonReportTest, StableSchema) {
   EXPECT_FALSE(findings[1].contains("fix"));
   EXPECT_EQ(findings[1].at("path"), "/spec/containers/0/resources/limits/rdma~1ib");
   EXPECT_EQ(findings[1].at("resource").at("namespace"), "default");
+}
+
+// A finding an exception waives is counted as exempted, listed in JSON with the exception and
+// `exempted: true`, and in text only with --show-exempted.
+TEST(ExemptedReportTest, WaivedFindingsAreReported) {
+  const AuditReport report = testing::exempted_sample_report();
+
+  const nlohmann::json json = report_to_json(report);
+  EXPECT_EQ(json.at("summary").at("exempted"), 1);
+  ASSERT_EQ(json.at("findings").size(), 2u);
+  const nlohmann::json& first = json.at("findings")[0];
+  EXPECT_EQ(first.at("rule"), "missing-pcie-alignment");
+  EXPECT_EQ(first.at("exempted"), true);
+  EXPECT_EQ(first.at("exception"), (nlohmann::json{{"name", "team-a-legacy"},
+                                                   {"reason", "validated by hand (TICKET-42)"}}));
+  EXPECT_FALSE(json.at("findings")[1].contains("exempted"));
+
+  std::ostringstream plain;
+  std::ostringstream errors;
+  make_report_writer(ReportFormat::kText)->write(report, plain, errors);
+  EXPECT_THAT(plain.str(), ::testing::Not(HasSubstr("exempted deny")));
+  EXPECT_THAT(plain.str(), HasSubstr(" 0 deny, 1 warn, 0 audit, 1 exempted, 0 errors"));
+  std::ostringstream shown;
+  make_report_writer(ReportFormat::kText, ReportOptions{true})->write(report, shown, errors);
+  const std::vector<std::string> lines = lines_of(shown.str());
+  ASSERT_EQ(lines.size(), 3u) << shown.str();
+  EXPECT_THAT(lines[0], StartsWith("in.yaml:9: exempted deny missing-pcie-alignment "
+                                   "ResourceClaimTemplate ml/gpu-nic (policy default, exception "
+                                   "team-a-legacy: validated by hand (TICKET-42)): GPU request"));
+  EXPECT_THAT(lines[0], ::testing::Not(HasSubstr("[fix")));
 }
 
 // The JSON writer prints exactly report_to_json().

@@ -11,6 +11,7 @@ namespace topoguard::audit {
 namespace {
 
 using ::testing::EndsWith;
+using ::testing::HasSubstr;
 
 nlohmann::json sarif_of(const AuditReport& report) {
   return nlohmann::json::parse(testing::render(ReportFormat::kSarif, report));
@@ -68,6 +69,23 @@ TEST(SarifReportTest, ResultPerFindingWithLocation) {
   EXPECT_FALSE(second.at("properties").contains("jsonPatch"));
 }
 
+// A finding an exception waives is a result in report order with an accepted external
+// suppression whose justification is the exception's reason; every other result says it has
+// none (an empty array).
+TEST(SarifReportTest, ExemptedFindingIsSuppressedResult) {
+  const nlohmann::json results =
+      sarif_of(testing::exempted_sample_report()).at("runs").at(0).at("results");
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results.at(0).at("ruleId"), "missing-pcie-alignment");
+  EXPECT_EQ(results.at(0).at("suppressions"),
+            (nlohmann::json::array({{{"kind", "external"},
+                                     {"status", "accepted"},
+                                     {"justification", "validated by hand (TICKET-42)"},
+                                     {"properties", {{"exception", "team-a-legacy"}}}}})));
+  EXPECT_EQ(results.at(1).at("ruleId"), "device-plugin-pairing");
+  EXPECT_EQ(results.at(1).at("suppressions"), nlohmann::json::array());
+}
+
 // Input errors make the run unsuccessful and become error notifications with their location.
 TEST(SarifReportTest, InputErrorsAreNotifications) {
   const ManifestSet set = parse_manifests({{"bad.yaml", "kind: Pod\nmetadata: {name: [\n"}});
@@ -84,8 +102,9 @@ TEST(SarifReportTest, InputErrorsAreNotifications) {
 }
 
 // With fix edits attached (as `topoguard audit --format sarif` does), a result with an
-// enabled fix carries a SARIF fix replacing its document's lines.
-TEST(SarifReportTest, FixReplacesDocumentLines) {
+// enabled fix carries a SARIF fix: the template's last line (14) replaced by itself plus the
+// inserted constraint lines, nothing else of the document.
+TEST(SarifReportTest, FixReplacesTheChangedLines) {
   const ManifestSet set = parse_manifests({{"in.yaml", testing::kUnalignedTemplate}});
   AuditRun run = run_audit(set, testing::builtin_policies());
   attach_fix_edits(set, run);
@@ -94,8 +113,10 @@ TEST(SarifReportTest, FixReplacesDocumentLines) {
   EXPECT_EQ(change.at("artifactLocation").at("uri"), "in.yaml");
   const nlohmann::json& replacement = change.at("replacements").at(0);
   EXPECT_EQ(replacement.at("deletedRegion"),
-            (nlohmann::json{{"startLine", 1}, {"endLine", 14}}));
+            (nlohmann::json{{"startLine", 14}, {"endLine", 14}}));
   EXPECT_EQ(replacement.at("insertedContent").at("text"), run.report.findings[0].fix_edit->text);
+  EXPECT_THAT(run.report.findings[0].fix_edit->text,
+              HasSubstr("\n      constraints:\n      - requests: [gpu, nic]\n"));
   EXPECT_FALSE(sarif_of(testing::sample_report()).at("runs").at(0).at("results").at(0).contains(
       "fixes"));  // no edits attached: no fixes
 }

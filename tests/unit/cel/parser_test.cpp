@@ -266,5 +266,47 @@ TEST(CelInspect, StringLiterals) {
   EXPECT_EQ(string_literals(*program), (std::vector<std::string>{"a", "b", "c", "e"}));
 }
 
+// may_read_driver is conservative: only `device.attributes` / `device.capacity` uses are blind.
+TEST(CelInspect, MayReadDriver) {
+  const std::pair<std::string, bool> cases[] = {
+      {R"(device.attributes["dra.net"].rdma == true)", false},
+      {R"(device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0)", false},
+      {R"(has(device.attributes["x.io"].y) && "gpu.nvidia.com" in ["a"])", false},
+      {R"(device.driver == "gpu.nvidia.com")", true},
+      {R"(device["driver"] == "gpu.nvidia.com")", true},
+      {R"(.device.driver.startsWith("gpu"))", true},
+      {R"(device.attributes["dra.net"].rdma && device.driver == "dra.net")", true},
+      {R"([device].exists(d, d.driver == "x"))", true},
+      {R"(device == null)", true},
+  };
+  for (const auto& [expression, reads] : cases) {
+    const auto program = compile(expression);
+    ASSERT_TRUE(program) << expression << ": " << program.error().to_string();
+    EXPECT_EQ(may_read_driver(*program), reads) << expression;
+  }
+}
+
+// Compiled programs are kept by text: the same text gives the same program after many others
+// have been compiled (the cache starting over on the way), and a kept program is not confused
+// with another.
+TEST(CelCompile, KeptProgramsStayCorrect) {
+  const auto first = compile(R"(device.driver == "kept.example.com")");
+  ASSERT_TRUE(first);
+  for (int i = 0; i < 10'000; ++i) {
+    const auto other = compile("device.driver == \"d" + std::to_string(i) + ".example.com\"");
+    ASSERT_TRUE(other);
+  }
+  const auto again = compile(R"(device.driver == "kept.example.com")");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->source(), first->source());
+  Activation device;
+  device.driver = "kept.example.com";
+  EXPECT_EQ(evaluate(*again, device).outcome, Outcome::kTrue);
+  device.driver = "d7.example.com";
+  EXPECT_EQ(evaluate(*again, device).outcome, Outcome::kFalse);
+  EXPECT_FALSE(compile("device.driver =="));  // errors are never kept as programs
+  EXPECT_FALSE(compile("device.driver =="));
+}
+
 }  // namespace
 }  // namespace topoguard::cel

@@ -150,6 +150,45 @@ INSTANTIATE_TEST_SUITE_P(
     topoguard::testing::NoteName());
 
 INSTANTIATE_TEST_SUITE_P(
+    ActionOverrides, PolicyTest,
+    ::testing::Values(
+        PolicyCase{"namespace_override_applies", R"(  rules: {missing-pcie-alignment: {action: warn}}
+  actionOverrides:
+  - {namespaces: ['prod', 'ml'], rules: [missing-pcie-alignment], action: deny}
+)",
+                   kUnalignedTemplate, kMissingDeny},
+        PolicyCase{"other_namespace_keeps_rule_action", R"(  rules: {missing-pcie-alignment: {action: warn}}
+  actionOverrides:
+  - {namespaces: ['prod-.*'], action: deny}
+)",
+                   kUnalignedTemplate, {{RuleId::kMissingPcieAlignment, Action::kWarn}}},
+        PolicyCase{"selector_override_on_pod_labels", R"(  actionOverrides:
+  - {selector: {matchLabels: {app: serve}}, action: audit}
+)",
+                   kPluginDeployment, {{RuleId::kDevicePluginPairing, Action::kAudit}}},
+        PolicyCase{"first_covering_override_wins", R"(  actionOverrides:
+  - {namespaces: ['ml'], rules: [split-claims], action: warn}
+  - {namespaces: ['m.*'], action: audit}
+  - {namespaces: ['ml'], action: warn}
+)",
+                   kUnalignedTemplate, {{RuleId::kMissingPcieAlignment, Action::kAudit}}},
+        PolicyCase{"override_without_rules_leaves_off_rules_off", R"(  rules: {missing-pcie-alignment: {action: off}}
+  actionOverrides:
+  - {namespaces: ['ml'], action: deny}
+)",
+                   kUnalignedTemplate, {}},
+        PolicyCase{"override_naming_an_off_rule_turns_it_on", R"(  rules: {missing-pcie-alignment: {action: off}}
+  actionOverrides:
+  - {namespaces: ['ml'], rules: [missing-pcie-alignment], action: warn}
+)",
+                   kUnalignedTemplate, {{RuleId::kMissingPcieAlignment, Action::kWarn}}},
+        PolicyCase{"override_to_off", R"(  actionOverrides:
+  - {namespaces: ['ml'], action: off}
+)",
+                   kUnalignedTemplate, {}}),
+    topoguard::testing::NoteName());
+
+INSTANTIATE_TEST_SUITE_P(
     Match, PolicyTest,
     ::testing::Values(
         PolicyCase{"include_is_full_match", "  match: {namespaces: {include: ['m']}}\n",
@@ -178,6 +217,23 @@ INSTANTIATE_TEST_SUITE_P(
         PolicyCase{"names", "  match: {names: ['d']}\n", kPluginDeployment, kPluginWarn},
         PolicyCase{"names_not_matching", "  match: {names: ['x']}\n", kPluginDeployment, {}}),
     topoguard::testing::NoteName());
+
+// A finding an exception waives is kept in Evaluation::exempted with the exception's name and
+// reason, out of the findings and the patch.
+TEST(PolicyExceptionTest, WaivedFindingIsRecordedNotActedOn) {
+  const policy::PolicySet policies = testing::inline_policies(policy_yaml(R"(  exceptions:
+  - {name: legacy, reason: "validated by hand", match: {namespaces: {include: [ml]}}}
+)"));
+  const Evaluation evaluation = evaluate(parse_one(kUnalignedTemplate), policies, Inventory());
+  EXPECT_TRUE(evaluation.findings.empty());
+  EXPECT_EQ(evaluation.patch, Json::array());
+  ASSERT_EQ(evaluation.exempted.size(), 1u);
+  EXPECT_EQ(evaluation.exempted[0].rule, RuleId::kMissingPcieAlignment);
+  EXPECT_EQ(evaluation.exempted[0].action, Action::kDeny);
+  EXPECT_EQ(evaluation.exempted[0].exception, "legacy");
+  EXPECT_EQ(evaluation.exempted[0].exception_reason, "validated by hand");
+  EXPECT_FALSE(evaluation.exempted[0].fix_enabled);
+}
 
 // mutate: false keeps the fix in the finding (for the report) but out of the patch.
 TEST(PolicyMutateTest, MutateFalseReportsFixButDoesNotPatch) {

@@ -11,6 +11,8 @@
 
 #include "note_name.h"
 #include "temp_dir.h"
+#include "topoguard/common/yaml_document.h"
+#include "topoguard/policy/policy_json.h"
 #include "topoguard/policy/policy_parser.h"
 
 namespace topoguard::policy {
@@ -366,6 +368,65 @@ TEST(LintPolicyFilesTest, ReportsAllErrorsOfAllFiles) {
   EXPECT_EQ(report.errors[2].location.file, dir.path() + "/worse.yaml");
   EXPECT_EQ(report.errors[2].location.line, 1);
   EXPECT_EQ(report.errors[2].location.field, "/apiVersion");
+}
+
+// Lint warns, without failing, about valid policies that can match nothing or that change
+// nothing relative to the built-in policy; an ordinary policy gets no warning.
+TEST(LintPolicyFilesTest, WarnsAboutPoliciesThatMatchNothingOrChangeNothing) {
+  TempDir dir;
+  std::string copy(builtin_policy_text());
+  copy.replace(copy.find("name: default"), std::string("name: default").size(), "name: copy");
+  dir.write("copy.yaml", copy);
+  dir.write("no-gpu.yaml", policy_with_spec("no-gpu", "  devices:\n    gpu: {}\n"));
+  std::string all_off = "  rules:\n";
+  for (RuleId rule : kAllRules) {
+    all_off += "    " + std::string(rule_name(rule)) + ": {action: off}\n";
+  }
+  dir.write("all-off.yaml", policy_with_spec("all-off", all_off));
+  dir.write("nowhere.yaml",
+            policy_with_spec("nowhere", "  match:\n    namespaces: {include: [prod, 'team\\.a'], "
+                                        "exclude: ['prod|team\\..*']}\n"));
+  dir.write("waived.yaml", policy_with_spec("waived", "  exceptions:\n  - {name: all, reason: "
+                                                      "\"everything\", match: {}}\n"));
+  dir.write("selector.yaml",
+            policy_with_spec("selector", "  match:\n    selector:\n      matchLabels: {a: b}\n"
+                                         "      matchExpressions: [{key: a, operator: "
+                                         "DoesNotExist}]\n"));
+  dir.write("fine.yaml", policy_with_spec("fine", "  rules:\n    split-claims: {action: warn}\n"));
+  const PolicyLintReport report = lint_policy_files({dir.path()});
+  EXPECT_TRUE(report.errors.empty()) << all_errors(report.errors);
+  EXPECT_EQ(report.valid_policies, 7u);
+  ASSERT_EQ(report.warnings.size(), 6u) << all_errors(report.warnings);
+  const std::string text = all_errors(report.warnings);
+  EXPECT_THAT(text, HasSubstr("all-off.yaml:1: /spec/rules: policy \"all-off\" can match "
+                              "nothing: every rule is off"));
+  EXPECT_THAT(text, HasSubstr("policy \"copy\" changes nothing relative to the built-in policy"));
+  EXPECT_THAT(text, HasSubstr("/spec/devices/gpu: policy \"no-gpu\" can match nothing: "
+                              "devices.gpu recognises no device"));
+  EXPECT_THAT(text, HasSubstr("policy \"nowhere\" can match nothing: every namespace"));
+  EXPECT_THAT(text, HasSubstr("policy \"selector\" can match nothing: its match.selector"));
+  EXPECT_THAT(text, HasSubstr("exception \"all\" waives every rule for every object"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("\"fine\"")));
+}
+
+// show --effective prints a document that parses back into the same policy.
+TEST(PolicyJsonTest, EffectivePolicyParsesBackUnchanged) {
+  TempDir dir;
+  const std::string file = dir.write(
+      "p.yaml", policy_with_spec("p", "  match: {kinds: [Deployment], selector: {matchExpressions:"
+                                      " [{key: a, operator: In, values: [x]}]}}\n  rules:\n"
+                                      "    split-claims: {action: warn}\n  exceptions:\n  - {name: "
+                                      "e, reason: r, rules: [split-claims], match: {names: [x]}}\n"));
+  Result<PolicySet> loaded = load_policy_files({file});
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  const Json written = policy_to_json(loaded->policies()[0]);
+  const std::string again = dir.write("again.yaml", to_yaml(written));
+  Result<PolicySet> reloaded = load_policy_files({again});
+  ASSERT_TRUE(reloaded) << reloaded.error().to_string();
+  EXPECT_EQ(policy_to_json(reloaded->policies()[0]), written);
+  EXPECT_TRUE(reloaded->policies()[0].inherited.empty());
+  EXPECT_EQ(policy_to_json(builtin_policy())["spec"]["match"],
+            Json::parse(R"({"namespaces": {"exclude": ["kube-system"]}})"));
 }
 
 }  // namespace

@@ -5,18 +5,24 @@
 
 #include "note_name.h"
 #include "topoguard/common/yaml_document.h"
+#include "topoguard/policy/policy_loader.h"
 
 namespace topoguard::policy {
 namespace {
 
 using ::testing::HasSubstr;
 
-PolicyParseOutcome parse(const std::string& yaml) {
+// Parses one document; `inherited` fills in what it omits (nullptr: the plain defaults).
+PolicyParseOutcome parse(const std::string& yaml, const Policy* inherited = nullptr) {
   YamlStream stream = parse_yaml_stream(yaml, "policy.yaml");
   EXPECT_TRUE(stream.errors.empty()) << stream.errors.front().to_string();
   EXPECT_EQ(stream.documents.size(), 1u);
   const YamlDocument& document = stream.documents.at(0);
-  return parse_policy(document.value, document.lines, "policy.yaml");
+  return parse_policy(document.value, document.lines, "policy.yaml", inherited);
+}
+
+PolicyParseOutcome parse_inheriting(const std::string& yaml) {
+  return parse(yaml, &builtin_policy());
 }
 
 std::string all_errors(const PolicyParseOutcome& outcome) {
@@ -623,6 +629,56 @@ INSTANTIATE_TEST_SUITE_P(
         AttributeNameCase{"identifier_32_chars", "a.io/" + std::string(32, 'x'), true},
         AttributeNameCase{"domain_64_chars", std::string(60, 'a') + ".com/x", false}),
     topoguard::testing::NoteName());
+
+// What a policy leaves out of devices, alignment and rules comes from the built-in policy and
+// is listed as inherited; match and exceptions are never inherited.
+TEST(PolicyInheritanceTest, OmittedSectionsComeFromTheBuiltInPolicy) {
+  PolicyParseOutcome outcome = parse_inheriting(
+      kHeader + "  rules:\n    split-claims: {action: warn}\n  alignment:\n    attribute: "
+                "example.com/root\n");
+  ASSERT_TRUE(outcome.policy.has_value()) << all_errors(outcome);
+  const Policy& policy = *outcome.policy;
+  const Policy& builtin = builtin_policy();
+  EXPECT_TRUE(policy.gpu.device_class_names.matches_any("gpu.nvidia.com"));
+  EXPECT_TRUE(policy.nic.extended_resources.matches_any("rdma/hca"));
+  EXPECT_EQ(policy.alignment_attribute, "example.com/root");
+  EXPECT_TRUE(policy.numa_attributes.matches_any("dra.net/numaNode"));
+  EXPECT_EQ(policy.rule(RuleId::kSplitClaims).action, Action::kWarn);
+  EXPECT_EQ(policy.rule(RuleId::kMissingPcieAlignment).action,
+            builtin.rule(RuleId::kMissingPcieAlignment).action);
+  EXPECT_TRUE(policy.match.exclude_namespaces.empty());  // kube-system is not inherited
+  EXPECT_EQ(policy.inherited,
+            (std::vector<std::string>{"devices.gpu", "devices.nic", "alignment.acceptedAttributes",
+                                      "alignment.numaAttributes", "rules.missing-pcie-alignment",
+                                      "rules.numa-only-alignment", "rules.device-plugin-pairing",
+                                      "rules.multi-device-alignment", "rules.unresolved-claim",
+                                      "rules.unsatisfiable-alignment",
+                                      "rules.attribute-not-published"}));
+}
+
+// A section that is written, even empty, replaces the inherited one.
+TEST(PolicyInheritanceTest, WrittenSectionsReplaceInheritedOnes) {
+  PolicyParseOutcome outcome = parse_inheriting(
+      kHeader + "  devices:\n    gpu: {deviceClassNames: ['my\\.gpu']}\n  alignment:\n"
+                "    numaAttributes: []\n");
+  ASSERT_TRUE(outcome.policy.has_value()) << all_errors(outcome);
+  const Policy& policy = *outcome.policy;
+  EXPECT_TRUE(policy.gpu.device_class_names.matches_any("my.gpu"));
+  EXPECT_FALSE(policy.gpu.device_class_names.matches_any("gpu.nvidia.com"));
+  EXPECT_TRUE(policy.gpu.drivers.empty());  // a written recognizer replaces the whole one
+  EXPECT_TRUE(policy.nic.device_class_names.matches_any("dranet"));
+  EXPECT_TRUE(policy.numa_attributes.empty());
+}
+
+// An inherited NUMA pattern that matches the policy's own alignment attribute is an error that
+// says where the pattern came from.
+TEST(PolicyInheritanceTest, InheritedNumaPatternConflictSaysSo) {
+  PolicyParseOutcome outcome =
+      parse_inheriting(kHeader + "  alignment:\n    attribute: example.com/numaNode\n");
+  ASSERT_EQ(outcome.errors.size(), 1u) << all_errors(outcome);
+  EXPECT_EQ(outcome.errors[0].location.field, "/spec/alignment/numaAttributes");
+  EXPECT_THAT(outcome.errors[0].message, HasSubstr("inherited from the built-in policy"));
+}
 
 }  // namespace
 }  // namespace topoguard::policy
