@@ -3,7 +3,7 @@
 # Go net/http webhook (bench/go-webhook), in the same run, over TLS with the same certificate,
 # driven by wrk (HTTP/1.1 keep-alive POSTs of a real ResourceClaimTemplate AdmissionReview).
 # Expects build/topoguard; builds only the Go server (standard library only, offline, ~1 s).
-# wrk and both servers share the machine's cores, so latency under saturation is mostly queueing.
+# wrk and the servers share the machine's cores, so latency under saturation is mostly queueing.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,8 +28,8 @@ usage: bench/webhook-load.sh [options]
 Runs: 1 thread/1 connection (latency), 2 threads/16 connections, 2 threads/64 connections,
 each N rounds against topoguard, nginx and Go in alternating order. Prints per scenario the
 median req/s, p50/p99 latency and server CPU time per request, the errors (socket errors +
-non-2xx) of all rounds, peak RSS (VmHWM) and the topoguard/nginx and topoguard/Go ratios. Exit: 0 ok, 1 errors seen (or a
-missed target with --strict), 2 usage or setup failure.
+non-2xx) of all rounds, peak RSS (VmHWM) and the topoguard/nginx and topoguard/Go ratios.
+Exit: 0 ok, 1 errors seen (or a missed target with --strict), 2 usage or setup failure.
 USAGE
 }
 
@@ -212,14 +212,15 @@ wait_until() {
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
-  die "${what} did not become ready; log: $(tail -5 "${work}/topoguard.log" "${work}/nginx/logs/error.log" \
-    "${work}/go-webhook.log" 2>/dev/null)"
+  die "${what} did not become ready; log: $(tail -5 "${work}/topoguard.log" \
+    "${work}/nginx/logs/error.log" "${work}/go-webhook.log" 2>/dev/null)"
 }
 curl_tls=(curl -sS --fail --max-time 5 --cacert "$CA_CERT")
 wait_until topoguard "$tg_pid" "${curl_tls[@]}" "https://127.0.0.1:${tg_port}/readyz"
 wait_until nginx "$nginx_pid" "${curl_tls[@]}" -X POST --data-binary @"$body_file" \
   "https://127.0.0.1:${nginx_port}${endpoint}"
-checked_urls=("https://127.0.0.1:${tg_port}${endpoint}" "https://127.0.0.1:${nginx_port}${endpoint}")
+checked_urls=("https://127.0.0.1:${tg_port}${endpoint}"
+  "https://127.0.0.1:${nginx_port}${endpoint}")
 if [ "$with_go" -eq 1 ]; then
   wait_until go-webhook "$go_pid" "${curl_tls[@]}" "https://127.0.0.1:${go_port}/readyz"
   checked_urls+=("https://127.0.0.1:${go_port}${endpoint}")
