@@ -80,6 +80,17 @@ Roles DeviceRoles::of_selectors(const std::vector<const cel::Program*>& selector
   if (selectors.empty()) {
     return Roles{};
   }
+  std::string sources;  // each source length-prefixed, so no two sets share a key
+  for (const cel::Program* selector : selectors) {
+    sources += std::to_string(selector->source().size());
+    sources += ':';
+    sources += selector->source();
+  }
+  return remembered(selector_roles_, sources,
+                    [this, &selectors] { return evaluate_selectors(selectors); });
+}
+
+Roles DeviceRoles::evaluate_selectors(const std::vector<const cel::Program*>& selectors) const {
   // Candidates: the policy's drivers, every name the selectors mention, and one driver the
   // policy does not know. Attributes and capacity stay unknown, so a candidate is ruled out only
   // when some selector is false for it whatever the device publishes.

@@ -46,6 +46,7 @@ class DeviceRoles {
   [[nodiscard]] Roles of_driver(std::string_view driver) const;
   // The roles every driver the selectors can still match shares; none when that is unclear.
   [[nodiscard]] Roles of_selectors(const std::vector<const cel::Program*>& selectors) const;
+  [[nodiscard]] Roles evaluate_selectors(const std::vector<const cel::Program*>& selectors) const;
 
   const policy::Policy& policy_;
   const Inventory& inventory_;
@@ -59,6 +60,9 @@ class DeviceRoles {
   // of_driver() by name, for the same reason: every selector set is tried against the same
   // candidate drivers.
   mutable std::map<std::string, Roles, std::less<>> driver_roles_;
+  // of_selectors() by the selectors' source texts: a claim repeats one selector set for each
+  // device it asks for (gpu0 ... gpu7), and a set costs a CEL evaluation per candidate driver.
+  mutable std::map<std::string, Roles, std::less<>> selector_roles_;
 };
 
 }  // namespace topoguard::engine

@@ -55,6 +55,44 @@ INSTANTIATE_TEST_SUITE_P(
         RoleCase{"no_selectors", {}, false, false}),
     topoguard::testing::NoteName());
 
+// One DeviceRoles answers many choices (it remembers each selector set): every answer must be
+// the one a fresh DeviceRoles gives, in any order, with sets that share sources or concatenate
+// to the same text.
+TEST(DeviceRolesTest, RememberedSelectorSetsAnswerAsFreshOnes) {
+  const policy::Policy& policy = testing::builtin_policies().policies().front();
+  const Inventory inventory;
+  const std::vector<std::vector<std::string>> sets = {
+      {R"(device.driver == "gpu.nvidia.com")"},
+      {R"(device.driver == "dra.net")"},
+      {R"(device.driver == "gpu.nvidia.com")", R"(device.driver == "dra.net")"},
+      {R"(device.driver in ["gpu.nvidia.com", "dra.net"])", R"(device.driver != "dra.net")"},
+      {R"(device.driver in ["gpu.nvidia.com", "dra.net"])"},
+      {R"(device.driver != "dra.net")"},
+      {R"(device.driver == "gpu.nvidia.com")"},
+      {R"(device.driver == "dra.net")"}};
+  const auto choice_of = [](const std::vector<std::string>& selectors) {
+    k8s::DeviceChoice choice;
+    choice.device_class_name = "accel.example.com";
+    for (const std::string& selector : selectors) {
+      auto program = cel::compile(selector);
+      EXPECT_TRUE(program);
+      choice.selector_programs.push_back(std::move(*program));
+    }
+    return choice;
+  };
+  const DeviceRoles shared(policy, inventory);
+  for (const auto& set : sets) {
+    const k8s::DeviceChoice choice = choice_of(set);
+    const Roles remembered = shared.of_choice(choice);
+    const Roles fresh = DeviceRoles(policy, inventory).of_choice(choice);
+    EXPECT_EQ(remembered.gpu, fresh.gpu) << set.front();
+    EXPECT_EQ(remembered.nic, fresh.nic) << set.front();
+  }
+  EXPECT_FALSE(shared.of_choice(choice_of(sets[2])).any());  // GPU and NIC at once: neither
+  EXPECT_TRUE(shared.of_choice(choice_of(sets[3])).gpu);
+  EXPECT_FALSE(shared.of_choice(choice_of(sets[4])).any());
+}
+
 // A DeviceClass that selects GPUs makes its requests GPU requests, whatever their name.
 TEST(DeviceRolesTest, DeviceClassSelectorsClassify) {
   const policy::Policy& policy = testing::builtin_policies().policies().front();
