@@ -5,7 +5,6 @@
 #include <set>
 
 #include "topoguard/common/json_writer.h"
-#include "topoguard/engine/evaluate.h"
 #include "topoguard/engine/json_patch.h"
 
 namespace topoguard::admission {
@@ -164,7 +163,7 @@ bool has_deny(const std::vector<engine::Finding>& findings) {
 // `own_object` is request.object when the caller has no further use for it (the patch is then
 // checked on it in place), nullptr when it must stay as it is (the patch is checked on a copy).
 HandledReview decide(const AdmissionRequest& request, Json* own_object,
-                     const policy::PolicySet& policies, const HandlerOptions& options) {
+                     engine::Evaluator& evaluator, const HandlerOptions& options) {
   HandledReview handled;
   handled.response.uid = request.uid;
 
@@ -177,7 +176,6 @@ HandledReview decide(const AdmissionRequest& request, Json* own_object,
     return handled;
   }
 
-  const engine::Inventory inventory(engine::Inventory::Claims::kUnknown);
   // The object is evaluated in place; only one without its namespace is copied (never patched:
   // the patch is checked against the object exactly as received).
   Json with_namespace;
@@ -187,7 +185,7 @@ HandledReview decide(const AdmissionRequest& request, Json* own_object,
     fill_namespace(with_namespace, request.namespace_name);
     evaluated = &with_namespace;
   }
-  engine::Evaluation evaluation = engine::evaluate(*evaluated, policies, inventory);
+  engine::Evaluation evaluation = evaluator.evaluate(*evaluated);
   if (!evaluation.errors.empty()) {
     return failure_response(request.uid, options.failure_mode,
                             describe_errors(evaluation.errors));
@@ -208,7 +206,7 @@ HandledReview decide(const AdmissionRequest& request, Json* own_object,
       handled.outcome.patch_dropped = applied.error().to_string();
     } else {
       fill_namespace(*patched, request.namespace_name);
-      engine::Evaluation after = engine::evaluate(*patched, policies, inventory);
+      engine::Evaluation after = evaluator.evaluate(*patched);
       if (!after.errors.empty()) {
         handled.outcome.patch_dropped =
             "the patched object does not evaluate: " + describe_errors(after.errors);
@@ -248,9 +246,9 @@ HandledReview decide(const AdmissionRequest& request, Json* own_object,
 }
 
 HandledReview decide_or_fail(const AdmissionRequest& request, Json* own_object,
-                             const policy::PolicySet& policies, const HandlerOptions& options) {
+                             engine::Evaluator& evaluator, const HandlerOptions& options) {
   try {
-    return decide(request, own_object, policies, options);
+    return decide(request, own_object, evaluator, options);
   } catch (const std::exception& exception) {
     return failure_response(request.uid, options.failure_mode,
                             std::string("internal error: ") + exception.what());
@@ -287,14 +285,26 @@ std::string_view decision_name(Decision decision) {
   return "unknown";
 }
 
+const engine::Inventory& admission_inventory() {
+  static const engine::Inventory inventory(engine::Inventory::Claims::kUnknown);
+  return inventory;
+}
+
 HandledReview handle_admission(const AdmissionRequest& request,
                                const policy::PolicySet& policies, const HandlerOptions& options) {
-  return decide_or_fail(request, nullptr, policies, options);
+  engine::Evaluator evaluator(policies, admission_inventory());
+  return decide_or_fail(request, nullptr, evaluator, options);
 }
 
 HandledReview handle_admission(AdmissionRequest&& request, const policy::PolicySet& policies,
                                const HandlerOptions& options) {
-  return decide_or_fail(request, &request.object, policies, options);
+  engine::Evaluator evaluator(policies, admission_inventory());
+  return decide_or_fail(request, &request.object, evaluator, options);
+}
+
+HandledReview handle_admission(AdmissionRequest&& request, engine::Evaluator& evaluator,
+                               const HandlerOptions& options) {
+  return decide_or_fail(request, &request.object, evaluator, options);
 }
 
 HandledReview failure_response(const std::string& uid, FailureMode failure_mode,

@@ -1,9 +1,33 @@
 #include "topoguard/admission/review_endpoint.h"
 
 #include <cctype>
+#include <cstddef>
+#include <memory>
 #include <utility>
 
 namespace topoguard::admission {
+
+namespace {
+
+// Past this many kept answers a thread's Evaluator starts over: a stream of reviews naming ever
+// new classes or selectors costs one computation each, as without it, and no more memory.
+constexpr std::size_t kMaxRemembered = 4096;
+
+// This thread's Evaluator for `policies`. Reviews repeat the same DeviceClasses and selectors, so
+// what one review worked out serves the thread's next ones; a new policy set gets a new one.
+engine::Evaluator& thread_evaluator(const policy::PolicySetPtr& policies) {
+  thread_local policy::PolicySetPtr evaluated_policies;
+  thread_local std::unique_ptr<engine::Evaluator> evaluator;
+  if (evaluator == nullptr || evaluated_policies != policies ||
+      evaluator->remembered() > kMaxRemembered) {
+    evaluator.reset();
+    evaluated_policies = policies;
+    evaluator = std::make_unique<engine::Evaluator>(*policies, admission_inventory());
+  }
+  return *evaluator;
+}
+
+}  // namespace
 
 ReviewEndpoint make_review_endpoint(PolicySource policies, HandlerOptions options) {
   return [policies = std::move(policies), options](const ReviewCall& call) {
@@ -26,8 +50,11 @@ ReviewEndpoint make_review_endpoint(PolicySource policies, HandlerOptions option
     if (snapshot == nullptr) {
       handled = failure_response(request->uid, options.failure_mode, "no policy set is loaded");
     } else {
-      handled = handle_admission(std::move(*request), *snapshot, options);
+      handled = handle_admission(std::move(*request), thread_evaluator(snapshot), options);
     }
+    // The trees nest no deeper than parse_admission_review allows.
+    release_tree(request->object);
+    release_tree(request->old_object);
     if (call.deadline.has_value() && std::chrono::steady_clock::now() > *call.deadline) {
       handled = failure_response(reply.request.uid, options.failure_mode,
                                  "the decision took longer than the request's timeout");

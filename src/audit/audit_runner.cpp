@@ -30,6 +30,8 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
     indexed[i] = inventory.add(object) || (cluster_state != nullptr && is_resource_slice(object));
   }
 
+  // One for the run: the documents of a bundle name the same DeviceClasses and selectors.
+  engine::Evaluator evaluator(policies, inventory);
   const auto report_errors = [&](const Manifest& manifest, std::vector<Error> errors) {
     for (Error& error : errors) {
       error.location.file = manifests.path_of(manifest);
@@ -47,7 +49,7 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
       continue;
     }
     ++report.summary.resources;
-    engine::Evaluation evaluation = engine::evaluate(*manifest.object, policies, inventory);
+    engine::Evaluation evaluation = evaluator.evaluate(*manifest.object);
     const std::string& file = manifests.path_of(manifest);
     const std::size_t resource = report.resources.size();
     report.resources.push_back(AuditedResource{k8s::object_ref(*manifest.object), file,

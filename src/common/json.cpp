@@ -146,4 +146,21 @@ const char* json_type_name(const Json& value) {
   return "unknown";
 }
 
+void release_tree(Json& tree) {
+  if (tree.is_object()) {
+    auto& members = tree.get_ref<Json::object_t&>();
+    for (auto& [key, value] : members) {
+      release_tree(value);
+    }
+    members.clear();
+  } else if (tree.is_array()) {
+    auto& elements = tree.get_ref<Json::array_t&>();
+    for (Json& element : elements) {
+      release_tree(element);
+    }
+    elements.clear();
+  }
+  tree = nullptr;  // an empty container or a scalar: nothing left to move aside
+}
+
 }  // namespace topoguard

@@ -110,7 +110,7 @@ class ClaimAnalyzer {
         facts.roles.nic = facts.roles.nic || choice_roles.nic;
         facts.gpu_choices += choice_roles.gpu ? 1 : 0;
         facts.nic_choices += choice_roles.nic ? 1 : 0;
-        if (choice_roles.any() && selects_numa_node(choice)) {
+        if (choice_roles.any() && roles.selects_numa_node(choice)) {
           facts.gpu_numa_pinned = facts.gpu_numa_pinned || choice_roles.gpu;
           facts.nic_numa_pinned = facts.nic_numa_pinned || choice_roles.nic;
         }
@@ -182,17 +182,6 @@ class ClaimAnalyzer {
   }
 
   const RequestFacts& facts(const DeviceRequest& request) const { return facts_[index_of(request)]; }
-
-  bool selects_numa_node(const DeviceChoice& choice) const {
-    for (const cel::Program& selector : choice.selector_programs) {
-      for (const std::string& attribute : cel::attributes_read(selector)) {
-        if (policy_.numa_attributes.matches_any(attribute)) {
-          return true;
-        }
-      }
-    }
-    return false;
-  }
 
   // Whether `constraint` binds the devices of a request by a role: an absent or empty list binds
   // every request, "req" all of its subrequests, "req/sub" only that subrequest, so a request is

@@ -35,7 +35,7 @@ void add_unique(std::vector<std::string>& names, std::string name) {
 
 // The roles of `name` from `known`, computed and kept on first use.
 template <typename Compute>
-Roles remembered(std::map<std::string, Roles, std::less<>>& known, std::string_view name,
+Roles memoized(std::map<std::string, Roles, std::less<>>& known, std::string_view name,
                  const Compute& compute) {
   if (const auto found = known.find(name); found != known.end()) {
     return found->second;
@@ -64,14 +64,14 @@ DeviceRoles::DeviceRoles(const policy::Policy& policy, const Inventory& inventor
 }
 
 Roles DeviceRoles::of_class_name(std::string_view name) const {
-  return remembered(class_name_roles_, name, [this, name] {
+  return memoized(class_name_roles_, name, [this, name] {
     return Roles{policy_.gpu.device_class_names.matches_any(name),
                  policy_.nic.device_class_names.matches_any(name)};
   });
 }
 
 Roles DeviceRoles::of_driver(std::string_view driver) const {
-  return remembered(driver_roles_, driver, [this, driver] {
+  return memoized(driver_roles_, driver, [this, driver] {
     return Roles{policy_.gpu.drivers.matches_any(driver), policy_.nic.drivers.matches_any(driver)};
   });
 }
@@ -86,7 +86,7 @@ Roles DeviceRoles::of_selectors(const std::vector<const cel::Program*>& selector
     sources += ':';
     sources += selector->source();
   }
-  return remembered(selector_roles_, sources,
+  return memoized(selector_roles_, sources,
                     [this, &selectors] { return evaluate_selectors(selectors); });
 }
 
@@ -167,6 +167,23 @@ Roles DeviceRoles::of_request(const k8s::DeviceRequest& request) const {
     merge(roles, of_choice(choice));
   }
   return roles;
+}
+
+bool DeviceRoles::selects_numa_node(const k8s::DeviceChoice& choice) const {
+  for (const cel::Program& selector : choice.selector_programs) {
+    for (const std::string& attribute : cel::attributes_read(selector)) {
+      auto known = numa_attributes_.find(attribute);
+      if (known == numa_attributes_.end()) {
+        known = numa_attributes_
+                    .emplace(attribute, policy_.numa_attributes.matches_any(attribute))
+                    .first;
+      }
+      if (known->second) {
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 Roles DeviceRoles::of_extended_resource(std::string_view resource) const {

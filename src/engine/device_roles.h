@@ -4,6 +4,7 @@
 // Mixed or unknown is neither, so a misread selector can never cause a denial.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <string>
@@ -36,6 +37,15 @@ class DeviceRoles {
   // DeviceClass is known.
   [[nodiscard]] Roles of_extended_resource(std::string_view resource) const;
 
+  // Whether the choice's selectors read an attribute the policy names as NUMA-only.
+  [[nodiscard]] bool selects_numa_node(const k8s::DeviceChoice& choice) const;
+
+  // Answers kept so far (class names, drivers, selector sets, attributes).
+  [[nodiscard]] std::size_t remembered() const {
+    return class_name_roles_.size() + driver_roles_.size() + selector_roles_.size() +
+           numa_attributes_.size();
+  }
+
   [[nodiscard]] static bool has(const Roles& roles, Role role) {
     return role == Role::kGpu ? roles.gpu : roles.nic;
   }
@@ -54,8 +64,8 @@ class DeviceRoles {
   // selector is evaluated against, besides the names in the selector itself.
   std::vector<std::string> known_drivers_;
   // of_class_name() by name. A claim names the same few DeviceClasses over and over, and each
-  // answer is two RE2 matches; one DeviceRoles serves one evaluation and is never shared between
-  // threads. A map, not a list: a hostile claim can name 10,000 different classes.
+  // answer is two RE2 matches; one DeviceRoles serves one Evaluator (one thread, any number of
+  // objects). A map, not a list: a hostile claim can name 10,000 different classes.
   mutable std::map<std::string, Roles, std::less<>> class_name_roles_;
   // of_driver() by name, for the same reason: every selector set is tried against the same
   // candidate drivers.
@@ -63,6 +73,8 @@ class DeviceRoles {
   // of_selectors() by the selectors' source texts: a claim repeats one selector set for each
   // device it asks for (gpu0 ... gpu7), and a set costs a CEL evaluation per candidate driver.
   mutable std::map<std::string, Roles, std::less<>> selector_roles_;
+  // Whether an attribute name matches the policy's NUMA patterns (an RE2 match), by name.
+  mutable std::map<std::string, bool, std::less<>> numa_attributes_;
 };
 
 }  // namespace topoguard::engine

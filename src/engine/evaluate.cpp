@@ -61,12 +61,12 @@ bool matches(const policy::Match& match, const Json& object, const k8s::ObjectRe
 // Evaluates one object under one policy.
 class PolicyEvaluator {
  public:
-  PolicyEvaluator(const policy::Policy& policy, const Inventory& inventory, const Json& object,
-                  const k8s::ObjectRef& ref, const std::vector<k8s::PodTemplateLocation>& templates,
-                  Evaluation& out)
+  PolicyEvaluator(const policy::Policy& policy, const Inventory& inventory,
+                  const DeviceRoles& roles, const Json& object, const k8s::ObjectRef& ref,
+                  const std::vector<k8s::PodTemplateLocation>& templates, Evaluation& out)
       : policy_(policy),
         inventory_(inventory),
-        roles_(policy, inventory),
+        roles_(roles),
         object_(object),
         ref_(ref),
         templates_(templates),
@@ -291,7 +291,7 @@ class PolicyEvaluator {
 
   const policy::Policy& policy_;
   const Inventory& inventory_;
-  DeviceRoles roles_;
+  const DeviceRoles& roles_;
   const Json& object_;
   const k8s::ObjectRef& ref_;
   const std::vector<k8s::PodTemplateLocation>& templates_;
@@ -333,8 +333,30 @@ bool is_evaluated_kind(const Json& object) {
   return k8s::is_claim_kind(group, kind) || k8s::is_workload_kind(group, kind);
 }
 
-Evaluation evaluate(const Json& object, const policy::PolicySet& policies,
-                    const Inventory& inventory) {
+// Per policy, in the policy set's order.
+struct Evaluator::Memo {
+  std::vector<DeviceRoles> roles;
+};
+
+Evaluator::Evaluator(const policy::PolicySet& policies, const Inventory& inventory)
+    : policies_(policies), inventory_(inventory), memo_(std::make_unique<Memo>()) {
+  memo_->roles.reserve(policies.policies().size());
+  for (const policy::Policy& policy : policies.policies()) {
+    memo_->roles.emplace_back(policy, inventory);
+  }
+}
+
+Evaluator::~Evaluator() = default;
+
+std::size_t Evaluator::remembered() const {
+  std::size_t total = 0;
+  for (const DeviceRoles& roles : memo_->roles) {
+    total += roles.remembered();
+  }
+  return total;
+}
+
+Evaluation Evaluator::evaluate(const Json& object) {
   Evaluation evaluation;
   if (!object.is_object() || !is_evaluated_kind(object)) {
     return evaluation;
@@ -343,9 +365,11 @@ Evaluation evaluate(const Json& object, const policy::PolicySet& policies,
   const auto templates = k8s::locate_pod_templates(object);
   // Every policy judges the object as submitted, never another policy's fix, so neither the
   // order nor the names of policy files can change a verdict.
-  for (const policy::Policy& policy : policies.policies()) {
-    if (matches(policy.match, object, ref, templates)) {
-      PolicyEvaluator(policy, inventory, object, ref, templates, evaluation).run();
+  const std::vector<policy::Policy>& policies = policies_.policies();
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    if (matches(policies[i].match, object, ref, templates)) {
+      PolicyEvaluator(policies[i], inventory_, memo_->roles[i], object, ref, templates, evaluation)
+          .run();
     }
   }
   for (const Finding& finding : evaluation.findings) {
@@ -356,6 +380,11 @@ Evaluation evaluate(const Json& object, const policy::PolicySet& policies,
     }
   }
   return evaluation;
+}
+
+Evaluation evaluate(const Json& object, const policy::PolicySet& policies,
+                    const Inventory& inventory) {
+  return Evaluator(policies, inventory).evaluate(object);
 }
 
 }  // namespace topoguard::engine

@@ -150,6 +150,7 @@ Result<DeviceRequest> read_request(const Json& request, const std::string& point
   if (value != nullptr) {
     view.first_available = true;
     const std::string list_pointer = append_pointer(pointer, "firstAvailable");
+    view.choices.reserve(value->size());
     for (std::size_t i = 0; i < value->size(); ++i) {
       const std::string sub_pointer = append_pointer(list_pointer, i);
       if (!(*value)[i].is_object()) {
@@ -301,6 +302,7 @@ Result<ClaimSpec> read_claim_spec(const Json& object) {
   }
   if (requests != nullptr) {
     const std::string list_pointer = view.devices_pointer + "/requests";
+    view.requests.reserve(requests->size());
     for (std::size_t i = 0; i < requests->size(); ++i) {
       auto request = read_request((*requests)[i], append_pointer(list_pointer, i));
       if (!request) {

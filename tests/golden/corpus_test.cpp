@@ -2,6 +2,7 @@
 // policy, as `topoguard audit ../shared/corpus` does, with the verdict of each resource
 // asserted; plus the llm-d CoreWeave overlay and device-plugin combinations built from corpus
 // files in the test. The corpus is read-only.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -271,6 +272,56 @@ TEST(CorpusTest, DraExtendedResourcePodWithGpuIsDevicePluginPairing) {
     EXPECT_THAT(evaluation.findings[0].message,
                 HasSubstr("NIC from extended resource example.com/sriov-port1"));
   }
+}
+
+// Everything an evaluation says, as text, to compare two evaluations.
+std::string describe(const engine::Evaluation& evaluation) {
+  std::ostringstream text;
+  for (const std::vector<engine::Finding>* list : {&evaluation.findings, &evaluation.exempted}) {
+    for (const engine::Finding& finding : *list) {
+      text << finding.policy << " | " << policy::rule_name(finding.rule) << " | "
+           << policy::action_name(finding.action) << " | " << finding.pointer << " | "
+           << finding.message << " | " << finding.fix.dump() << " | " << finding.fix_enabled
+           << " | " << finding.exception << "\n";
+    }
+    text << "--\n";
+  }
+  for (const engine::CheckedRule& checked : evaluation.checked) {
+    text << checked.policy << ':' << policy::rule_name(checked.rule) << ' ';
+  }
+  text << '\n' << evaluation.patch.dump() << '\n';
+  for (const Error& error : evaluation.errors) {
+    text << error.to_string() << '\n';
+  }
+  return text.str();
+}
+
+// One Evaluator kept across every corpus object, forwards and then backwards (as an audit run
+// and a webhook thread keep one), says about each exactly what a fresh evaluation says.
+TEST(CorpusTest, KeptEvaluatorAnswersAsFreshEvaluations) {
+  const CorpusAudit& audited = corpus_audit();
+  engine::Inventory inventory(engine::Inventory::Claims::kKnown);
+  std::vector<const Json*> objects;
+  for (const audit::Manifest& manifest : audited.set.manifests) {
+    inventory.add(*manifest.object);
+    if (engine::is_evaluated_kind(*manifest.object)) {
+      objects.push_back(manifest.object);
+    }
+  }
+  ASSERT_GT(objects.size(), 20U);
+  engine::Evaluator kept(builtin(), inventory);
+  std::size_t with_findings = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const Json* object : objects) {
+      const engine::Evaluation fresh = engine::evaluate(*object, builtin(), inventory);
+      with_findings += fresh.findings.empty() ? 0 : 1;
+      EXPECT_EQ(describe(kept.evaluate(*object)), describe(fresh))
+          << object->dump().substr(0, 300);
+    }
+    std::reverse(objects.begin(), objects.end());
+  }
+  EXPECT_GT(with_findings, 10U);  // the comparison covers verdicts, not only clean objects
+  EXPECT_GT(kept.remembered(), 0U);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "topoguard/admission/admission_review.h"
+#include "topoguard/engine/evaluate.h"
 #include "topoguard/policy/policy.h"
 #include "topoguard/policy/policy_set.h"
 
@@ -66,6 +67,14 @@ struct HandledReview {
 [[nodiscard]] HandledReview handle_admission(AdmissionRequest&& request,
                                              const policy::PolicySet& policies,
                                              const HandlerOptions& options);
+// The same, with an Evaluator kept across reviews (made with admission_inventory()): what it
+// learnt from earlier reviews is not worked out again.
+[[nodiscard]] HandledReview handle_admission(AdmissionRequest&& request,
+                                             engine::Evaluator& evaluator,
+                                             const HandlerOptions& options);
+
+// What the webhook knows besides the reviewed object: nothing (claims it references are unknown).
+[[nodiscard]] const engine::Inventory& admission_inventory();
 
 // The response to send when no decision could be made in time or at all (failure mode).
 [[nodiscard]] HandledReview failure_response(const std::string& uid, FailureMode failure_mode,

@@ -32,4 +32,10 @@ using Json = nlohmann::ordered_json;
 // Human-readable JSON type name ("object", "array", "string", ...), for diagnostics.
 [[nodiscard]] const char* json_type_name(const Json& value);
 
+// Empties `tree` (it is null afterwards) by freeing its nodes depth first. nlohmann's destructor
+// instead moves every descendant into a vector to avoid recursion, which costs more than building
+// the tree; trees read from a request nest at most as deep as its reader allows, so recursion is
+// bounded by that depth.
+void release_tree(Json& tree);
+
 }  // namespace topoguard

@@ -4,6 +4,9 @@
 // fixed order. Safe to call concurrently.
 #pragma once
 
+#include <cstddef>
+#include <memory>
+
 #include "topoguard/common/json.h"
 #include "topoguard/engine/finding.h"
 #include "topoguard/engine/inventory.h"
@@ -19,5 +22,29 @@ namespace topoguard::engine {
 // applied once to the object as submitted (callers re-evaluate the result to check it).
 [[nodiscard]] Evaluation evaluate(const Json& object, const policy::PolicySet& policies,
                                   const Inventory& inventory);
+
+// evaluate() for one object after another under the same policies and inventory (an audit run,
+// a review and the re-check of its patch, a webhook thread's reviews). It remembers what it
+// worked out about device classes, drivers and selectors, which recur from object to object;
+// verdicts are exactly evaluate()'s. Both arguments must outlive it. One per thread: not safe
+// to share between threads.
+class Evaluator {
+ public:
+  Evaluator(const policy::PolicySet& policies, const Inventory& inventory);
+  ~Evaluator();
+  Evaluator(const Evaluator&) = delete;
+  Evaluator& operator=(const Evaluator&) = delete;
+
+  [[nodiscard]] Evaluation evaluate(const Json& object);
+  // How many answers it keeps, for callers that bound its memory (it grows with the distinct
+  // class names, drivers and selector sets it has seen).
+  [[nodiscard]] std::size_t remembered() const;
+
+ private:
+  struct Memo;
+  const policy::PolicySet& policies_;
+  const Inventory& inventory_;
+  std::unique_ptr<Memo> memo_;
+};
 
 }  // namespace topoguard::engine

@@ -1,5 +1,6 @@
 #include "topoguard/admission/review_endpoint.h"
 
+#include <memory>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -44,6 +45,41 @@ TEST(ReviewEndpointTest, AnswersWithAdmissionReview) {
   EXPECT_EQ(reply.request.namespace_name, "ml");
   EXPECT_EQ(reply.request.operation, "CREATE");
   EXPECT_EQ(reply.outcome.decision, Decision::kPatch);
+}
+
+// A policy set in which gpu.nvidia.com is not a GPU class (and no driver names it).
+policy::PolicySetPtr set_without_nvidia_class() {
+  policy::PolicyStreamOutcome parsed = policy::parse_policy_stream(R"(
+apiVersion: topoguard.dev/v1alpha1
+kind: AlignmentPolicy
+metadata: {name: amd-only}
+spec:
+  devices:
+    gpu: {deviceClassNames: ['gpu\.amd\.com'], drivers: ['gpu\.amd\.com'], extendedResources: []}
+)",
+                                                                   "amd-only.yaml");
+  EXPECT_TRUE(parsed.errors.empty()) << parsed.errors.front().to_string();
+  return std::make_shared<const policy::PolicySet>(std::move(parsed.policies));
+}
+
+// The endpoint keeps what it works out about device classes from review to review (per thread
+// and policy set): a new policy set is judged by its own rules at once, also when the sets
+// alternate from one review to the next on one thread.
+TEST(ReviewEndpointTest, FollowsThePolicySetOfEachReview) {
+  const policy::PolicySetPtr builtin = builtin_source()();
+  const policy::PolicySetPtr amd_only = set_without_nvidia_class();
+  policy::PolicySetPtr current = builtin;
+  const ReviewEndpoint endpoint = make_review_endpoint(
+      [&current] { return current; }, {Mode::kMutate, FailureMode::kClosed});
+  for (int round = 0; round < 3; ++round) {
+    current = builtin;
+    EXPECT_EQ(endpoint({kReview, std::nullopt}).outcome.decision, Decision::kPatch) << round;
+    current = amd_only;
+    EXPECT_EQ(endpoint({kReview, std::nullopt}).outcome.decision, Decision::kAllow) << round;
+  }
+  // A policy set loaded again (a reload with the same text) is a new set, judged the same.
+  current = builtin_source()();
+  EXPECT_EQ(endpoint({kReview, std::nullopt}).outcome.decision, Decision::kPatch);
 }
 
 // A malformed body is a 400 with a JSON error body naming the field.

@@ -1,5 +1,7 @@
 #include "topoguard/common/json.h"
 
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "note_name.h"
@@ -43,6 +45,28 @@ TEST(AppendPointerTest, EscapesTokens) {
             "/metadata/annotations/k8s.v1.cni.cncf.io~1networks");
   EXPECT_EQ(append_pointer("", "a~b"), "/a~0b");
   EXPECT_EQ(append_pointer("/list", std::size_t{3}), "/list/3");
+}
+
+// release_tree empties trees of every shape, including one nested as deep as a review may be
+// (128 levels), and leaves null behind (ASan checks that nothing leaks or is freed twice).
+TEST(ReleaseTreeTest, EmptiesTreesOfEveryShape) {
+  std::vector<Json> trees = {
+      Json::parse(R"({"a": {"b": [1, "two", {"c": null}, [], {}]}, "d": "a string longer than SSO"})"),
+      Json::parse("[[[[]]], {}, 3.5, true]"),
+      Json::parse(R"("scalar")"),
+      Json(),
+  };
+  Json deep = Json::array();
+  for (int level = 0; level < 127; ++level) {
+    Json outer = Json::object();
+    outer["next"] = std::move(deep);
+    deep = std::move(outer);
+  }
+  trees.push_back(std::move(deep));
+  for (Json& tree : trees) {
+    release_tree(tree);
+    EXPECT_TRUE(tree.is_null());
+  }
 }
 
 }  // namespace
