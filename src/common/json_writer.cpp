@@ -1,5 +1,6 @@
 #include "topoguard/common/json_writer.h"
 
+#include <array>
 #include <charconv>
 
 #include <simdjson.h>
@@ -9,14 +10,23 @@ namespace {
 
 constexpr std::string_view kHex = "0123456789abcdef";
 
-bool is_ascii(std::string_view text) {
-  for (const char c : text) {
-    if ((static_cast<unsigned char>(c) & 0x80U) != 0) {
-      return false;
+// What append_json_string does with each byte: copy it, escape it, or (not ASCII) copy it once
+// the whole text is known to be UTF-8.
+enum class ByteClass : unsigned char { kCopy, kEscape, kNonAscii };
+
+constexpr std::array<ByteClass, 256> kByteClasses = [] {
+  std::array<ByteClass, 256> classes{};
+  for (std::size_t byte = 0; byte < classes.size(); ++byte) {
+    if (byte < 0x20U || byte == '"' || byte == '\\') {
+      classes[byte] = ByteClass::kEscape;
+    } else if (byte >= 0x80U) {
+      classes[byte] = ByteClass::kNonAscii;
+    } else {
+      classes[byte] = ByteClass::kCopy;
     }
   }
-  return true;
-}
+  return classes;
+}();
 
 template <typename Number>
 void append_integer(std::string& out, Number value) {
@@ -28,24 +38,31 @@ void append_integer(std::string& out, Number value) {
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view text) {
-  // Valid UTF-8 is copied as it is (only ASCII needs escapes); invalid UTF-8 goes through
-  // nlohmann, whose replacement of bad sequences is the reference.
-  if (!is_ascii(text) && !simdjson::validate_utf8(text.data(), text.size())) {
-    out += Json(text).dump(-1, ' ', false, Json::error_handler_t::replace);
-    return;
-  }
+  // One pass: valid UTF-8 is copied as it is (only ASCII needs escapes); text with invalid UTF-8
+  // goes through nlohmann instead, whose replacement of bad sequences is the reference.
+  const std::size_t start = out.size();
   out.reserve(out.size() + text.size() + 2);
   out += '"';
+  bool utf8_known_valid = false;
   std::size_t run = 0;  // start of the bytes not yet appended that need no escape
   for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20U && c != '"' && c != '\\') {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const ByteClass byte_class = kByteClasses[byte];
+    if (byte_class == ByteClass::kCopy) {
       continue;  // appended with its run, not a character at a time
+    }
+    if (byte_class == ByteClass::kNonAscii) {
+      if (!utf8_known_valid && !simdjson::validate_utf8(text.data(), text.size())) {
+        out.resize(start);
+        out += Json(text).dump(-1, ' ', false, Json::error_handler_t::replace);
+        return;
+      }
+      utf8_known_valid = true;
+      continue;
     }
     out.append(text.data() + run, i - run);
     run = i + 1;
-    switch (c) {
+    switch (text[i]) {
       case '"':
         out += "\\\"";
         break;

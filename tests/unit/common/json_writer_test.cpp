@@ -48,6 +48,24 @@ TEST(JsonWriterTest, InvalidUtf8IsReplaced) {
   EXPECT_EQ(out, Json("\xed\xa0\x80 surrogate").dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
+// Every byte value, alone and between text, before and after non-ASCII (valid and not), is
+// written as nlohmann writes it, and appended after what the string already held.
+TEST(JsonWriterTest, EveryByteAsDumpWritesIt) {
+  const std::string contexts[] = {"", "plain", "\xc3\xa9t\xc3\xa9", "\xff", "tail \xe2\x82"};
+  for (int value = 0; value < 256; ++value) {
+    const std::string byte(1, static_cast<char>(value));
+    for (const std::string& before : contexts) {
+      for (const std::string& after : contexts) {
+        const std::string text = before + byte + after + byte;
+        std::string out = "prefix";
+        append_json_string(out, text);
+        EXPECT_EQ(out, "prefix" + Json(text).dump(-1, ' ', false, Json::error_handler_t::replace))
+            << "byte " << value;
+      }
+    }
+  }
+}
+
 // The streaming calls write what the same tree would give, member values of every type included.
 TEST(JsonWriterTest, StreamingEqualsTree) {
   for (const int indent : {-1, 2}) {
