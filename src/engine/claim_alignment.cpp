@@ -1,6 +1,7 @@
 #include "claim_alignment.h"
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <string_view>
 #include <utility>
@@ -39,7 +40,9 @@ struct NameTarget {
 // so an entry names at most one target per '/' it holds.
 class NameIndex {
  public:
+  // `spec` must outlive the index: request names are looked at where they are.
   explicit NameIndex(const ClaimSpec& spec) {
+    keys_.reserve(spec.requests.size());
     for (std::size_t r = 0; r < spec.requests.size(); ++r) {
       const DeviceRequest& request = spec.requests[r];
       keys_.emplace_back(request.name, NameTarget{r, kWholeRequest});
@@ -47,12 +50,19 @@ class NameIndex {
         continue;
       }
       for (std::size_t i = 0; i < request.choices.size(); ++i) {
-        keys_.emplace_back(request.name + "/" + request.choices[i].subrequest, NameTarget{r, i});
+        // A deque: its strings stay where they are as it grows, so the views stay valid.
+        const std::string& name =
+            subrequest_names_.emplace_back(request.name + "/" + request.choices[i].subrequest);
+        keys_.emplace_back(name, NameTarget{r, i});
       }
     }
     std::sort(keys_.begin(), keys_.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
   }
+
+  // The keys view subrequest_names_: a copy would view the original's.
+  NameIndex(const NameIndex&) = delete;
+  NameIndex& operator=(const NameIndex&) = delete;
 
   template <typename Visit>
   void for_each_target(std::string_view entry, Visit visit) const {
@@ -64,7 +74,8 @@ class NameIndex {
   }
 
  private:
-  std::vector<std::pair<std::string, NameTarget>> keys_;
+  std::deque<std::string> subrequest_names_;  // "req/sub"
+  std::vector<std::pair<std::string_view, NameTarget>> keys_;
 };
 
 // A constraint's entries without repeats (a repeated entry names nothing more).
@@ -97,7 +108,7 @@ Json add_operation(std::string path, Json value) {
 class ClaimAnalyzer {
  public:
   ClaimAnalyzer(const ClaimSpec& spec, const DeviceRoles& roles, const policy::Policy& policy)
-      : spec_(spec), policy_(policy), names_(spec) {
+      : spec_(spec), roles_(roles), policy_(policy), names_(spec) {
     // Classify every choice and scan its selectors once; the checks below ask many times.
     facts_.reserve(spec.requests.size());
     for (const DeviceRequest& request : spec.requests) {
@@ -232,7 +243,7 @@ class ClaimAnalyzer {
 
   bool is_numa_constraint(const DeviceConstraint& constraint) const {
     return !constraint.match_attribute.empty() &&
-           policy_.numa_attributes.matches_any(constraint.match_attribute);
+           roles_.is_numa_attribute(constraint.match_attribute);
   }
 
   // A GPU and a NIC request are tied when one constraint binds both; so every GPU a constraint
@@ -493,6 +504,7 @@ class ClaimAnalyzer {
   }
 
   const ClaimSpec& spec_;
+  const DeviceRoles& roles_;
   const policy::Policy& policy_;
   NameIndex names_;
   std::vector<RequestFacts> facts_;  // parallel to spec_.requests

@@ -169,16 +169,18 @@ Roles DeviceRoles::of_request(const k8s::DeviceRequest& request) const {
   return roles;
 }
 
+bool DeviceRoles::is_numa_attribute(std::string_view attribute) const {
+  auto known = numa_attributes_.find(attribute);
+  if (known == numa_attributes_.end()) {
+    known = numa_attributes_.emplace(attribute, policy_.numa_attributes.matches_any(attribute)).first;
+  }
+  return known->second;
+}
+
 bool DeviceRoles::selects_numa_node(const k8s::DeviceChoice& choice) const {
   for (const cel::Program& selector : choice.selector_programs) {
     for (const std::string& attribute : cel::attributes_read(selector)) {
-      auto known = numa_attributes_.find(attribute);
-      if (known == numa_attributes_.end()) {
-        known = numa_attributes_
-                    .emplace(attribute, policy_.numa_attributes.matches_any(attribute))
-                    .first;
-      }
-      if (known->second) {
+      if (is_numa_attribute(attribute)) {
         return true;
       }
     }

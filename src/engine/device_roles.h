@@ -37,7 +37,9 @@ class DeviceRoles {
   // DeviceClass is known.
   [[nodiscard]] Roles of_extended_resource(std::string_view resource) const;
 
-  // Whether the choice's selectors read an attribute the policy names as NUMA-only.
+  // Whether the policy names `attribute` as NUMA-only (numaAttributes).
+  [[nodiscard]] bool is_numa_attribute(std::string_view attribute) const;
+  // Whether the choice's selectors read such an attribute.
   [[nodiscard]] bool selects_numa_node(const k8s::DeviceChoice& choice) const;
 
   // Answers kept so far (class names, drivers, selector sets, attributes).
