@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <set>
+#include <utility>
 
 #include "topoguard/common/json_writer.h"
 #include "topoguard/engine/json_patch.h"
@@ -299,7 +300,7 @@ HandledReview handle_admission(const AdmissionRequest& request,
 HandledReview handle_admission(AdmissionRequest&& request, const policy::PolicySet& policies,
                                const HandlerOptions& options) {
   engine::Evaluator evaluator(policies, admission_inventory());
-  return decide_or_fail(request, &request.object, evaluator, options);
+  return handle_admission(std::move(request), evaluator, options);
 }
 
 HandledReview handle_admission(AdmissionRequest&& request, engine::Evaluator& evaluator,

@@ -33,16 +33,16 @@ void add_unique(std::vector<std::string>& names, std::string name) {
   }
 }
 
-// The roles of `name` from `known`, computed and kept on first use.
-template <typename Compute>
-Roles memoized(std::map<std::string, Roles, std::less<>>& known, std::string_view name,
-                 const Compute& compute) {
+// The answer for `name` from `known`, computed and kept on first use.
+template <typename Answer, typename Compute>
+Answer memoized(std::map<std::string, Answer, std::less<>>& known, std::string_view name,
+                const Compute& compute) {
   if (const auto found = known.find(name); found != known.end()) {
     return found->second;
   }
-  const Roles roles = compute();
-  known.emplace(name, roles);
-  return roles;
+  const Answer answer = compute();
+  known.emplace(name, answer);
+  return answer;
 }
 
 }  // namespace
@@ -87,7 +87,7 @@ Roles DeviceRoles::of_selectors(const std::vector<const cel::Program*>& selector
     sources += selector->source();
   }
   return memoized(selector_roles_, sources,
-                    [this, &selectors] { return evaluate_selectors(selectors); });
+                  [this, &selectors] { return evaluate_selectors(selectors); });
 }
 
 Roles DeviceRoles::evaluate_selectors(const std::vector<const cel::Program*>& selectors) const {
@@ -170,11 +170,8 @@ Roles DeviceRoles::of_request(const k8s::DeviceRequest& request) const {
 }
 
 bool DeviceRoles::is_numa_attribute(std::string_view attribute) const {
-  auto known = numa_attributes_.find(attribute);
-  if (known == numa_attributes_.end()) {
-    known = numa_attributes_.emplace(attribute, policy_.numa_attributes.matches_any(attribute)).first;
-  }
-  return known->second;
+  return memoized(numa_attributes_, attribute,
+                  [this, attribute] { return policy_.numa_attributes.matches_any(attribute); });
 }
 
 bool DeviceRoles::selects_numa_node(const k8s::DeviceChoice& choice) const {
