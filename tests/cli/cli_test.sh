@@ -166,5 +166,12 @@ check "exempted counted" grep -qE ' 2 exempted, 0 errors$' "$work/out"
 run audit --show-exempted --policies "$work/waive.yaml" "$examples/unaligned-template-v1.yaml"
 check "--show-exempted lists them" grep -q 'exempted deny missing-pcie-alignment .*exception legacy: validated by hand' "$work/out"
 
+# A binary linked with jemalloc starts it with the options of src/cli/allocator_config.cpp.
+if ldd "$binary" | grep -q libjemalloc; then
+  MALLOC_CONF=confirm_conf:true "$binary" --version >/dev/null 2>"$work/err"
+  check "jemalloc takes the built-in options" grep -q 'global variable malloc_conf): "tcache_nslots_small_max:2000"' "$work/err"
+  check "and applies them" grep -q 'Set conf value: tcache_nslots_small_max:2000' "$work/err"
+fi
+
 echo "$passed passed, $failed failed"
 test "$failed" -eq 0
