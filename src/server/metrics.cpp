@@ -105,6 +105,11 @@ void Metrics::record_review(std::string_view endpoint, const admission::ReviewRe
   }
 }
 
+void Metrics::record_decision_thread(DecisionThread thread) {
+  decision_threads_[thread == DecisionThread::kEventLoop ? 0 : 1].fetch_add(
+      1, std::memory_order_relaxed);
+}
+
 void Metrics::record_policy_reload(bool ok) {
   std::lock_guard lock(mutex_);
   ++policy_reloads_[ok ? 0 : 1];
@@ -169,6 +174,14 @@ std::string Metrics::render() const {
          "apply or the patched object did not evaluate.\n";
   out += "# TYPE topoguard_patches_dropped_total counter\n";
   out += "topoguard_patches_dropped_total " + std::to_string(patches_dropped_) + "\n";
+
+  out += "# HELP topoguard_admission_decisions_total Reviews decided, by thread: on the event "
+         "loop (small, nothing else waiting there, pool idle) or on the decision pool.\n";
+  out += "# TYPE topoguard_admission_decisions_total counter\n";
+  out += "topoguard_admission_decisions_total{thread=\"event_loop\"} " +
+         std::to_string(decision_threads_[0].load(std::memory_order_relaxed)) + "\n";
+  out += "topoguard_admission_decisions_total{thread=\"pool\"} " +
+         std::to_string(decision_threads_[1].load(std::memory_order_relaxed)) + "\n";
 
   out += "# HELP topoguard_policy_reloads_total Policy reloads by result.\n";
   out += "# TYPE topoguard_policy_reloads_total counter\n";

@@ -21,6 +21,7 @@
 #include <optional>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include "topoguard/server/json_log.h"
 
@@ -335,10 +336,13 @@ class TlsEventServer::Impl::Worker {
             // A hang-up or error is "readable" too: the failing read closes the connection.
             connection->readable = connection->readable ||
                                    (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0;
+            // Only a pass with this one event; respond() takes it for the first request.
+            loop_otherwise_idle_ = ready == 1;
             advance(*connection);
           }
         }
       }
+      loop_otherwise_idle_ = false;
       const auto now = Clock::now();
       if (now >= next_tick) {
         on_tick(now);
@@ -669,8 +673,10 @@ class TlsEventServer::Impl::Worker {
     };
     HandlerResult result;
     const HttpErrorResponder& on_error = connection.listener.endpoint.on_error;
+    LoopContext loop;
+    loop.otherwise_idle = std::exchange(loop_otherwise_idle_, false);
     try {
-      result = connection.listener.endpoint.handler(request, std::move(responder));
+      result = connection.listener.endpoint.handler(request, std::move(responder), loop);
     } catch (const std::exception& error) {
       result = on_error(500, std::string("internal error: ") + error.what(), request.path);
     } catch (...) {
@@ -808,6 +814,7 @@ class TlsEventServer::Impl::Worker {
   Impl& server_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
+  bool loop_otherwise_idle_ = false;  // see LoopContext; set in run(), taken by respond()
   // Read by on_tick() and accept_ready(), written by forget_listener() from drain()'s thread.
   std::atomic<bool> listening_{false};
   std::uint64_t decisions_ = 0;

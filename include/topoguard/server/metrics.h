@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -27,6 +28,9 @@ class Metrics {
   // One admission request on `endpoint` ("mutate" / "validate"), including 400 and 413.
   void record_review(std::string_view endpoint, const admission::ReviewReply& reply,
                      double seconds);
+  // Where a review was decided: on the event loop (small, nothing else waiting) or the pool.
+  enum class DecisionThread { kEventLoop, kPool };
+  void record_decision_thread(DecisionThread thread);
   void record_policy_reload(bool ok);
   void record_certificate_reload(bool ok);
   void set_certificate_not_after(std::int64_t seconds_since_epoch);
@@ -48,6 +52,7 @@ class Metrics {
   std::map<std::string, Histogram> latency_;      // by endpoint
   std::map<FindingKey, std::uint64_t> findings_;  // rule, action
   std::uint64_t patches_dropped_ = 0;
+  std::array<std::atomic<std::uint64_t>, 2> decision_threads_{};  // event loop, pool
   std::array<std::uint64_t, 2> policy_reloads_{};       // ok, failed
   std::array<std::uint64_t, 2> certificate_reloads_{};  // ok, failed
   std::int64_t certificate_not_after_ = 0;
