@@ -20,7 +20,6 @@ bool DecisionPool::submit(std::function<void()> task) {
       return false;
     }
     queue_.push_back(std::move(task));
-    unfinished_.fetch_add(1, std::memory_order_relaxed);
   }
   wake_.notify_one();
   return true;
@@ -51,7 +50,6 @@ void DecisionPool::run() {
     queue_.pop_front();
     lock.unlock();
     task();
-    unfinished_.fetch_sub(1, std::memory_order_relaxed);
     lock.lock();
   }
 }

@@ -176,7 +176,7 @@ std::string Metrics::render() const {
   out += "topoguard_patches_dropped_total " + std::to_string(patches_dropped_) + "\n";
 
   out += "# HELP topoguard_admission_decisions_total Reviews decided, by thread: on the event "
-         "loop (small, nothing else waiting there, pool idle) or on the decision pool.\n";
+         "loop (bodies up to 16 KiB) or on the decision pool (larger ones).\n";
   out += "# TYPE topoguard_admission_decisions_total counter\n";
   out += "topoguard_admission_decisions_total{thread=\"event_loop\"} " +
          std::to_string(decision_threads_[0].load(std::memory_order_relaxed)) + "\n";

@@ -37,6 +37,10 @@ constexpr auto kTick = std::chrono::milliseconds(250);  // timeout sweep and acc
 constexpr auto kLingerTime = std::chrono::seconds(2);
 constexpr auto kAcceptPause = std::chrono::milliseconds(100);
 constexpr std::size_t kKeptBufferCapacity = 64 * 1024;  // per idle connection
+// Requests a connection has answered at once in one turn before it yields the loop to the other
+// connections (a pipelining or fast client cannot keep a loop to itself; answers computed on the
+// loop, such as small admission decisions, are bounded per turn).
+constexpr std::size_t kAnswersPerTurn = 4;
 // After this many connections have closed, freed memory is handed back to the system (the
 // allocator keeps freed heap otherwise: a flood of 20,000 TLS connections would stay in RSS).
 constexpr std::size_t kClosesBetweenTrims = 256;
@@ -144,6 +148,7 @@ struct Connection {
   std::size_t out_sent = 0;
   HttpRequestReader parser;
   bool readable = false;  // the socket may have bytes OpenSSL has not read yet
+  bool yielded = false;   // its turn ended at kAnswersPerTurn; resumed later in the pass
   bool continue_sent = false;
   bool request_started = false;  // bytes of the next request have arrived: its deadline runs
   bool close_after_write = false;
@@ -309,8 +314,9 @@ class TlsEventServer::Impl::Worker {
     epoll_event events[kMaxEvents];
     auto next_tick = Clock::now() + kTick;
     while (!server_.stop_now) {
+      // A connection that yielded may hold requests already read: look for events, don't wait.
       const int ready = ::epoll_wait(epoll_fd_, events, kMaxEvents,
-                                     static_cast<int>(kTick.count()));
+                                     yielded_.empty() ? static_cast<int>(kTick.count()) : 0);
       if (ready < 0 && errno != EINTR) {
         log_errno(LogLevel::kError, "event loop failed", errno);
         break;
@@ -336,13 +342,11 @@ class TlsEventServer::Impl::Worker {
             // A hang-up or error is "readable" too: the failing read closes the connection.
             connection->readable = connection->readable ||
                                    (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0;
-            // Only a pass with this one event; respond() takes it for the first request.
-            loop_otherwise_idle_ = ready == 1;
-            advance(*connection);
+            take_turn(*connection);
           }
         }
       }
-      loop_otherwise_idle_ = false;
+      resume_yielded();
       const auto now = Clock::now();
       if (now >= next_tick) {
         on_tick(now);
@@ -404,7 +408,7 @@ class TlsEventServer::Impl::Worker {
       if (waiting != deciding_.end()) {
         Connection& connection = *waiting->second;
         deliver(connection, response);
-        advance(connection);
+        take_turn(connection);
       }
     }
   }
@@ -455,10 +459,10 @@ class TlsEventServer::Impl::Worker {
       if (connection->phase == Phase::kDeciding) {
         HttpResponse fallback = connection->fallback();
         deliver(*connection, fallback);
-        advance(*connection);
+        take_turn(*connection);
       } else if (connection->phase == Phase::kReading && connection->request_started) {
         time_out(*connection);
-        advance(*connection);
+        take_turn(*connection);
       } else {
         close(*connection);  // handshake, response, linger or idle period ran out
       }
@@ -470,6 +474,7 @@ class TlsEventServer::Impl::Worker {
   }
 
   void release_closed() {
+    std::erase_if(yielded_, [](const Connection* connection) { return connection->closed; });
     for (Connection* connection : closed_) {
       connections_.erase(connection);
     }
@@ -535,6 +540,31 @@ class TlsEventServer::Impl::Worker {
   }
 
   // Runs the connection's state machine until it has to wait for the socket.
+  // One turn of a connection on this loop: what it has ready is served, up to kAnswersPerTurn
+  // answers; then it yields and resumes after the pass's other connections (resume_yielded()).
+  void take_turn(Connection& connection) {
+    answered_in_turn_ = 0;
+    advance(connection);
+  }
+
+  void yield_turn(Connection& connection) {
+    if (!connection.yielded) {
+      connection.yielded = true;
+      yielded_.push_back(&connection);
+    }
+  }
+
+  void resume_yielded() {
+    std::vector<Connection*> resumed;
+    resumed.swap(yielded_);
+    for (Connection* connection : resumed) {
+      connection->yielded = false;
+      if (!connection->closed) {
+        take_turn(*connection);
+      }
+    }
+  }
+
   void advance(Connection& connection) {
     bool progressed = true;
     while (progressed && !connection.closed) {
@@ -571,6 +601,10 @@ class TlsEventServer::Impl::Worker {
   }
 
   bool step_read(Connection& connection) {
+    if (answered_in_turn_ >= kAnswersPerTurn) {
+      yield_turn(connection);
+      return false;
+    }
     if (connection.in.size() > connection.in_start) {
       const HttpParseState state =
           connection.parser.parse(std::string_view(connection.in).substr(connection.in_start));
@@ -673,10 +707,8 @@ class TlsEventServer::Impl::Worker {
     };
     HandlerResult result;
     const HttpErrorResponder& on_error = connection.listener.endpoint.on_error;
-    LoopContext loop;
-    loop.otherwise_idle = std::exchange(loop_otherwise_idle_, false);
     try {
-      result = connection.listener.endpoint.handler(request, std::move(responder), loop);
+      result = connection.listener.endpoint.handler(request, std::move(responder));
     } catch (const std::exception& error) {
       result = on_error(500, std::string("internal error: ") + error.what(), request.path);
     } catch (...) {
@@ -706,6 +738,7 @@ class TlsEventServer::Impl::Worker {
       connection.readable = false;
       return;
     }
+    ++answered_in_turn_;
     deliver(connection, std::get<HttpResponse>(result));
   }
 
@@ -814,7 +847,8 @@ class TlsEventServer::Impl::Worker {
   Impl& server_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
-  bool loop_otherwise_idle_ = false;  // see LoopContext; set in run(), taken by respond()
+  std::size_t answered_in_turn_ = 0;  // in the current turn; reset by take_turn(), counted by respond()
+  std::vector<Connection*> yielded_;  // turns to resume in this pass (Connection::yielded)
   // Read by on_tick() and accept_ready(), written by forget_listener() from drain()'s thread.
   std::atomic<bool> listening_{false};
   std::uint64_t decisions_ = 0;

@@ -67,6 +67,29 @@ TEST_F(HttpProtocolTest, PipelinedRequestsAnsweredInOrder) {
   EXPECT_TRUE(answers(connection->read_response(), "p2"));
 }
 
+// Ten small reviews pipelined in one TLS record: more than one turn of the connection on the loop
+// (it yields after four answers and resumes with the requests it has already read, with no new
+// readiness event), all decided on the loop and answered in order.
+TEST_F(HttpProtocolTest, PipelinedReviewsPastOneTurnAreAllAnswered) {
+  start();
+  auto connection = raw();
+  ASSERT_TRUE(connection->connected());
+  constexpr int kReviews = 10;
+  std::string requests;
+  for (int i = 0; i < kReviews; ++i) {
+    requests += post("/validate", review("q" + std::to_string(i)));
+  }
+  ASSERT_LT(requests.size(), 16U * 1024);  // one TLS record: it arrives whole
+  ASSERT_TRUE(connection->send(requests));
+  for (int i = 0; i < kReviews; ++i) {
+    EXPECT_TRUE(answers(connection->read_response(), "q" + std::to_string(i)));
+  }
+  const std::string text = metrics_text();
+  EXPECT_EQ(metric_value(text, "topoguard_admission_decisions_total{thread=\"event_loop\"}"),
+            kReviews)
+      << text;
+}
+
 // A body sent in chunks (Transfer-Encoding: chunked, split across TLS records) is reassembled.
 TEST_F(HttpProtocolTest, ChunkedBodyReassembled) {
   start();

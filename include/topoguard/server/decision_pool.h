@@ -3,7 +3,6 @@
 // When the queue is full, submit() refuses instead of queueing without bound.
 #pragma once
 
-#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -27,9 +26,6 @@ class DecisionPool {
   // Runs the tasks already queued, then joins the threads. Idempotent.
   void stop();
 
-  // No task is queued or running (a moment's answer: another thread may submit right after).
-  [[nodiscard]] bool idle() const { return unfinished_.load(std::memory_order_relaxed) == 0; }
-
  private:
   void run();
 
@@ -38,7 +34,6 @@ class DecisionPool {
   std::condition_variable wake_;
   std::deque<std::function<void()>> queue_;  // guarded by mutex_
   bool stopping_ = false;                    // guarded by mutex_
-  std::atomic<std::size_t> unfinished_{0};   // queued + running tasks
   std::vector<std::thread> threads_;
 };
 

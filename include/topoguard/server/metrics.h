@@ -28,7 +28,7 @@ class Metrics {
   // One admission request on `endpoint` ("mutate" / "validate"), including 400 and 413.
   void record_review(std::string_view endpoint, const admission::ReviewReply& reply,
                      double seconds);
-  // Where a review was decided: on the event loop (small, nothing else waiting) or the pool.
+  // Where a review was decided: on the event loop (up to 16 KiB) or the pool (larger).
   enum class DecisionThread { kEventLoop, kPool };
   void record_decision_thread(DecisionThread thread);
   void record_policy_reload(bool ok);

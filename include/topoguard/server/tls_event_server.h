@@ -43,17 +43,10 @@ struct DeferredAnswer {
 };
 using HandlerResult = std::variant<HttpResponse, DeferredAnswer>;
 
-// What the event loop tells a handler about the moment it is called.
-struct LoopContext {
-  // The request is the only event of this loop pass and the first request answered in it:
-  // nothing else on this loop is waiting, so a short answer computed here delays no one.
-  bool otherwise_idle = false;
-};
-
 // Answers one complete request, now or deferred; may take the request's body. Must not throw
 // (exceptions are caught and answered with 500, but only as a last resort).
 using HttpHandler =
-    std::function<HandlerResult(HttpRequest& request, Responder responder, LoopContext loop)>;
+    std::function<HandlerResult(HttpRequest& request, Responder responder)>;
 // Builds the response for a request the server rejects itself (400, 408, 413, 431, 505, ...);
 // `path` is empty when the request line was not understood.
 using HttpErrorResponder =

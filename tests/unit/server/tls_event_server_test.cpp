@@ -1,0 +1,133 @@
+// The event loop's fairness between connections, on a plain-HTTP endpoint with a handler that
+// records the order in which it is called.
+#include "topoguard/server/tls_event_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace topoguard::server {
+namespace {
+
+using namespace std::chrono_literals;
+
+class Client {
+ public:
+  explicit Client(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+    const timeval limit{10, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+  }
+  ~Client() { ::close(fd_); }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  [[nodiscard]] bool connected() const { return connected_; }
+  bool send(const std::string& bytes) {
+    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(bytes.size());
+  }
+  // Reads until `responses` status lines have arrived (or the read times out).
+  std::string read_responses(std::size_t responses) {
+    std::string out;
+    char buffer[4096];
+    const auto count = [&out] {
+      std::size_t found = 0;
+      for (std::size_t at = out.find("HTTP/1.1 "); at != std::string::npos;
+           at = out.find("HTTP/1.1 ", at + 1)) {
+        ++found;
+      }
+      return found;
+    };
+    while (count() < responses) {
+      const ssize_t n = ::recv(fd_, buffer, sizeof(buffer), 0);
+      if (n <= 0) {
+        break;
+      }
+      out.append(buffer, static_cast<std::size_t>(n));
+    }
+    return out;
+  }
+
+ private:
+  int fd_;
+  bool connected_ = false;
+};
+
+std::string get(const std::string& path) {
+  return "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
+}
+
+// One connection pipelines twelve requests; the loop is held by the first one until another
+// connection's request has arrived. The pipelining connection yields after a few answers, so the
+// other request is answered before the pipeline's last one (without the yield it came last).
+TEST(TlsEventServerTest, PipeliningConnectionYieldsTheLoop) {
+  std::mutex mutex;
+  std::vector<std::string> order;
+  EventServerOptions options;
+  options.threads = 1;
+  std::vector<EventEndpoint> endpoints(1);
+  endpoints[0].name = "test";
+  endpoints[0].listen = {"127.0.0.1", 0};
+  endpoints[0].handler = [&](HttpRequest& request, Responder) -> HandlerResult {
+    if (request.path == "/stall") {
+      std::this_thread::sleep_for(400ms);  // the other connection's request arrives meanwhile
+    }
+    std::lock_guard lock(mutex);
+    order.push_back(request.path);
+    return HttpResponse{};
+  };
+  endpoints[0].on_error = [](int status, const std::string& message, const std::string&) {
+    HttpResponse response;
+    response.status = status;
+    response.body = message;
+    return response;
+  };
+  TlsEventServer server(options, std::move(endpoints));
+  ASSERT_TRUE(server.bind());
+  ASSERT_TRUE(server.start());
+
+  Client pipelining(server.port());
+  Client other(server.port());
+  ASSERT_TRUE(pipelining.connected());
+  ASSERT_TRUE(other.connected());
+  std::this_thread::sleep_for(100ms);  // both accepted and idle
+  std::string pipeline = get("/stall");
+  constexpr int kPipelined = 11;
+  for (int i = 1; i <= kPipelined; ++i) {
+    pipeline += get("/a" + std::to_string(i));
+  }
+  ASSERT_TRUE(pipelining.send(pipeline));
+  std::this_thread::sleep_for(100ms);  // the loop is inside /stall
+  ASSERT_TRUE(other.send(get("/other")));
+
+  const std::string answers = pipelining.read_responses(kPipelined + 1);
+  EXPECT_EQ(other.read_responses(1).rfind("HTTP/1.1 200", 0), 0U);
+  std::lock_guard lock(mutex);
+  ASSERT_EQ(order.size(), static_cast<std::size_t>(kPipelined + 2)) << answers;
+  const auto position = [&order](const std::string& path) {
+    return std::find(order.begin(), order.end(), path) - order.begin();
+  };
+  EXPECT_EQ(position("/stall"), 0);
+  EXPECT_LT(position("/other"), position("/a" + std::to_string(kPipelined)));
+  for (int i = 2; i <= kPipelined; ++i) {
+    EXPECT_LT(position("/a" + std::to_string(i - 1)), position("/a" + std::to_string(i)));
+  }
+}
+
+}  // namespace
+}  // namespace topoguard::server
