@@ -539,7 +539,6 @@ class TlsEventServer::Impl::Worker {
     }
   }
 
-  // Runs the connection's state machine until it has to wait for the socket.
   // One turn of a connection on this loop: what it has ready is served, up to kAnswersPerTurn
   // answers; then it yields and resumes after the pass's other connections (resume_yielded()).
   void take_turn(Connection& connection) {
@@ -565,6 +564,7 @@ class TlsEventServer::Impl::Worker {
     }
   }
 
+  // Runs the connection's state machine until it has to wait for the socket or yields.
   void advance(Connection& connection) {
     bool progressed = true;
     while (progressed && !connection.closed) {
