@@ -216,7 +216,6 @@ TEST_F(WebhookServerTest, SmallReviewsOnTheLoopLargeOnesOnThePool) {
     EXPECT_EQ(response.value("allowed", true), false);
   }
   std::string text = metrics_text();
-  // One request per connection turn: every one of them is the first of its turn.
   EXPECT_EQ(metric_value(text, loop_series), kReviews) << text;
   EXPECT_EQ(metric_value(text, pool_series), 0) << text;
 

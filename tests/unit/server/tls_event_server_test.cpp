@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -73,21 +74,26 @@ std::string get(const std::string& path) {
 }
 
 // One connection pipelines twelve requests; the loop is held by the first one until another
-// connection's request has arrived. The pipelining connection yields after a few answers, so the
+// connection's request has been sent. The pipelining connection yields after a few answers, so the
 // other request is answered before the pipeline's last one (without the yield it came last).
 TEST(TlsEventServerTest, PipeliningConnectionYieldsTheLoop) {
   std::mutex mutex;
   std::vector<std::string> order;
+  std::condition_variable changed;
+  bool stalling = false;    // guarded by mutex: the loop is inside /stall
+  bool other_sent = false;  // guarded by mutex
   EventServerOptions options;
   options.threads = 1;
   std::vector<EventEndpoint> endpoints(1);
   endpoints[0].name = "test";
   endpoints[0].listen = {"127.0.0.1", 0};
   endpoints[0].handler = [&](HttpRequest& request, Responder) -> HandlerResult {
+    std::unique_lock lock(mutex);
     if (request.path == "/stall") {
-      std::this_thread::sleep_for(400ms);  // the other connection's request arrives meanwhile
+      stalling = true;
+      changed.notify_all();
+      changed.wait_for(lock, 10s, [&] { return other_sent; });
     }
-    std::lock_guard lock(mutex);
     order.push_back(request.path);
     return HttpResponse{};
   };
@@ -105,15 +111,28 @@ TEST(TlsEventServerTest, PipeliningConnectionYieldsTheLoop) {
   Client other(server.port());
   ASSERT_TRUE(pipelining.connected());
   ASSERT_TRUE(other.connected());
-  std::this_thread::sleep_for(100ms);  // both accepted and idle
+  for (int i = 0; i < 1000 && server.open_connections() < 2; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(server.open_connections(), 2U);  // both accepted and idle
   std::string pipeline = get("/stall");
   constexpr int kPipelined = 11;
   for (int i = 1; i <= kPipelined; ++i) {
     pipeline += get("/a" + std::to_string(i));
   }
   ASSERT_TRUE(pipelining.send(pipeline));
-  std::this_thread::sleep_for(100ms);  // the loop is inside /stall
-  ASSERT_TRUE(other.send(get("/other")));
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(changed.wait_for(lock, 10s, [&] { return stalling; }));
+  }
+  // On loopback the bytes are in the server's socket when send() returns.
+  const bool sent = other.send(get("/other"));
+  {
+    std::lock_guard lock(mutex);
+    other_sent = true;
+  }
+  changed.notify_all();
+  ASSERT_TRUE(sent);
 
   const std::string answers = pipelining.read_responses(kPipelined + 1);
   EXPECT_EQ(other.read_responses(1).rfind("HTTP/1.1 200", 0), 0U);
