@@ -176,7 +176,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   serve->add_option("--body-limit", options.body_limit, "Largest request body in bytes (413)")
       ->capture_default_str();
   serve->add_option("--threads", options.threads,
-                    "Event-loop threads of the webhook port; 0: one per core")
+                    "Event-loop threads of both ports; 0: two per CPU the process may run on")
       ->check(CLI::Range(0, 256))
       ->capture_default_str();
   serve->add_option("--max-connections", options.max_connections,

@@ -3,6 +3,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <openssl/err.h>
 #include <malloc.h>
 #include <sys/epoll.h>
@@ -983,11 +984,21 @@ Status TlsEventServer::bind() {
   return Ok{};
 }
 
+std::size_t usable_cpus() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) > 0) {
+    return static_cast<std::size_t>(CPU_COUNT(&allowed));
+  }
+  return std::max<std::size_t>(1, std::thread::hardware_concurrency());
+}
+
+std::size_t default_event_loops() { return 2 * usable_cpus(); }
+
 Status TlsEventServer::start() {
   Impl& impl = *impl_;
-  const std::size_t count = impl.options.threads > 0
-                                ? impl.options.threads
-                                : std::max<std::size_t>(1, std::thread::hardware_concurrency());
+  const std::size_t count =
+      impl.options.threads > 0 ? impl.options.threads : default_event_loops();
   for (std::size_t i = 0; i < count; ++i) {
     auto worker = std::make_unique<Impl::Worker>(impl);
     if (Status status = worker->init(); !status) {

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <openssl/ssl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -150,6 +152,43 @@ TEST_F(ServeBinaryTest, SigtermDrainsInFlightRequests) {
   idle.reset();
   connections.clear();
   EXPECT_EQ(server_.wait_exit(std::chrono::seconds(60)), 0) << server_.log();
+}
+
+// Without --threads the server sizes itself by the CPUs it may run on (a cpuset, `taskset`), not
+// by the machine's: started on one CPU it runs two event loops and one decision thread, and says
+// so in its "serving" line.
+TEST_F(ServeBinaryTest, DefaultThreadsFollowTheAffinityMask) {
+  // A child inherits the mask of the thread that forks it.
+  bool started = false;
+  std::thread on_one_cpu([&] {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    ASSERT_EQ(::sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+    int first = 0;
+    while (!CPU_ISSET(first, &allowed)) {
+      ++first;
+    }
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    ASSERT_EQ(::sched_setaffinity(0, sizeof(one), &one), 0);
+    started = start_server() > 0;
+  });
+  on_one_cpu.join();
+  ASSERT_TRUE(started) << server_.log();
+
+  // start() returns once the "serving" line is read, so it is in the log.
+  Json serving;
+  std::istringstream log(server_.log());
+  for (std::string line; std::getline(log, line);) {
+    const Json entry = Json::parse(line, nullptr, false);
+    if (entry.is_object() && entry.value("msg", "") == "serving") {
+      serving = entry;
+    }
+  }
+  ASSERT_TRUE(serving.is_object()) << server_.log();
+  EXPECT_EQ(serving.value("event_loops", 0), 2) << serving.dump();
+  EXPECT_EQ(serving.value("decision_threads", 0), 1) << serving.dump();
 }
 
 }  // namespace

@@ -39,8 +39,9 @@ struct ServerOptions {
   std::size_t max_connections = 4096;
   // The metrics port serves a scraper and kubelet probes: a few connections are plenty.
   std::size_t metrics_max_connections = 64;
-  // Event-loop threads of the webhook port; each serves any number of connections. 0: one per
-  // core (the admission path is CPU-bound, more threads would only queue on the cores).
+  // Event-loop threads of both ports; each serves any number of connections. 0: two per usable
+  // CPU (server::default_event_loops()). Also the decision pool's threads when set; 0: one per
+  // usable CPU.
   std::size_t threads = 0;
   std::chrono::seconds read_timeout{10};
   std::chrono::seconds write_timeout{10};

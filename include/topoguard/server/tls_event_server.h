@@ -68,8 +68,19 @@ struct EventEndpoint {
   std::size_t max_connections = 4096;
 };
 
+// CPUs this process may run on: its affinity mask (a cpuset, `taskset`), or every online CPU
+// when the mask cannot be read.
+[[nodiscard]] std::size_t usable_cpus();
+
+// What `threads = 0` means: two event loops per usable CPU. Admission decisions of up to 16 KiB
+// run on the loops, so a loop is often computing rather than waiting; with two per CPU the kernel
+// interleaves them, and a loop preempted by another process on its CPU holds up half as many
+// connections (with one loop per CPU, a client sharing the cores preempted a loop every second
+// request).
+[[nodiscard]] std::size_t default_event_loops();
+
 struct EventServerOptions {
-  std::size_t threads = 0;  // 0: one per core
+  std::size_t threads = 0;  // 0: default_event_loops()
   int listen_backlog = 1024;
   // The TLS handshake, and all of one request's bytes (header and body): past it the client
   // gets 408 and the connection closes.

@@ -1,9 +1,10 @@
 // The event loop's fairness between connections, on a plain-HTTP endpoint with a handler that
-// records the order in which it is called.
+// records the order in which it is called; and the default number of loops.
 #include "topoguard/server/tls_event_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -146,6 +147,33 @@ TEST(TlsEventServerTest, PipeliningConnectionYieldsTheLoop) {
   for (int i = 2; i <= kPipelined; ++i) {
     EXPECT_LT(position("/a" + std::to_string(i - 1)), position("/a" + std::to_string(i)));
   }
+}
+
+// The default loop count follows the calling thread's affinity mask, not the machine's CPUs.
+TEST(EventLoopDefaultsTest, TwoLoopsPerCpuOfTheAffinityMask) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  EXPECT_EQ(usable_cpus(), static_cast<std::size_t>(CPU_COUNT(&allowed)));
+  EXPECT_EQ(default_event_loops(), 2 * usable_cpus());
+
+  std::size_t one_cpu_usable = 0;
+  std::size_t one_cpu_loops = 0;
+  std::thread on_one_cpu([&] {
+    int first = 0;
+    while (!CPU_ISSET(first, &allowed)) {
+      ++first;
+    }
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    ASSERT_EQ(::sched_setaffinity(0, sizeof(one), &one), 0);
+    one_cpu_usable = usable_cpus();
+    one_cpu_loops = default_event_loops();
+  });
+  on_one_cpu.join();
+  EXPECT_EQ(one_cpu_usable, 1U);
+  EXPECT_EQ(one_cpu_loops, 2U);
 }
 
 }  // namespace
