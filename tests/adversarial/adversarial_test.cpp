@@ -338,7 +338,10 @@ TEST_F(AdversarialProcessTest, TwoThousandIdleTlsConnectionsStaySmall) {
   const long long per_connection = (open - before) / kConnections;
   std::printf("resident: %lld KiB before, %lld KiB with %d idle TLS connections (%lld bytes each)\n",
               before / 1024, open / 1024, kConnections, per_connection);
-  EXPECT_LT(per_connection, 16 * 1024);
+  // ~16 KB here (the TLS session's own state); ~25 KB when idle connections keep their record
+  // buffers (no SSL_MODE_RELEASE_BUFFERS). 4,096 connections (the default cap) at 20 KiB are
+  // 80 MiB, which fits the manifests' 256 Mi beside the 128 MiB buffered-bytes budget.
+  EXPECT_LT(per_connection, 20 * 1024);
   EXPECT_TRUE(probe_served());
   idle.clear();
   long long after = open;

@@ -34,8 +34,8 @@ struct ServerOptions {
   // Request bytes all connections may buffer together; beyond it a sender gets 503.
   std::size_t max_buffered_bytes = 128 * 1024 * 1024;
   // Open connections per port, beyond which new ones are closed at once. 4,096 idle TLS
-  // connections take about 4096 x ~10 KB (SSL_MODE_RELEASE_BUFFERS), well inside the
-  // manifests' 256 Mi limit beside the 128 MiB buffered-bytes budget.
+  // connections take about 4096 x ~16 KB (SSL_MODE_RELEASE_BUFFERS), inside the manifests'
+  // 256 Mi limit beside the 128 MiB buffered-bytes budget.
   std::size_t max_connections = 4096;
   // The metrics port serves a scraper and kubelet probes: a few connections are plenty.
   std::size_t metrics_max_connections = 64;
