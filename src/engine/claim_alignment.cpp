@@ -1,7 +1,6 @@
 #include "claim_alignment.h"
 
 #include <algorithm>
-#include <deque>
 #include <functional>
 #include <string_view>
 #include <utility>
@@ -42,7 +41,13 @@ class NameIndex {
  public:
   // `spec` must outlive the index: request names are looked at where they are.
   explicit NameIndex(const ClaimSpec& spec) {
-    keys_.reserve(spec.requests.size());
+    std::size_t subrequests = 0;
+    for (const DeviceRequest& request : spec.requests) {
+      subrequests += request.first_available ? request.choices.size() : 0;
+    }
+    // Reserved once and never grown, so the keys' views of these strings stay valid.
+    subrequest_names_.reserve(subrequests);
+    keys_.reserve(spec.requests.size() + subrequests);
     for (std::size_t r = 0; r < spec.requests.size(); ++r) {
       const DeviceRequest& request = spec.requests[r];
       keys_.emplace_back(request.name, NameTarget{r, kWholeRequest});
@@ -50,7 +55,6 @@ class NameIndex {
         continue;
       }
       for (std::size_t i = 0; i < request.choices.size(); ++i) {
-        // A deque: its strings stay where they are as it grows, so the views stay valid.
         const std::string& name =
             subrequest_names_.emplace_back(request.name + "/" + request.choices[i].subrequest);
         keys_.emplace_back(name, NameTarget{r, i});
@@ -74,7 +78,7 @@ class NameIndex {
   }
 
  private:
-  std::deque<std::string> subrequest_names_;  // "req/sub"
+  std::vector<std::string> subrequest_names_;  // "req/sub"
   std::vector<std::pair<std::string_view, NameTarget>> keys_;
 };
 
@@ -111,6 +115,8 @@ class ClaimAnalyzer {
       : spec_(spec), roles_(roles), policy_(policy), names_(spec) {
     // Classify every choice and scan its selectors once; the checks below ask many times.
     facts_.reserve(spec.requests.size());
+    gpus_.reserve(spec.requests.size());
+    nics_.reserve(spec.requests.size());
     for (const DeviceRequest& request : spec.requests) {
       RequestFacts facts;
       for (std::size_t i = 0; i < request.choices.size(); ++i) {

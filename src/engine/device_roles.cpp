@@ -81,6 +81,11 @@ Roles DeviceRoles::of_selectors(const std::vector<const cel::Program*>& selector
     return Roles{};
   }
   std::string sources;  // each source length-prefixed, so no two sets share a key
+  std::size_t length = 0;
+  for (const cel::Program* selector : selectors) {
+    length += 21 + selector->source().size();  // digits, ':' and the source
+  }
+  sources.reserve(length);
   for (const cel::Program* selector : selectors) {
     sources += std::to_string(selector->source().size());
     sources += ':';
@@ -132,6 +137,7 @@ Roles DeviceRoles::of_device_class(const DeviceClassInfo& device_class) const {
   Roles roles = of_class_name(device_class.name);
   if (device_class.selectors_readable) {
     std::vector<const cel::Program*> selectors;
+    selectors.reserve(device_class.selectors.size());
     for (const cel::Program& selector : device_class.selectors) {
       selectors.push_back(&selector);
     }
@@ -145,6 +151,8 @@ Roles DeviceRoles::of_choice(const k8s::DeviceChoice& choice) const {
   // A device must pass its DeviceClass's selectors and the request's own.
   std::vector<const cel::Program*> selectors;
   const DeviceClassInfo* device_class = inventory_.device_class(choice.device_class_name);
+  selectors.reserve(choice.selector_programs.size() +
+                    (device_class != nullptr ? device_class->selectors.size() : 0));
   if (device_class != nullptr) {
     merge(roles, of_device_class(*device_class));
     if (!device_class->selectors_readable) {

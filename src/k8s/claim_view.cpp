@@ -1,6 +1,10 @@
 #include "topoguard/k8s/claim_view.h"
 
 #include <algorithm>
+#include <array>
+#include <optional>
+#include <span>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -68,6 +72,8 @@ Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer)
     return *error;
   }
   if (value != nullptr) {
+    choice.selectors.reserve(value->size());
+    choice.selector_programs.reserve(value->size());
     // The selectors' pointers are only made for an error: a valid claim does not need them.
     for (std::size_t i = 0; i < value->size(); ++i) {
       const auto selector_pointer = [&pointer, i] {
@@ -215,23 +221,22 @@ Result<DeviceConstraint> read_constraint(const Json& constraint, const std::stri
   return view;
 }
 
-// The first name that repeats among `named` (name, pointer of the named object), by document
-// order of the repeat; sorted once, so 10,000 names cost n log n comparisons.
-std::optional<Error> repeated_name(std::vector<std::pair<std::string_view, std::size_t>> named,
-                                   const std::vector<std::string>& pointers, const char* what) {
+// The index of the first name that repeats among `named` (name, index), by document order of the
+// repeat; sorted in place once, so 10,000 names cost n log n comparisons.
+std::optional<std::size_t> first_repeat(std::vector<std::pair<std::string_view, std::size_t>>& named) {
   std::stable_sort(named.begin(), named.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::optional<std::size_t> first_repeat;
+  std::optional<std::size_t> repeat;
   for (std::size_t i = 1; i < named.size(); ++i) {
-    if (named[i].first == named[i - 1].first &&
-        (!first_repeat || named[i].second < *first_repeat)) {
-      first_repeat = named[i].second;
+    if (named[i].first == named[i - 1].first && (!repeat || named[i].second < *repeat)) {
+      repeat = named[i].second;
     }
   }
-  if (!first_repeat) {
-    return std::nullopt;
-  }
-  return field_error(ErrorCode::kInvalidValue, append_pointer(pointers[*first_repeat], "name"),
+  return repeat;
+}
+
+Error repeated_name_error(const std::string& pointer, const char* what) {
+  return field_error(ErrorCode::kInvalidValue, append_pointer(pointer, "name"),
                      std::string(what) + " name is repeated (the API server rejects the claim)");
 }
 
@@ -239,28 +244,23 @@ std::optional<Error> repeated_name(std::vector<std::pair<std::string_view, std::
 // runs after mutating webhooks): the rules match constraint entries to requests by name.
 std::optional<Error> repeated_request_name(const std::vector<DeviceRequest>& requests) {
   std::vector<std::pair<std::string_view, std::size_t>> named;
-  std::vector<std::string> pointers;
   named.reserve(requests.size());
-  pointers.reserve(requests.size());
-  for (const DeviceRequest& request : requests) {
-    named.emplace_back(request.name, pointers.size());
-    pointers.push_back(request.pointer);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    named.emplace_back(requests[i].name, i);
   }
-  if (auto error = repeated_name(std::move(named), pointers, "device request")) {
-    return error;
+  if (const auto repeat = first_repeat(named)) {
+    return repeated_name_error(requests[*repeat].pointer, "device request");
   }
   for (const DeviceRequest& request : requests) {
     if (!request.first_available) {
       continue;
     }
     named.clear();
-    pointers.clear();
-    for (const DeviceChoice& choice : request.choices) {
-      named.emplace_back(choice.subrequest, pointers.size());
-      pointers.push_back(choice.pointer);
+    for (std::size_t i = 0; i < request.choices.size(); ++i) {
+      named.emplace_back(request.choices[i].subrequest, i);
     }
-    if (auto error = repeated_name(std::move(named), pointers, "subrequest")) {
-      return error;
+    if (const auto repeat = first_repeat(named)) {
+      return repeated_name_error(request.choices[*repeat].pointer, "subrequest");
     }
   }
   return std::nullopt;
@@ -278,23 +278,31 @@ bool is_claim_kind(std::string_view group, std::string_view kind) {
 }
 
 Result<ClaimSpec> read_claim_spec(const Json& object) {
-  const std::string_view kind = string_member_view(object, "kind");
   // ResourceClaim keeps its claim spec at /spec; the templates one level deeper.
-  const std::string spec_pointer = kind == "ResourceClaim" ? "/spec" : "/spec/spec";
+  static constexpr std::array<std::string_view, 3> kTemplatePath{"spec", "spec", "devices"};
+  const bool is_claim = string_member_view(object, "kind") == "ResourceClaim";
+  const std::span<const std::string_view> path =
+      is_claim ? std::span(kTemplatePath).subspan(1) : std::span(kTemplatePath);
   ClaimSpec view;
-  view.devices_pointer = spec_pointer + "/devices";
+  view.devices_pointer = is_claim ? "/spec/devices" : "/spec/spec/devices";
   view.constraints_pointer = view.devices_pointer + "/constraints";
 
-  for (const std::string& pointer : {std::string("/spec"), spec_pointer, view.devices_pointer}) {
-    const Json* node = find_at(object, pointer);
+  // Every level down to devices must be an object; a level's pointer is made only for an error.
+  const Json* node = &object;
+  for (std::size_t level = 0; level < path.size(); ++level) {
+    node = member(*node, path[level]);
     if (node == nullptr || node->is_null()) {
       return view;  // nothing requested
     }
     if (!node->is_object()) {
+      std::string pointer;
+      for (std::size_t i = 0; i <= level; ++i) {
+        pointer = append_pointer(pointer, path[i]);
+      }
       return type_error(pointer, "object", *node);
     }
   }
-  const Json& devices = *find_at(object, view.devices_pointer);
+  const Json& devices = *node;
   const Json* requests = nullptr;
   if (auto error =
           optional_member(devices, view.devices_pointer, "requests", "array", kIsArray, requests)) {
@@ -321,6 +329,7 @@ Result<ClaimSpec> read_claim_spec(const Json& object) {
   }
   if (constraints != nullptr) {
     view.has_constraints_array = true;
+    view.constraints.reserve(constraints->size());
     for (std::size_t i = 0; i < constraints->size(); ++i) {
       auto constraint =
           read_constraint((*constraints)[i], append_pointer(view.constraints_pointer, i));
