@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <openssl/ssl.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -21,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cpu_affinity.h"
 #include "ephemeral_certs.h"
 #include "serve_process.h"
 #include "topoguard/common/json.h"
@@ -161,17 +161,7 @@ TEST_F(ServeBinaryTest, DefaultThreadsFollowTheAffinityMask) {
   // A child inherits the mask of the thread that forks it.
   bool started = false;
   std::thread on_one_cpu([&] {
-    cpu_set_t allowed;
-    CPU_ZERO(&allowed);
-    ASSERT_EQ(::sched_getaffinity(0, sizeof(allowed), &allowed), 0);
-    int first = 0;
-    while (!CPU_ISSET(first, &allowed)) {
-      ++first;
-    }
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(first, &one);
-    ASSERT_EQ(::sched_setaffinity(0, sizeof(one), &one), 0);
+    ASSERT_TRUE(topoguard::testing::pin_to_first_allowed_cpu());
     started = start_server() > 0;
   });
   on_one_cpu.join();

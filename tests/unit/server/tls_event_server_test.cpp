@@ -18,6 +18,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cpu_affinity.h"
+
 namespace topoguard::server {
 namespace {
 
@@ -160,14 +162,7 @@ TEST(EventLoopDefaultsTest, TwoLoopsPerCpuOfTheAffinityMask) {
   std::size_t one_cpu_usable = 0;
   std::size_t one_cpu_loops = 0;
   std::thread on_one_cpu([&] {
-    int first = 0;
-    while (!CPU_ISSET(first, &allowed)) {
-      ++first;
-    }
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(first, &one);
-    ASSERT_EQ(::sched_setaffinity(0, sizeof(one), &one), 0);
+    ASSERT_TRUE(topoguard::testing::pin_to_first_allowed_cpu());
     one_cpu_usable = usable_cpus();
     one_cpu_loops = default_event_loops();
   });
