@@ -223,7 +223,8 @@ Result<DeviceConstraint> read_constraint(const Json& constraint, const std::stri
 
 // The index of the first name that repeats among `named` (name, index), by document order of the
 // repeat; sorted in place once, so 10,000 names cost n log n comparisons.
-std::optional<std::size_t> first_repeat(std::vector<std::pair<std::string_view, std::size_t>>& named) {
+std::optional<std::size_t> first_repeat(
+    std::vector<std::pair<std::string_view, std::size_t>>& named) {
   std::stable_sort(named.begin(), named.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::optional<std::size_t> repeat;

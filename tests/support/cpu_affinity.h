@@ -17,6 +17,9 @@ inline bool pin_to_first_allowed_cpu() {
   while (first < CPU_SETSIZE && !CPU_ISSET(first, &allowed)) {
     ++first;
   }
+  if (first == CPU_SETSIZE) {
+    return false;
+  }
   cpu_set_t one;
   CPU_ZERO(&one);
   CPU_SET(first, &one);
