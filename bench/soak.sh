@@ -81,14 +81,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-free_port() {
-  local port attempt
-  for attempt in $(seq 200); do
-    port=$((20000 + RANDOM % 40000))
-    if [ -z "$(ss -Htln "sport = :${port}")" ]; then echo "$port"; return 0; fi
-  done
-  die "no free port found"
-}
+source "${repo}/tools/free-ports.sh"
 
 # --- certificates -----------------------------------------------------------------------------
 eval "$("${repo}/certs/generate-dev-certs.sh" --out "${work}/certs" --quiet)"
@@ -138,8 +131,8 @@ write_policy_generation() {  # the kubelet's atomic writer: new dir, then rename
 write_policy_generation
 
 # --- server -----------------------------------------------------------------------------------
-port="$(free_port)"
-metrics_port="$(free_port)"
+ports="$(free_ports 2)" || die "no free ports"
+read -r port metrics_port <<<"$ports"
 server_log="${work}/topoguard.log"
 "$topoguard_bin" serve --tls-cert "$TLS_CERT" --tls-key "$TLS_KEY" --policies "$policy_dir" \
   --listen "127.0.0.1:${port}" --metrics-listen "127.0.0.1:${metrics_port}" \

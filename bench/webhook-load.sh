@@ -112,20 +112,9 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-used_ports=" "
-free_port() {
-  local port attempt
-  for attempt in $(seq 200); do
-    port=$((20000 + RANDOM % 40000))
-    case "$used_ports" in *" ${port} "*) continue ;; esac
-    if [ -z "$(ss -Htln "sport = :${port}")" ]; then
-      used_ports+="${port} "
-      echo "$port"
-      return 0
-    fi
-  done
-  die "no free port found"
-}
+source "${repo}/tools/free-ports.sh"
+ports="$(free_ports 4)" || die "no free ports"
+read -r tg_port tg_metrics_port nginx_port go_port <<<"$ports"
 
 # --- certificates and the fixed response ----------------------------------------------------
 eval "$("${repo}/certs/generate-dev-certs.sh" --out "${work}/certs" --quiet)"
@@ -142,8 +131,6 @@ nginx_body="${response//\\/\\\\}"
 nginx_body="${nginx_body//\'/\\\'}"
 
 # --- topoguard --------------------------------------------------------------------------------
-tg_port="$(free_port)"
-tg_metrics_port="$(free_port)"
 "$topoguard_bin" serve --tls-cert "$TLS_CERT" --tls-key "$TLS_KEY" \
   --listen "127.0.0.1:${tg_port}" --metrics-listen "127.0.0.1:${tg_metrics_port}" \
   "${serve_args[@]}" >"${work}/topoguard.log" 2>&1 &
@@ -151,7 +138,6 @@ tg_pid=$!
 pids+=("$tg_pid")
 
 # --- nginx ------------------------------------------------------------------------------------
-nginx_port="$(free_port)"
 mkdir -p "${work}/nginx/logs"
 cat >"${work}/nginx/nginx.conf" <<NGINX
 daemon off;
@@ -197,7 +183,6 @@ if [ "$with_go" -eq 1 ]; then
   (cd "${repo}/bench/go-webhook" && GOCACHE="${work}/go-cache" GOPROXY=off GOFLAGS='' \
     go build -o "${work}/go-webhook" .) >"${work}/go-build.log" 2>&1 ||
     die "building bench/go-webhook failed: $(cat "${work}/go-build.log")"
-  go_port="$(free_port)"
   "${work}/go-webhook" --tls-cert "$TLS_CERT" --tls-key "$TLS_KEY" --listen "127.0.0.1:${go_port}" \
     >"${work}/go-webhook.log" 2>&1 &
   go_pid=$!

@@ -8,7 +8,7 @@ packages=(
   libyaml-cpp-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev curl jq wrk nginx-light procps
   libboost1.81-dev libsimdjson-dev umoci skopeo libxml2-utils python3-yaml binutils
-  libjemalloc-dev golang-go
+  libjemalloc-dev golang-go iproute2
 )
 
 missing=()

@@ -13,8 +13,8 @@ source "${source_dir}/tests/deploy/serve_helpers.sh"
 make_work_dir
 
 eval "$("${source_dir}/certs/generate-dev-certs.sh" --out "${work}/certs" --quiet)"
-port="$(free_port)"
-metrics_port="$(free_port)"
+ports="$(free_ports 2)"
+read -r port metrics_port <<<"$ports"
 "$topoguard" serve --tls-cert "$TLS_CERT" --tls-key "$TLS_KEY" --listen "127.0.0.1:${port}" \
   --metrics-listen "127.0.0.1:${metrics_port}" --log-level warn >"${work}/serve.log" 2>&1 &
 server_pid=$!

@@ -15,10 +15,7 @@ stop_server_and_remove_work_dir() {
   rm -rf "$work"
 }
 
-# A TCP port on 127.0.0.1 that was free a moment ago.
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../../tools/free-ports.sh"
 
 # Waits until https://127.0.0.1:PORT/readyz answers 200, or fails after ~20 s or when PID exits.
 wait_ready() {

@@ -95,8 +95,8 @@ eval "$("${source_dir}/certs/generate-dev-certs.sh" --out "${work}/certs" --quie
 install -m 0444 "$TLS_CERT" "${rootfs}/etc/topoguard/tls/tls.crt"
 install -m 0400 -o 65532 -g 65532 "$TLS_KEY" "${rootfs}/etc/topoguard/tls/tls.key"
 install -m 0444 "${source_dir}/policies/default.yaml" "${rootfs}/etc/topoguard/policies/default.yaml"
-port="$(free_port)"
-metrics_port="$(free_port)"
+ports="$(free_ports 2)"
+read -r port metrics_port <<<"$ports"
 # Not through run_in_image: a backgrounded function is a subshell, and stopping $! would leave
 # the server running. chroot execs topoguard, so $! is the server itself.
 chroot --userspec=65532:65532 "$rootfs" /usr/local/bin/topoguard serve --listen "127.0.0.1:${port}" --metrics-listen "127.0.0.1:${metrics_port}" \
