@@ -88,8 +88,7 @@ struct HttpsServer::Impl {
   std::unique_ptr<TlsEventServer> https;  // both ports: endpoint 0 webhook, 1 metrics
   // Declared after `https`, so destroyed first: its tasks answer through the event loops.
   std::unique_ptr<DecisionPool> pool;
-  std::size_t event_loops = 0;       // as started, for the "serving" log line
-  std::size_t decision_threads = 0;
+  std::size_t decision_threads = 0;  // as started, for the "serving" log line
 
   std::atomic<bool> started{false};
   std::atomic<bool> shutting_down{false};
@@ -311,7 +310,7 @@ struct HttpsServer::Impl {
       return status;
     }
     EventServerOptions event_options;
-    event_options.threads = options.threads > 0 ? options.threads : default_event_loops();
+    event_options.threads = options.threads;
     event_options.listen_backlog = options.listen_backlog;
     event_options.read_timeout = options.read_timeout;
     event_options.write_timeout = options.write_timeout;
@@ -349,7 +348,6 @@ struct HttpsServer::Impl {
     if (Status status = https->bind(); !status) {
       return status;
     }
-    event_loops = event_options.threads;
     decision_threads = pool_threads;
     return https->start();
   }
@@ -440,7 +438,7 @@ Status HttpsServer::start() {
   fields["failure_mode"] = admission::failure_mode_name(impl.options.failure_mode);
   fields["policies"] = impl.policies->snapshot()->policies().size();
   fields["client_ca"] = !impl.options.client_ca.empty();
-  fields["event_loops"] = impl.event_loops;
+  fields["event_loops"] = impl.https->event_loops();
   fields["decision_threads"] = impl.decision_threads;
   log_event(LogLevel::kInfo, "serving", fields);
   return Ok{};

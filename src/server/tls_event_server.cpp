@@ -1018,6 +1018,8 @@ int TlsEventServer::port(std::size_t endpoint) const {
   return impl_->listeners.at(endpoint)->port;
 }
 
+std::size_t TlsEventServer::event_loops() const { return impl_->workers.size(); }
+
 std::size_t TlsEventServer::open_connections(std::size_t endpoint) const {
   return impl_->listeners.at(endpoint)->open.load();
 }

@@ -108,6 +108,8 @@ class TlsEventServer {
   [[nodiscard]] Status start();
   // The bound port of the endpoint at that index of the constructor's list.
   [[nodiscard]] int port(std::size_t endpoint = 0) const;
+  // Event-loop threads started (options.threads, or default_event_loops() for 0).
+  [[nodiscard]] std::size_t event_loops() const;
   // Connections open on that endpoint now.
   [[nodiscard]] std::size_t open_connections(std::size_t endpoint = 0) const;
 
