@@ -4,7 +4,10 @@
 # bind() fail with EADDRINUSE, and no socket in any state holds them at the time of the call.
 free_ports() {
   local count="${1:-1}" low high first last port attempt chosen=" " found=0
-  command -v ss >/dev/null || { echo "free_ports: ss not found (iproute2: run tools/setup.sh)" >&2; return 1; }
+  if ! command -v ss >/dev/null; then
+    echo "free_ports: ss not found (iproute2: run tools/setup.sh)" >&2
+    return 1
+  fi
   read -r low high </proc/sys/net/ipv4/ip_local_port_range
   first=10000
   last=$((low - 1))
