@@ -1,12 +1,14 @@
 // Google Benchmark of how the webhook's answer time grows with the reviewed object (not a test; no
 // thresholds). Each family builds AdmissionReview bodies of one shape at sizes from a few to
-// 10,000 or 100,000 units and answers them through make_review_endpoint in mutate mode (parse,
-// views, rules, patch, patched re-check, serialise), as `topoguard serve` does:
+// 10,000 or 100,000 units (device requests: up to the API server's 32) and answers them through
+// make_review_endpoint in mutate mode (parse, views, rules, patch, patched re-check, serialise),
+// as `topoguard serve` does:
 //   annotations/N           a ResourceClaimTemplate (unaligned GPU + NIC) with N annotation keys
 //   requests_unaligned/N    N device requests (N/2 GPU, N/2 NIC), no constraint: N/2 fixes
 //   requests_aligned/N      N/2 GPU-NIC pairs, each tied by its own pcieRoot constraint
-//   shared_constraints/N    N firstAvailable requests (a GPU and a NIC subrequest each) under one
-//                           pcieRoot and one NUMA constraint naming every subrequest
+//   shared_constraints/N    N/2 firstAvailable requests (a GPU and a NIC subrequest each) under
+//                           one pcieRoot and one NUMA constraint naming every subrequest
+//   requests_refused/N      N device requests, past the API's 32: refused as an input error
 //   container_resources/N   a Pod whose container has N extended resources (limits and requests)
 //   replica_templates/N     a PyTorchJob with N replica specs, each a pod template with GPU + NIC
 // plus <family>/4MiB, the largest body of that shape under 4 MiB (the API server's limit is
@@ -179,13 +181,18 @@ struct Family {
 
 std::vector<Family> families() {
   const std::vector<std::size_t> keys = {10, 100, 1000, 10000, 100000};
-  const std::vector<std::size_t> requests = {2, 20, 200, 2000, 10000};
+  // A claim holds at most 32 requests and a constraint names at most 32 (API validation).
+  const std::vector<std::size_t> requests = {2, 4, 8, 16, 32};
+  const std::vector<std::size_t> refused = {100, 1000, 10000, 100000};
+  const std::vector<std::size_t> replicas = {2, 20, 200, 2000, 10000};
   return {{"annotations", annotations, keys},
           {"requests_unaligned", requests_unaligned, requests},
           {"requests_aligned", requests_aligned, requests},
-          {"shared_constraints", shared_constraints, requests},
+          {"shared_constraints", [](std::size_t n) { return shared_constraints(n / 2); },
+           requests},
+          {"requests_refused", requests_unaligned, refused},
           {"container_resources", container_resources, keys},
-          {"replica_templates", replica_templates, requests}};
+          {"replica_templates", replica_templates, replicas}};
 }
 
 // The largest n whose body stays under 4 MiB, from the body's growth between two sizes.

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <exception>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "topoguard/common/json_writer.h"
 #include "topoguard/engine/json_patch.h"
+#include "topoguard/k8s/claim_view.h"
+#include "topoguard/k8s/object.h"
 
 namespace topoguard::admission {
 namespace {
@@ -48,6 +51,89 @@ void fill_namespace(Json& object, const std::string& namespace_name) {
     metadata = Json::object();
   }
   metadata["namespace"] = namespace_name;
+}
+
+// The object as the engine is shown it: evaluated in place, or copied into `copy` with its
+// namespace filled in when it lacks one (never patched: the patch is checked against the object
+// exactly as received).
+const Json& as_evaluated(const Json& object, const std::string& namespace_name, Json& copy) {
+  if (!needs_namespace(object, namespace_name)) {
+    return object;
+  }
+  copy = object;
+  fill_namespace(copy, namespace_name);
+  return copy;
+}
+
+bool being_deleted(const Json& object) {
+  const Json* metadata = member(object, "metadata");
+  const Json* deletion = metadata != nullptr ? member(*metadata, "deletionTimestamp") : nullptr;
+  return deletion != nullptr && !deletion->is_null();
+}
+
+// Whether the two objects differ only in metadata and status (labels, annotations, finalizers,
+// owner references, a controller's status write).
+bool same_but_metadata_and_status(const Json& object, const Json& old_object) {
+  if (!object.is_object() || !old_object.is_object()) {
+    return false;
+  }
+  const auto counted = [](const std::string& key) { return key != "metadata" && key != "status"; };
+  std::size_t fields = 0;
+  for (const auto& [key, value] : object.items()) {
+    if (!counted(key)) {
+      continue;
+    }
+    ++fields;
+    const Json* old_value = member(old_object, key);
+    if (old_value == nullptr || *old_value != value) {
+      return false;
+    }
+  }
+  std::size_t old_fields = 0;
+  for (const auto& [key, value] : old_object.items()) {
+    old_fields += counted(key) ? 1 : 0;
+  }
+  return fields == old_fields;
+}
+
+// UPDATEs that are never judged, whatever the policies say. Claim and template specs are
+// immutable (the API server refuses any change to them), so their UPDATEs touch metadata and
+// status only; an object being deleted only loses finalizers; and a workload UPDATE that leaves
+// everything but metadata and status as it was adds nothing a rule reads.
+bool update_never_judged(const AdmissionRequest& request) {
+  const std::string_view group =
+      k8s::api_group(string_member_view(request.object, "apiVersion"));
+  return request.operation == "UPDATE" &&
+         (k8s::is_claim_kind(group, string_member_view(request.object, "kind")) ||
+          being_deleted(request.object) ||
+          same_but_metadata_and_status(request.object, request.old_object));
+}
+
+// A finding is identified across an object's versions by its policy, rule and place.
+using FindingKey = std::tuple<std::string, policy::RuleId, std::string>;
+
+FindingKey key_of(const engine::Finding& finding) {
+  return {finding.policy, finding.rule, finding.pointer};
+}
+
+// On UPDATE only what the change brings is denied (Kyverno's allowExistingViolations): a deny
+// finding the old object has too becomes a warning that says so. An old object that cannot be
+// evaluated has no findings to keep.
+void allow_existing_violations(std::vector<engine::Finding>& findings,
+                               const engine::Evaluation& before) {
+  if (!before.errors.empty()) {
+    return;
+  }
+  std::set<FindingKey> existing;
+  for (const engine::Finding& finding : before.findings) {
+    existing.insert(key_of(finding));
+  }
+  for (engine::Finding& finding : findings) {
+    if (finding.action == policy::Action::kDeny && existing.contains(key_of(finding))) {
+      finding.action = policy::Action::kWarn;
+      finding.message = "existing violation, allowed on update: " + finding.message;
+    }
+  }
 }
 
 std::string where(const engine::Finding& finding) {
@@ -172,24 +258,25 @@ HandledReview decide(const AdmissionRequest& request, Json* own_object,
     handled.outcome.decision = Decision::kSkip;
     return handled;
   }
-  if (!request.object.is_object() || !engine::is_evaluated_kind(request.object)) {
+  if (!request.object.is_object() || !engine::is_evaluated_kind(request.object) ||
+      update_never_judged(request)) {
     handled.outcome.decision = Decision::kSkip;
     return handled;
   }
 
-  // The object is evaluated in place; only one without its namespace is copied (never patched:
-  // the patch is checked against the object exactly as received).
   Json with_namespace;
-  const Json* evaluated = &request.object;
-  if (needs_namespace(request.object, request.namespace_name)) {
-    with_namespace = request.object;
-    fill_namespace(with_namespace, request.namespace_name);
-    evaluated = &with_namespace;
-  }
-  engine::Evaluation evaluation = evaluator.evaluate(*evaluated);
+  engine::Evaluation evaluation =
+      evaluator.evaluate(as_evaluated(request.object, request.namespace_name, with_namespace));
   if (!evaluation.errors.empty()) {
     return failure_response(request.uid, options.failure_mode,
                             describe_errors(evaluation.errors));
+  }
+  if (request.operation == "UPDATE" && request.old_object.is_object()) {
+    Json old_with_namespace;
+    allow_existing_violations(
+        evaluation.findings,
+        evaluator.evaluate(as_evaluated(request.old_object, request.namespace_name,
+                                        old_with_namespace)));
   }
 
   Json patch = Json::array();

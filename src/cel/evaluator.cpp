@@ -18,19 +18,47 @@
 #include "parser.h"
 #include "syntax_walk.h"
 #include "topoguard/cel/cel.h"
+#include "topoguard/common/bounded_regex.h"
 
 namespace topoguard::cel {
 
 struct Program::Compiled {
-  // The pattern of every `matches` whose pattern is a literal, by the call's node.
-  std::map<const Expr*, std::shared_ptr<const re2::RE2>> patterns;
+  // The pattern of every `matches` whose pattern is a literal, by the call's node: the program,
+  // or why it did not compile.
+  std::map<const Expr*, Result<std::shared_ptr<const re2::RE2>>> patterns;
 };
 
 namespace {
 
-// Past this many evaluation steps the result is unknown (nested macros over long lists could
-// otherwise run for very long; Kubernetes bounds the same with its cost limit).
-constexpr std::size_t kMaxSteps = 5'000'000;
+// cel-go's cost constants (common/cost.go).
+constexpr std::uint64_t kListCreateCost = 10;
+constexpr std::uint64_t kMapCreateCost = 30;
+constexpr double kTraversalFactor = 0.1;   // a string's bytes
+constexpr double kRegexLengthFactor = 0.25;  // a pattern's bytes
+// The largest string, bytes or list one operation may create.
+constexpr std::size_t kMaxValueBytes = 1024 * 1024;
+
+std::uint64_t scaled(std::size_t size, double factor) {
+  return static_cast<std::uint64_t>(std::ceil(static_cast<double>(size) * factor));
+}
+
+// The size cel-go's cost functions see: a string's or bytes' length, a list's or map's entries,
+// 1 for anything else.
+std::size_t cost_size(const Value& value) {
+  if (const auto* text = value.get<std::string>()) {
+    return text->size();
+  }
+  if (const auto* bytes = value.get<Bytes>()) {
+    return bytes->data.size();
+  }
+  if (const auto* list = value.get<ListPtr>()) {
+    return (*list)->size();
+  }
+  if (const auto* map = value.get<MapPtr>()) {
+    return (*map)->size();
+  }
+  return 1;
+}
 
 Value no_overload(std::string_view function) {
   return ErrorValue{"no matching overload for '" + std::string(function) + "'"};
@@ -38,11 +66,12 @@ Value no_overload(std::string_view function) {
 
 bool undecided(const Value& value) { return value.is_error() || value.is_unknown(); }
 
-std::shared_ptr<const re2::RE2> compile_pattern(const std::string& pattern) {
-  RE2::Options options;
-  options.set_log_errors(false);
-  auto regex = std::make_shared<const re2::RE2>(pattern, options);
-  return regex->ok() ? regex : nullptr;
+// A pattern over the regex limits is unknown (cel-go would run it); one RE2 rejects is an error.
+Value pattern_failure(const Error& error) {
+  if (error.code == ErrorCode::kTooLarge) {
+    return UnknownValue{error.message};
+  }
+  return ErrorValue{"invalid regular expression: " + error.message};
 }
 
 // The pattern of every `matches` call whose pattern is a string literal, compiled once.
@@ -61,9 +90,7 @@ void collect_patterns(const Expr& root, Program::Compiled& compiled) {
     const auto* literal = pattern != nullptr ? std::get_if<Literal>(&(*pattern)->node) : nullptr;
     const auto* text = literal != nullptr ? std::get_if<std::string>(literal) : nullptr;
     if (text != nullptr) {
-      if (auto regex = compile_pattern(*text)) {
-        compiled.patterns.emplace(&expr, std::move(regex));
-      }
+      compiled.patterns.emplace(&expr, compile_bounded_regex(*text));
     }
   });
 }
@@ -206,11 +233,14 @@ Value ordering(std::string_view op, const Value& left, const Value& right) {
   return *order >= 0;
 }
 
-Value membership(const Value& element, const Value& container) {
+Value membership(const Value& element, const Value& container, std::uint64_t& work_left) {
   if (const auto* list = container.get<ListPtr>()) {
     Value found = false;
     for (const Value& item : **list) {
-      Value same = equals(item, element);
+      Value same = equals(item, element, &work_left);
+      if (work_left == 0 && same.is_unknown()) {
+        return same;
+      }
       if (same.is<bool>() && *same.get<bool>()) {
         return true;
       }
@@ -260,12 +290,44 @@ struct Evaluator {
   const Program& program;
   const Activation* device;
   const std::map<std::string, Value, std::less<>>& variables;
+  std::uint64_t limit = kPerCallCostLimit;
   std::vector<std::pair<std::string_view, Value>> scope;
-  std::size_t steps = 0;
+  std::uint64_t cost = 0;
+  std::size_t bytes = 0;  // of values created
+  bool out_of_memory = false;
+
+  [[nodiscard]] bool exhausted() const { return cost > limit || out_of_memory; }
+
+  // Why the evaluation ends unknown once exhausted() (it then stops at the next node).
+  [[nodiscard]] Value limit_reached() const {
+    if (out_of_memory) {
+      return UnknownValue{"evaluation exceeds its memory limit (" +
+                          std::to_string(kMaxValueBytes >> 20) + " MiB a value, " +
+                          std::to_string(kMaxEvaluationBytes >> 20) + " MiB in all)"};
+    }
+    return UnknownValue{"evaluation exceeds the cost limit of " + std::to_string(limit)};
+  }
+
+  // False once the evaluation is past its cost limit.
+  bool charge(std::uint64_t units) {
+    const std::uint64_t room = cost > limit ? 0 : limit - cost;
+    cost = units > room ? limit + 1 : cost + units;
+    return !exhausted();
+  }
+
+  // Accounts `size` bytes of a value about to be created; false when it is over a limit.
+  bool allocate(std::size_t size) {
+    if (size > kMaxValueBytes || size > kMaxEvaluationBytes - bytes) {
+      out_of_memory = true;
+      return false;
+    }
+    bytes += size;
+    return true;
+  }
 
   Value eval(const Expr& expr) {
-    if (++steps > kMaxSteps) {
-      return UnknownValue{"evaluation exceeds the step limit"};
+    if (exhausted()) {
+      return limit_reached();
     }
     return std::visit([&](const auto& node) { return eval_node(expr, node); }, expr.node);
   }
@@ -288,6 +350,7 @@ struct Evaluator {
   }
 
   Value eval_node(const Expr& expr, const Ident& ident) {
+    charge(1);
     if (const Value* value = in_scope(ident.name)) {
       return *value;
     }
@@ -434,6 +497,7 @@ struct Evaluator {
   }
 
   Value eval_node(const Expr& /*expr*/, const Select& select) {
+    charge(1);
     if (auto domain = device_domain(*select.operand)) {
       return domain_entry(*domain, Value{select.field}, select.test_only);
     }
@@ -484,6 +548,7 @@ struct Evaluator {
       return undecided(condition) ? condition : no_overload(function);
     }
     if (function == "_[_]" && call.args.size() == 2) {
+      charge(1);
       if (auto domain = device_domain(expr)) {
         return domain_as_map(*domain);
       }
@@ -508,7 +573,71 @@ struct Evaluator {
         return std::move(arg);
       }
     }
+    if (!charge(call_cost(function, call.target != nullptr, args)) ||
+        !allocate(created_bytes(function, args))) {
+      return limit_reached();
+    }
     return apply(expr, function, call.target != nullptr, args);
+  }
+
+  // What a call costs beyond its arguments, by cel-go's runtime cost model; at least one unit,
+  // except comparisons for equality, which are charged as they go (equals()).
+  static std::uint64_t call_cost(const std::string& function, bool has_target,
+                                 const std::vector<Value>& args) {
+    if (function == "_==_" || function == "_!=_" || function == "@in") {
+      return 0;
+    }
+    std::uint64_t units = 1;
+    const auto size_of = [&args](std::size_t i) {
+      return i < args.size() ? cost_size(args[i]) : std::size_t{0};
+    };
+    const bool binary = !has_target && args.size() == 2;
+    if (binary && (function == "_<_" || function == "_<=_" || function == "_>_" ||
+                   function == "_>=_")) {
+      units = scaled(std::min(size_of(0), size_of(1)), kTraversalFactor);
+    } else if (binary && function == "_+_") {
+      // Lists are copied here (cel-go concatenates them lazily): one unit an element.
+      units = args[0].is<ListPtr>() ? size_of(0) + size_of(1)
+                                    : scaled(size_of(0) + size_of(1), kTraversalFactor);
+    } else if (function == "size" && args.size() == 1 && args[0].is<std::string>()) {
+      units = scaled(size_of(0), kTraversalFactor);  // code points are counted
+    } else if (has_target && args.size() == 2 && function == "contains") {
+      units = scaled(size_of(0), kTraversalFactor) * scaled(size_of(1), kTraversalFactor);
+    } else if (has_target && args.size() == 2 &&
+               (function == "startsWith" || function == "endsWith")) {
+      units = scaled(size_of(1), kTraversalFactor);
+    } else if (function == "matches" && args.size() == 2) {
+      units = scaled(size_of(0) + 1, kTraversalFactor) * scaled(size_of(1), kRegexLengthFactor);
+    } else if (function == "semver" || function == "isSemver" || function == "quantity" ||
+               function == "isQuantity") {
+      units = scaled(size_of(0), kTraversalFactor);
+    }
+    return std::max<std::uint64_t>(units, 1);
+  }
+
+  // Bytes of the value a call creates: concatenations; other calls create scalars or share.
+  static std::size_t created_bytes(const std::string& function, const std::vector<Value>& args) {
+    if (function != "_+_" || args.size() != 2) {
+      return 0;
+    }
+    if (args[0].is<ListPtr>() && args[1].is<ListPtr>()) {
+      return (cost_size(args[0]) + cost_size(args[1])) * sizeof(Value);
+    }
+    if ((args[0].is<std::string>() && args[1].is<std::string>()) ||
+        (args[0].is<Bytes>() && args[1].is<Bytes>())) {
+      return cost_size(args[0]) + cost_size(args[1]);
+    }
+    return 0;
+  }
+
+  // The units left before the limit, for work charged as it goes.
+  [[nodiscard]] std::uint64_t work_left() const { return cost > limit ? 0 : limit - cost; }
+  void spent_work(std::uint64_t before, std::uint64_t after) {
+    if (after == 0) {
+      cost = limit + 1;
+    } else {
+      cost += before - after;
+    }
   }
 
   static bool implemented(std::string_view function) {
@@ -525,7 +654,10 @@ struct Evaluator {
               const std::vector<Value>& args) {
     const bool binary = !has_target && args.size() == 2;
     if (binary && (function == "_==_" || function == "_!=_")) {
-      Value same = equals(args[0], args[1]);
+      const std::uint64_t before = work_left();
+      std::uint64_t left = before;
+      Value same = equals(args[0], args[1], &left);
+      spent_work(before, left);
       if (const auto* value = same.get<bool>(); value != nullptr && function == "_!=_") {
         return !*value;
       }
@@ -540,7 +672,11 @@ struct Evaluator {
       return arithmetic(function, args[0], args[1]);
     }
     if (binary && function == "@in") {
-      return membership(args[0], args[1]);
+      const std::uint64_t before = work_left();
+      std::uint64_t left = before;
+      Value found = membership(args[0], args[1], left);
+      spent_work(before, left);
+      return found;
     }
     if (binary && function == "_[_]") {
       return index(args[0], args[1]);
@@ -626,17 +762,14 @@ struct Evaluator {
     if (function == "endsWith") {
       return subject->ends_with(*argument);
     }
-    std::shared_ptr<const re2::RE2> regex;
-    if (const auto found = program.compiled_->patterns.find(&expr);
-        found != program.compiled_->patterns.end()) {
-      regex = found->second;
-    } else {
-      regex = compile_pattern(*argument);
-    }
+    const auto found = program.compiled_->patterns.find(&expr);
+    const Result<std::shared_ptr<const re2::RE2>> regex =
+        found != program.compiled_->patterns.end() ? found->second
+                                                   : compile_bounded_regex(*argument);
     if (!regex) {
-      return ErrorValue{"invalid regular expression: " + *argument};
+      return pattern_failure(regex.error());
     }
-    return re2::RE2::PartialMatch(*subject, *regex);
+    return re2::RE2::PartialMatch(*subject, **regex);
   }
 
   static Value versions(const std::string& function, bool has_target,
@@ -752,6 +885,9 @@ struct Evaluator {
   }
 
   Value eval_node(const Expr& /*expr*/, const CreateList& list) {
+    if (!charge(kListCreateCost) || !allocate(list.elements.size() * sizeof(Value))) {
+      return limit_reached();
+    }
     auto elements = std::make_shared<List>();
     elements->reserve(list.elements.size());
     for (const ExprPtr& element : list.elements) {
@@ -765,6 +901,10 @@ struct Evaluator {
   }
 
   Value eval_node(const Expr& /*expr*/, const CreateMap& create) {
+    if (!charge(kMapCreateCost) ||
+        !allocate(create.entries.size() * (2 * sizeof(Value) + sizeof(MapKey)))) {
+      return limit_reached();
+    }
     auto map = std::make_shared<MapValue>();
     for (const auto& entry : create.entries) {
       Value key = eval(*entry.key);
@@ -774,6 +914,9 @@ struct Evaluator {
       Value value = eval(*entry.value);
       if (undecided(value)) {
         return value;
+      }
+      if (const auto* text = key.get<std::string>(); text != nullptr && !allocate(text->size())) {
+        return limit_reached();  // the map's index copies string keys
       }
       auto map_key = MapKey::of(key);
       if (!map_key || key.is<double>()) {
@@ -790,18 +933,29 @@ struct Evaluator {
     return UnknownValue{"message construction is not implemented"};
   }
 
+  // A comprehension's range, read in place: a list's elements or a map's keys.
+  struct Range {
+    const List* list = nullptr;
+    const std::vector<std::pair<Value, Value>>* entries = nullptr;
+
+    [[nodiscard]] std::size_t size() const {
+      return list != nullptr ? list->size() : entries->size();
+    }
+    [[nodiscard]] const Value& operator[](std::size_t i) const {
+      return list != nullptr ? (*list)[i] : (*entries)[i].first;
+    }
+  };
+
   Value eval_node(const Expr& /*expr*/, const Macro& macro) {
-    Value range = eval(*macro.range);
+    const Value range = eval(*macro.range);
     if (undecided(range)) {
       return range;
     }
-    std::vector<Value> items;
+    Range items;
     if (const auto* list = range.get<ListPtr>()) {
-      items = **list;
+      items.list = list->get();
     } else if (const auto* map = range.get<MapPtr>()) {
-      for (const auto& entry : (*map)->entries()) {
-        items.push_back(entry.first);
-      }
+      items.entries = &(*map)->entries();
     } else {
       return ErrorValue{std::string("expression of type '") + range.type_name() +
                         "' cannot be the range of a comprehension"};
@@ -812,14 +966,25 @@ struct Evaluator {
     return result;
   }
 
-  Value run_macro(const Macro& macro, const std::vector<Value>& items) {
+  // Binds the macro variable to item `i`; false once the evaluation is past a limit.
+  bool next_item(const Range& items, std::size_t i) {
+    if (!charge(1)) {
+      return false;
+    }
+    scope.back().second = items[i];
+    return true;
+  }
+
+  Value run_macro(const Macro& macro, const Range& items) {
     switch (macro.kind) {
       case MacroKind::kAll:
       case MacroKind::kExists: {
         const bool is_all = macro.kind == MacroKind::kAll;
         Value result = is_all;
-        for (const Value& item : items) {
-          scope.back().second = item;
+        for (std::size_t i = 0; i < items.size(); ++i) {
+          if (!next_item(items, i)) {
+            return limit_reached();
+          }
           result = logical(is_all, result, eval(*macro.filter));
           if (const auto* done = result.get<bool>(); done != nullptr && *done != is_all) {
             break;
@@ -829,8 +994,10 @@ struct Evaluator {
       }
       case MacroKind::kExistsOne: {
         std::int64_t count = 0;
-        for (const Value& item : items) {
-          scope.back().second = item;
+        for (std::size_t i = 0; i < items.size(); ++i) {
+          if (!next_item(items, i)) {
+            return limit_reached();
+          }
           Value matched = eval(*macro.filter);
           const auto* value = matched.get<bool>();
           if (value == nullptr) {
@@ -843,8 +1010,10 @@ struct Evaluator {
       case MacroKind::kMap:
       case MacroKind::kFilter: {
         auto result = std::make_shared<List>();
-        for (const Value& item : items) {
-          scope.back().second = item;
+        for (std::size_t i = 0; i < items.size(); ++i) {
+          if (!next_item(items, i)) {
+            return limit_reached();
+          }
           if (macro.filter) {
             Value keep = eval(*macro.filter);
             const auto* value = keep.get<bool>();
@@ -855,9 +1024,13 @@ struct Evaluator {
               continue;
             }
           }
-          Value element = macro.kind == MacroKind::kMap ? eval(*macro.transform) : item;
+          Value element = macro.kind == MacroKind::kMap ? eval(*macro.transform) : items[i];
           if (undecided(element)) {
             return element;
+          }
+          // cel-go appends by creating a one-element list and concatenating.
+          if (!charge(kListCreateCost + 1) || !allocate(sizeof(Value))) {
+            return limit_reached();
           }
           result->push_back(std::move(element));
         }
@@ -873,13 +1046,17 @@ namespace {
 // Compiled programs by source text. Selectors repeat across requests (every pod of a workload
 // carries the same claim template; a mutating review compiles its object twice), so, as
 // Kubernetes' own DRA code does, compiled expressions are kept. Programs are immutable and
-// shared, so a hit is a copy of three shared pointers. Bounded: only short expressions are kept,
-// and a full cache starts over (a hostile stream of distinct expressions costs one parse each,
-// as without the cache).
+// shared, so a hit is a copy of four shared pointers. Bounded in bytes (an estimate of the
+// syntax tree and every compiled pattern's footprint) and in entries; only short expressions are
+// kept, and a full cache starts over (a hostile stream of distinct expressions costs one parse
+// each, as without the cache).
 class CompiledCache {
  public:
   static constexpr std::size_t kMaxEntries = 4096;
   static constexpr std::size_t kMaxTextBytes = 4096;
+  static constexpr std::size_t kMaxBytes = 32 * 1024 * 1024;
+  // Syntax-tree bytes per source byte, generously: a node of ~100 bytes per token of 2-3 bytes.
+  static constexpr std::size_t kTreeBytesPerSourceByte = 64;
 
   std::optional<Program> find(std::string_view text) {
     std::lock_guard lock(mutex_);
@@ -887,20 +1064,28 @@ class CompiledCache {
     return found == programs_.end() ? std::nullopt : std::optional<Program>(found->second);
   }
 
-  void keep(std::string_view text, const Program& program) {
+  void keep(std::string_view text, const Program& program, std::size_t pattern_bytes) {
     if (text.size() > kMaxTextBytes) {
       return;
     }
-    std::lock_guard lock(mutex_);
-    if (programs_.size() >= kMaxEntries) {
-      programs_.clear();
+    const std::size_t size = text.size() * kTreeBytesPerSourceByte + pattern_bytes;
+    if (size > kMaxBytes / 4) {
+      return;
     }
-    programs_.emplace(std::string(text), program);
+    std::lock_guard lock(mutex_);
+    if (programs_.size() >= kMaxEntries || bytes_ + size > kMaxBytes) {
+      programs_.clear();
+      bytes_ = 0;
+    }
+    if (programs_.emplace(std::string(text), program).second) {
+      bytes_ += size;
+    }
   }
 
  private:
   std::mutex mutex_;
   std::map<std::string, Program, std::less<>> programs_;  // guarded by mutex_
+  std::size_t bytes_ = 0;                                 // guarded by mutex_
 };
 
 CompiledCache& compiled_cache() {
@@ -924,9 +1109,13 @@ Result<Program> compile(std::string_view text) {
   program.root_ = std::shared_ptr<const Expr>(std::move(*parsed));
   auto compiled = std::make_shared<Program::Compiled>();
   collect_patterns(*program.root_, *compiled);
+  std::size_t pattern_bytes = 0;
+  for (const auto& [call, regex] : compiled->patterns) {
+    pattern_bytes += regex ? regex_footprint(**regex) : 0;
+  }
   program.compiled_ = std::move(compiled);
   program.facts_ = std::make_shared<const ProgramFacts>(inspect(*program.root_));
-  compiled_cache().keep(text, program);
+  compiled_cache().keep(text, program, pattern_bytes);
   return program;
 }
 
@@ -946,25 +1135,43 @@ const char* outcome_name(Outcome outcome) {
 
 Value evaluate_value(const Program& program, const Activation* device,
                      const std::map<std::string, Value, std::less<>>& variables) {
-  Evaluator evaluator{program, device, variables, {}, 0};
-  return evaluator.eval(program.root());
+  Evaluator evaluator{program, device, variables};
+  Value value = evaluator.eval(program.root());
+  // A limit reached anywhere makes the whole value unknown, as cel-go aborts the evaluation,
+  // even where `||`, `&&` or `?:` would have left the exhausted part out.
+  return evaluator.exhausted() ? evaluator.limit_reached() : value;
 }
 
-Evaluation evaluate(const Program& program, const Activation& device) {
+Evaluation evaluate(const Program& program, const Activation& device, CostBudget* budget) {
   static const std::map<std::string, Value, std::less<>> kNoVariables;
-  const Value value = evaluate_value(program, &device, kNoVariables);
+  Evaluator evaluator{program, &device, kNoVariables};
+  if (budget != nullptr) {
+    evaluator.limit = std::min(kPerCallCostLimit, budget->remaining());
+  }
+  Value value = evaluator.eval(program.root());
+  Evaluation evaluation;
+  evaluation.cost = evaluator.cost;
+  if (budget != nullptr) {
+    budget->charge(evaluator.cost);
+  }
+  if (evaluator.exhausted()) {
+    evaluation.budget_exhausted = !evaluator.out_of_memory && evaluator.limit < kPerCallCostLimit;
+    value = evaluator.limit_reached();
+  }
   if (const auto* result = value.get<bool>()) {
-    return Evaluation{*result ? Outcome::kTrue : Outcome::kFalse, {}};
+    evaluation.outcome = *result ? Outcome::kTrue : Outcome::kFalse;
+  } else if (const auto* error = value.get<ErrorValue>()) {
+    evaluation.outcome = Outcome::kError;
+    evaluation.message = error->message;
+  } else if (const auto* unknown = value.get<UnknownValue>()) {
+    evaluation.outcome = Outcome::kUnknown;
+    evaluation.message = unknown->reason;
+  } else {
+    evaluation.outcome = Outcome::kError;
+    evaluation.message =
+        std::string("the expression evaluates to ") + value.type_name() + ", not bool";
   }
-  if (const auto* error = value.get<ErrorValue>()) {
-    return Evaluation{Outcome::kError, error->message};
-  }
-  if (const auto* unknown = value.get<UnknownValue>()) {
-    return Evaluation{Outcome::kUnknown, unknown->reason};
-  }
-  return Evaluation{Outcome::kError,
-                    std::string("the expression evaluates to ") + value.type_name() +
-                        ", not bool"};
+  return evaluation;
 }
 
 }  // namespace topoguard::cel

@@ -358,12 +358,35 @@ const Value* MapValue::find(const MapKey& key) const {
   return where == index_.end() ? nullptr : &entries_[where->second].second;
 }
 
-Value equals(const Value& left, const Value& right) {
+namespace {
+
+// One unit for every ten bytes of a string or bytes compared (cel-go's traversal factor), and one
+// for every element or entry: what a deep comparison costs when `work_left` bounds it.
+bool spend(std::uint64_t* work_left, std::uint64_t units) {
+  if (work_left == nullptr) {
+    return true;
+  }
+  if (*work_left < units) {
+    *work_left = 0;
+    return false;
+  }
+  *work_left -= units;
+  return true;
+}
+
+Value out_of_work() { return UnknownValue{"comparison exceeds the cost limit"}; }
+
+}  // namespace
+
+Value equals(const Value& left, const Value& right, std::uint64_t* work_left) {
   if (left.is_unknown() || left.is_error()) {
     return left;
   }
   if (right.is_unknown() || right.is_error()) {
     return right;
+  }
+  if (!spend(work_left, 1)) {
+    return out_of_work();
   }
   if (numbers::is_number(left) && numbers::is_number(right)) {
     const auto order = numbers::compare(left, right);
@@ -394,7 +417,7 @@ Value equals(const Value& left, const Value& right) {
       return false;
     }
     for (std::size_t i = 0; i < other.size(); ++i) {
-      Value element = equals((**list)[i], other[i]);
+      Value element = equals((**list)[i], other[i], work_left);
       if (!element.is<bool>() || !*element.get<bool>()) {
         return element;
       }
@@ -411,7 +434,7 @@ Value equals(const Value& left, const Value& right) {
       if (found == nullptr) {
         return false;
       }
-      Value element = equals(value, *found);
+      Value element = equals(value, *found, work_left);
       if (!element.is<bool>() || !*element.get<bool>()) {
         return element;
       }
@@ -419,13 +442,22 @@ Value equals(const Value& left, const Value& right) {
     return true;
   }
   return std::visit(
-      [&right](const auto& mine) -> Value {
+      [&right, work_left](const auto& mine) -> Value {
         using T = std::decay_t<decltype(mine)>;
         if constexpr (std::is_same_v<T, NullLiteral>) {
           return true;
-        } else if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::string> ||
-                             std::is_same_v<T, Bytes>) {
+        } else if constexpr (std::is_same_v<T, bool>) {
           return mine == *right.get<T>();
+        } else if constexpr (std::is_same_v<T, StringPtr> || std::is_same_v<T, BytesPtr>) {
+          const auto& theirs = std::get<T>(right.variant());
+          if constexpr (std::is_same_v<T, StringPtr>) {
+            if (!spend(work_left, std::min(mine->size(), theirs->size()) / 10)) {
+              return out_of_work();
+            }
+          } else if (!spend(work_left, std::min(mine->data.size(), theirs->data.size()) / 10)) {
+            return out_of_work();
+          }
+          return *mine == *theirs;
         } else {
           return ErrorValue{"internal: unhandled equality"};
         }

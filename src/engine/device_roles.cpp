@@ -91,11 +91,30 @@ Roles DeviceRoles::of_selectors(const std::vector<const cel::Program*>& selector
     sources += ':';
     sources += selector->source();
   }
-  return memoized(selector_roles_, sources,
-                  [this, &selectors] { return evaluate_selectors(selectors); });
+  const std::uint64_t before = budget_ != nullptr ? budget_->remaining() : 0;
+  if (const auto found = selector_roles_.find(sources); found != selector_roles_.end()) {
+    // Kept answers were worked out with room to spare; with less room left now, working it out
+    // again gives the answer this budget gives.
+    if (budget_ == nullptr || before >= found->second.cost) {
+      if (budget_ != nullptr) {
+        budget_->charge(found->second.cost);
+      }
+      return found->second.roles;
+    }
+    bool exhausted = false;
+    return evaluate_selectors(selectors, exhausted);
+  }
+  bool exhausted = false;
+  const Roles roles = evaluate_selectors(selectors, exhausted);
+  if (!exhausted) {
+    const std::uint64_t cost = budget_ != nullptr ? before - budget_->remaining() : 0;
+    selector_roles_.emplace(std::move(sources), SelectorAnswer{roles, cost});
+  }
+  return roles;
 }
 
-Roles DeviceRoles::evaluate_selectors(const std::vector<const cel::Program*>& selectors) const {
+Roles DeviceRoles::evaluate_selectors(const std::vector<const cel::Program*>& selectors,
+                                      bool& exhausted) const {
   // Candidates: the policy's drivers, every name the selectors mention, and one driver the
   // policy does not know. Attributes and capacity stay unknown, so a candidate is ruled out only
   // when some selector is false for it whatever the device publishes.
@@ -106,11 +125,13 @@ Roles DeviceRoles::evaluate_selectors(const std::vector<const cel::Program*>& se
     }
   }
   candidates.emplace_back(kUnlistedDriver);
-  const auto may_match = [&selectors](const std::string& driver) {
+  const auto may_match = [this, &selectors, &exhausted](const std::string& driver) {
     cel::Activation device;
     device.driver = driver;
-    return std::none_of(selectors.begin(), selectors.end(), [&device](const cel::Program* selector) {
-      return cel::evaluate(*selector, device).outcome == cel::Outcome::kFalse;
+    return std::none_of(selectors.begin(), selectors.end(), [&](const cel::Program* selector) {
+      const cel::Evaluation evaluation = cel::evaluate(*selector, device, budget_);
+      exhausted = exhausted || evaluation.budget_exhausted;
+      return evaluation.outcome == cel::Outcome::kFalse;
     });
   };
   // Selectors that never read the driver give every candidate the same answer: evaluate once.

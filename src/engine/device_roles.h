@@ -42,6 +42,10 @@ class DeviceRoles {
   // Whether the choice's selectors read such an attribute.
   [[nodiscard]] bool selects_numa_node(const k8s::DeviceChoice& choice) const;
 
+  // The CEL budget of the evaluation under way (one object), which every selector evaluation
+  // is charged to; null: each evaluation only has the per-call limit.
+  void set_budget(cel::CostBudget* budget) const { budget_ = budget; }
+
   // Answers kept so far (class names, drivers, selector sets, attributes).
   [[nodiscard]] std::size_t remembered() const {
     return class_name_roles_.size() + driver_roles_.size() + selector_roles_.size() +
@@ -58,7 +62,9 @@ class DeviceRoles {
   [[nodiscard]] Roles of_driver(std::string_view driver) const;
   // The roles every driver the selectors can still match shares; none when that is unclear.
   [[nodiscard]] Roles of_selectors(const std::vector<const cel::Program*>& selectors) const;
-  [[nodiscard]] Roles evaluate_selectors(const std::vector<const cel::Program*>& selectors) const;
+  // `exhausted` is set when the budget cut an evaluation short.
+  [[nodiscard]] Roles evaluate_selectors(const std::vector<const cel::Program*>& selectors,
+                                         bool& exhausted) const;
 
   const policy::Policy& policy_;
   const Inventory& inventory_;
@@ -74,7 +80,14 @@ class DeviceRoles {
   mutable std::map<std::string, Roles, std::less<>> driver_roles_;
   // of_selectors() by the selectors' source texts: a claim repeats one selector set for each
   // device it asks for (gpu0 ... gpu7), and a set costs a CEL evaluation per candidate driver.
-  mutable std::map<std::string, Roles, std::less<>> selector_roles_;
+  // Each answer keeps what it cost, which a later use is charged, so a kept answer never
+  // changes what an object's budget allows.
+  struct SelectorAnswer {
+    Roles roles;
+    std::uint64_t cost = 0;
+  };
+  mutable std::map<std::string, SelectorAnswer, std::less<>> selector_roles_;
+  mutable cel::CostBudget* budget_ = nullptr;
   // Whether an attribute name matches the policy's NUMA patterns (an RE2 match), by name.
   mutable std::map<std::string, bool, std::less<>> numa_attributes_;
 };

@@ -333,6 +333,24 @@ bool is_evaluated_kind(const Json& object) {
   return k8s::is_claim_kind(group, kind) || k8s::is_workload_kind(group, kind);
 }
 
+namespace {
+
+// Charges a DeviceRoles' selector evaluations to `budget` while it lives.
+class BudgetScope {
+ public:
+  BudgetScope(const DeviceRoles& roles, cel::CostBudget& budget) : roles_(roles) {
+    roles_.set_budget(&budget);
+  }
+  ~BudgetScope() { roles_.set_budget(nullptr); }
+  BudgetScope(const BudgetScope&) = delete;
+  BudgetScope& operator=(const BudgetScope&) = delete;
+
+ private:
+  const DeviceRoles& roles_;
+};
+
+}  // namespace
+
 // Per policy, in the policy set's order.
 struct Evaluator::Memo {
   std::vector<DeviceRoles> roles;
@@ -365,9 +383,13 @@ Evaluation Evaluator::evaluate(const Json& object) {
   const auto templates = k8s::locate_pod_templates(object);
   // Every policy judges the object as submitted, never another policy's fix, so neither the
   // order nor the names of policy files can change a verdict.
+  // One CEL budget for the whole object, as the API server has one per request: past it, the
+  // object's remaining selectors are unknown.
+  cel::CostBudget budget(cel::kRequestCostBudget);
   const std::vector<policy::Policy>& policies = policies_.policies();
   for (std::size_t i = 0; i < policies.size(); ++i) {
     if (matches(policies[i].match, object, ref, templates)) {
+      const BudgetScope charged(memo_->roles[i], budget);
       PolicyEvaluator(policies[i], inventory_, memo_->roles[i], object, ref, templates, evaluation)
           .run();
     }

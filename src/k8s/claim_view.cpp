@@ -46,6 +46,17 @@ std::optional<Error> optional_member(const Json& object, const Pointer& pointer,
   return std::nullopt;
 }
 
+// A list longer than the API server accepts: an input error, before any of it is read.
+std::optional<Error> too_many(const Json& list, std::size_t limit, const std::string& pointer,
+                              const char* what) {
+  if (list.size() <= limit) {
+    return std::nullopt;
+  }
+  return field_error(ErrorCode::kTooLarge, pointer,
+                     std::to_string(list.size()) + " " + what +
+                         "; the API server accepts at most " + std::to_string(limit));
+}
+
 const auto kIsString = [](const Json& v) { return v.is_string(); };
 const auto kIsArray = [](const Json& v) { return v.is_array(); };
 const auto kIsObject = [](const Json& v) { return v.is_object(); };
@@ -72,6 +83,10 @@ Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer)
     return *error;
   }
   if (value != nullptr) {
+    if (auto error = too_many(*value, kMaxSelectors, append_pointer(pointer, "selectors"),
+                              "selectors")) {
+      return *error;
+    }
     choice.selectors.reserve(value->size());
     choice.selector_programs.reserve(value->size());
     // The selectors' pointers are only made for an error: a valid claim does not need them.
@@ -102,7 +117,14 @@ Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer)
       if (expression == nullptr) {
         continue;
       }
-      auto program = cel::compile(expression->get_ref<const std::string&>());
+      const std::string& text = expression->get_ref<const std::string&>();
+      if (text.size() > kMaxSelectorExpressionBytes) {
+        return field_error(ErrorCode::kTooLarge, append_pointer(cel_pointer(), "expression"),
+                           "CEL expression of " + std::to_string(text.size()) +
+                               " bytes; the API server accepts at most " +
+                               std::to_string(kMaxSelectorExpressionBytes));
+      }
+      auto program = cel::compile(text);
       if (!program) {
         // A selector the API server would refuse: an input error at its field.
         return field_error(program.error().code,
@@ -156,6 +178,9 @@ Result<DeviceRequest> read_request(const Json& request, const std::string& point
   if (value != nullptr) {
     view.first_available = true;
     const std::string list_pointer = append_pointer(pointer, "firstAvailable");
+    if (auto error = too_many(*value, kMaxSubrequests, list_pointer, "subrequests")) {
+      return *error;
+    }
     view.choices.reserve(value->size());
     for (std::size_t i = 0; i < value->size(); ++i) {
       const std::string sub_pointer = append_pointer(list_pointer, i);
@@ -196,6 +221,10 @@ Result<DeviceConstraint> read_constraint(const Json& constraint, const std::stri
     return *error;
   }
   if (value != nullptr) {
+    if (auto error = too_many(*value, kMaxDeviceRequests, append_pointer(pointer, "requests"),
+                              "request names")) {
+      return *error;
+    }
     for (std::size_t i = 0; i < value->size(); ++i) {
       if (!(*value)[i].is_string()) {
         return type_error(append_pointer(append_pointer(pointer, "requests"), i), "string",
@@ -311,6 +340,9 @@ Result<ClaimSpec> read_claim_spec(const Json& object) {
   }
   if (requests != nullptr) {
     const std::string list_pointer = view.devices_pointer + "/requests";
+    if (auto error = too_many(*requests, kMaxDeviceRequests, list_pointer, "device requests")) {
+      return *error;
+    }
     view.requests.reserve(requests->size());
     for (std::size_t i = 0; i < requests->size(); ++i) {
       auto request = read_request((*requests)[i], append_pointer(list_pointer, i));
@@ -330,6 +362,10 @@ Result<ClaimSpec> read_claim_spec(const Json& object) {
   }
   if (constraints != nullptr) {
     view.has_constraints_array = true;
+    if (auto error = too_many(*constraints, kMaxConstraints, view.constraints_pointer,
+                              "constraints")) {
+      return *error;
+    }
     view.constraints.reserve(constraints->size());
     for (std::size_t i = 0; i < constraints->size(); ++i) {
       auto constraint =

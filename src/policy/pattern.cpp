@@ -4,22 +4,21 @@
 
 #include <re2/re2.h>
 
+#include "topoguard/common/bounded_regex.h"
+
 namespace topoguard::policy {
 
 Pattern::Pattern(std::string text, std::shared_ptr<const re2::RE2> regex)
     : text_(std::move(text)), literal_(literal_of(text_)), regex_(std::move(regex)) {}
 
 Result<Pattern> Pattern::compile(std::string_view text, SourceLocation location) {
-  auto regex = std::make_shared<const re2::RE2>(re2::StringPiece(text.data(), text.size()),
-                                                re2::RE2::Quiet);
-  if (!regex->ok()) {
-    std::string message = "invalid RE2 pattern \"" + std::string(text) + "\": " + regex->error();
-    if (!regex->error_arg().empty() && regex->error().find(regex->error_arg()) == std::string::npos) {
-      message += " at \"" + regex->error_arg() + "\"";
-    }
-    return Error{ErrorCode::kInvalidPattern, std::move(message), std::move(location)};
+  auto regex = compile_bounded_regex(text);
+  if (!regex) {
+    Error error = regex.error();
+    error.location = std::move(location);
+    return error;
   }
-  return Pattern(std::string(text), std::move(regex));
+  return Pattern(std::string(text), *std::move(regex));
 }
 
 bool Pattern::full_match(std::string_view subject) const {
@@ -74,9 +73,9 @@ PatternList::PatternList(std::vector<Pattern> patterns) : patterns_(std::move(pa
   if (alternation.empty()) {
     return;
   }
-  auto any = std::make_shared<const re2::RE2>(alternation, re2::RE2::Quiet);
-  if (any->ok()) {
-    any_ = std::move(any);
+  // One program for all: when it is over the limits, each pattern is tried on its own.
+  if (auto any = compile_bounded_regex(alternation)) {
+    any_ = *std::move(any);
   }
 }
 

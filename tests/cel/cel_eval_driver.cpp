@@ -99,11 +99,11 @@ Json typed_json(const cel::Value& value) {
             return Json{{"double", item > 0 ? "Infinity" : "-Infinity"}};
           }
           return Json{{"double", item}};
-        } else if constexpr (std::is_same_v<T, std::string>) {
-          return Json{{"string", item}};
-        } else if constexpr (std::is_same_v<T, cel::Bytes>) {
+        } else if constexpr (std::is_same_v<T, cel::StringPtr>) {
+          return Json{{"string", *item}};
+        } else if constexpr (std::is_same_v<T, cel::BytesPtr>) {
           Json bytes = Json::array();
-          for (char c : item.data) {
+          for (char c : item->data) {
             bytes.push_back(static_cast<unsigned char>(c));
           }
           return Json{{"bytes", bytes}};

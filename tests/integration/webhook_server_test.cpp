@@ -102,14 +102,15 @@ TEST_F(WebhookServerTest, RoundTripForEveryRule) {
   }
 }
 
-// UPDATE is evaluated but never patched; DELETE and unhandled kinds are allowed untouched.
+// A template's UPDATE is never judged (its spec is immutable) nor patched; DELETE and unhandled
+// kinds are allowed untouched.
 TEST_F(WebhookServerTest, OperationsAndKinds) {
   start();
   const Json unaligned =
       rct("u", Json::array({request("gpu", "gpu.nvidia.com"), request("nic", "dranet.net")}));
   const Json update = review("/mutate", review_body(unaligned, "up", "UPDATE"));
   EXPECT_FALSE(update.contains("patch"));
-  EXPECT_EQ(update.value("allowed", true), false);
+  EXPECT_EQ(update.value("allowed", false), true);
   const Json configmap = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "c"}}}};
   const Json skipped = review("/mutate", review_body(configmap, "cm"));
   EXPECT_EQ(skipped.value("allowed", false), true);

@@ -81,6 +81,29 @@ struct Activation {
   std::optional<Capacity> capacity;
 };
 
+// Cost is counted as cel-go counts it at run time (one unit an identifier, select or call; a
+// string operation one unit per ten bytes of its operands; `matches` the product of the
+// string's and the pattern's; ten a list created, thirty a map), plus what this evaluator's own
+// work costs where cel-go's is cheaper (list concatenation copies, `size` of a string counts
+// code points, deep comparisons). One evaluation may spend at most the API server's per-call
+// limit, and create at most kMaxEvaluationBytes of values; past either its value is unknown.
+inline constexpr std::uint64_t kPerCallCostLimit = 1'000'000;
+inline constexpr std::size_t kMaxEvaluationBytes = 8 * 1024 * 1024;
+// The API server's budget for all CEL of one admission request (RuntimeCELCostBudget).
+inline constexpr std::uint64_t kRequestCostBudget = 10'000'000;
+
+// What several evaluations may spend together (a review's selectors): each evaluation may spend
+// at most min(kPerCallCostLimit, remaining()); what it spent is then taken off.
+class CostBudget {
+ public:
+  explicit CostBudget(std::uint64_t total) : remaining_(total) {}
+  [[nodiscard]] std::uint64_t remaining() const { return remaining_; }
+  void charge(std::uint64_t cost) { remaining_ = cost >= remaining_ ? 0 : remaining_ - cost; }
+
+ private:
+  std::uint64_t remaining_;
+};
+
 enum class Outcome { kTrue, kFalse, kError, kUnknown };
 
 [[nodiscard]] const char* outcome_name(Outcome outcome);  // "true", "false", "error", "unknown"
@@ -88,11 +111,17 @@ enum class Outcome { kTrue, kFalse, kError, kUnknown };
 struct Evaluation {
   Outcome outcome = Outcome::kUnknown;
   std::string message;  // why, for kError and kUnknown
+  std::uint64_t cost = 0;  // units spent (at most the limit plus one operation's cost)
+  // Unknown because `budget` ran out below the per-call limit: another evaluation of the same
+  // program could end otherwise with more budget left.
+  bool budget_exhausted = false;
 };
 
 // Evaluates a selector: true/false when its value is a bool, error when CEL would fail (or the
-// value is not a bool), unknown when the answer depends on something unbound or unimplemented.
-[[nodiscard]] Evaluation evaluate(const Program& program, const Activation& device);
+// value is not a bool), unknown when the answer depends on something unbound or unimplemented,
+// or the evaluation goes past its cost or memory limit. With `budget`, the cost is charged to it.
+[[nodiscard]] Evaluation evaluate(const Program& program, const Activation& device,
+                                  CostBudget* budget = nullptr);
 
 // The expression's value, with `device` bound (when given) and any other variables from
 // `variables` (for tests and the differential driver).

@@ -73,25 +73,45 @@ class MapValue;
 using ListPtr = std::shared_ptr<const List>;
 using MapPtr = std::shared_ptr<const MapValue>;
 
+// Strings and bytes are held by shared pointer, like lists and maps: a value named again, put in a
+// list or bound to a macro variable shares its bytes, so an expression's memory grows with what
+// it creates (which the evaluator charges), never with how often it names a value.
+using StringPtr = std::shared_ptr<const std::string>;
+using BytesPtr = std::shared_ptr<const Bytes>;
+
 class Value {
  public:
-  using Variant = std::variant<NullLiteral, bool, std::int64_t, std::uint64_t, double, std::string,
-                               Bytes, ListPtr, MapPtr, Version, Quantity, ErrorValue,
+  using Variant = std::variant<NullLiteral, bool, std::int64_t, std::uint64_t, double, StringPtr,
+                               BytesPtr, ListPtr, MapPtr, Version, Quantity, ErrorValue,
                                UnknownValue>;
 
   Value() = default;
   template <typename T>
     requires std::is_constructible_v<Variant, T&&>
   Value(T&& value) : variant_(std::forward<T>(value)) {}  // NOLINT(google-explicit-constructor)
+  Value(std::string text)  // NOLINT(google-explicit-constructor)
+      : variant_(std::make_shared<const std::string>(std::move(text))) {}
+  Value(const char* text) : Value(std::string(text)) {}  // NOLINT(google-explicit-constructor)
+  Value(Bytes bytes)  // NOLINT(google-explicit-constructor)
+      : variant_(std::make_shared<const Bytes>(std::move(bytes))) {}
 
   [[nodiscard]] const Variant& variant() const { return variant_; }
+  // The held value of type T (std::string and Bytes are read through their shared pointer).
   template <typename T>
   [[nodiscard]] const T* get() const {
-    return std::get_if<T>(&variant_);
+    if constexpr (std::is_same_v<T, std::string>) {
+      const auto* text = std::get_if<StringPtr>(&variant_);
+      return text != nullptr ? text->get() : nullptr;
+    } else if constexpr (std::is_same_v<T, Bytes>) {
+      const auto* bytes = std::get_if<BytesPtr>(&variant_);
+      return bytes != nullptr ? bytes->get() : nullptr;
+    } else {
+      return std::get_if<T>(&variant_);
+    }
   }
   template <typename T>
   [[nodiscard]] bool is() const {
-    return std::holds_alternative<T>(variant_);
+    return get<T>() != nullptr;
   }
   [[nodiscard]] bool is_error() const { return is<ErrorValue>(); }
   [[nodiscard]] bool is_unknown() const { return is<UnknownValue>(); }
@@ -132,6 +152,10 @@ class MapValue {
 
 // CEL's `==`: heterogeneous (int, uint and double compare numerically; other type mismatches are
 // false), element-wise for lists and maps. The result is a bool, an error or an unknown.
-[[nodiscard]] Value equals(const Value& left, const Value& right);
+// With `work_left`, every element compared and every ten bytes of string compared use one unit of
+// it, and the result is unknown when it runs out (a deep comparison of shared lists can cost far
+// more than the lists' memory).
+[[nodiscard]] Value equals(const Value& left, const Value& right,
+                           std::uint64_t* work_left = nullptr);
 
 }  // namespace topoguard::cel

@@ -58,8 +58,18 @@ struct ClaimSpec {
 // True for ResourceClaim, ResourceClaimTemplate and ClusterResourceClaimTemplate.
 [[nodiscard]] bool is_claim_kind_name(std::string_view kind);
 
+// The API server's validation limits for a claim spec (resource.k8s.io types:
+// DeviceRequestsMaxSize, DeviceConstraintsMaxSize, DeviceSelectorsMaxSize,
+// FirstAvailableDeviceRequestMaxSize, CELSelectorExpressionMaxLength). Mutating webhooks see an
+// object before that validation, so read_claim_spec() applies them itself.
+inline constexpr std::size_t kMaxDeviceRequests = 32;
+inline constexpr std::size_t kMaxConstraints = 32;
+inline constexpr std::size_t kMaxSelectors = 32;
+inline constexpr std::size_t kMaxSubrequests = 8;
+inline constexpr std::size_t kMaxSelectorExpressionBytes = 10 * 1024;
+
 // Reads the claim spec of a claim-kind object. Errors name the offending field (JSON pointer)
-// and say what type was expected.
+// and say what type was expected, or which API limit the object is over (kTooLarge).
 [[nodiscard]] Result<ClaimSpec> read_claim_spec(const Json& object);
 
 }  // namespace topoguard::k8s

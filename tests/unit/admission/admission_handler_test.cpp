@@ -150,8 +150,11 @@ INSTANTIATE_TEST_SUITE_P(
              true, true, Decision::kPatch},
         Case{"MutateDryRunBehavesTheSame", kUnaligned, Mode::kMutate, "CREATE", "ml", true, true,
              true, Decision::kPatch},
-        Case{"MutateUpdateIsNeverPatched", kUnaligned, Mode::kMutate, "UPDATE", "ml", false,
-             false, false, Decision::kDeny},
+        // Claim and template specs are immutable: their UPDATEs are never judged.
+        Case{"TemplateUpdateIsNeverJudged", kUnaligned, Mode::kMutate, "UPDATE", "ml", false,
+             true, false, Decision::kSkip},
+        Case{"TemplateUpdateIsNeverJudgedOnValidate", kUnaligned, Mode::kValidate, "UPDATE", "ml",
+             false, true, false, Decision::kSkip},
         Case{"DeleteIsUntouched", kUnaligned, Mode::kValidate, "DELETE", "ml", false, true, false,
              Decision::kSkip},
         Case{"ConnectIsUntouched", kUnaligned, Mode::kMutate, "CONNECT", "ml", false, true, false,
@@ -212,16 +215,17 @@ TEST(HandlerDenialTest, MessageNamesRuleWhereAndFix) {
   EXPECT_EQ(handled.response.audit_annotations.at("decision"), "deny");
 }
 
-// Warn findings become warnings of at most 120 characters, 4096 in total.
+// Warn findings become warnings of at most 120 characters, 4096 in total, each text once.
 TEST(HandlerWarningTest, WarningsAreBounded) {
   Json object = Json::parse(kMultiDevice);
   Json& requests = object["spec"]["spec"]["devices"]["requests"];
   Json& constraints = object["spec"]["spec"]["devices"]["constraints"];
   requests = Json::array();
   constraints = Json::array();
-  for (int i = 0; i < 80; ++i) {
-    const std::string gpu = "gpu-with-a-rather-long-request-name-" + std::to_string(i);
-    const std::string nic = "nic-with-a-rather-long-request-name-" + std::to_string(i);
+  // 16 pairs (the API's 32 requests) judged by four policies: 64 findings.
+  for (int i = 0; i < 16; ++i) {
+    const std::string gpu = "gpu-" + std::to_string(i) + "-with-a-rather-long-request-name";
+    const std::string nic = "nic-" + std::to_string(i) + "-with-a-rather-long-request-name";
     requests.push_back({{"name", gpu}, {"exactly", {{"deviceClassName", "gpu.nvidia.com"},
                                                    {"count", 2}}}});
     requests.push_back({{"name", nic}, {"exactly", {{"deviceClassName", "dranet.net"},
@@ -229,7 +233,15 @@ TEST(HandlerWarningTest, WarningsAreBounded) {
     constraints.push_back(
         {{"requests", {gpu, nic}}, {"matchAttribute", "resource.kubernetes.io/pcieRoot"}});
   }
-  const HandledReview handled = handle_admission(make_request(object.dump()), builtin(),
+  std::string four;
+  for (int i = 0; i < 4; ++i) {
+    four += "---\napiVersion: topoguard.dev/v1alpha1\nkind: AlignmentPolicy\nmetadata: {name: p" +
+            std::to_string(i) + "}\nspec: {}\n";
+  }
+  policy::PolicyStreamOutcome parsed = policy::parse_policy_stream(four, "four.yaml");
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors[0].to_string();
+  const policy::PolicySet policies(std::move(parsed.policies));
+  const HandledReview handled = handle_admission(make_request(object.dump()), policies,
                                                  {Mode::kValidate, FailureMode::kClosed});
   ASSERT_TRUE(has_rule(handled.outcome, policy::RuleId::kMultiDeviceAlignment));
   ASSERT_GT(handled.outcome.findings.size(), 40U);
@@ -239,8 +251,8 @@ TEST(HandlerWarningTest, WarningsAreBounded) {
     total += warning.size();
   }
   EXPECT_LE(total, 4096U);
-  EXPECT_LT(handled.response.warnings.size(), handled.outcome.findings.size());
-  EXPECT_NE(handled.response.warnings.back().find("more warning"), std::string::npos);
+  // The four policies' identical warnings are sent once.
+  EXPECT_EQ(handled.response.warnings.size(), 16U);
 }
 
 struct FailureCase {
@@ -300,6 +312,107 @@ INSTANTIATE_TEST_SUITE_P(
                       TruncateCase{"MultibyteIsKept", "ab\xc2\xb5xyz", 6, "ab..."},
                       TruncateCase{"TinyLimit", "abcdef", 2, ".."}),
     topoguard::testing::NoteName());
+
+// UPDATE semantics for workloads: only what the change brings is denied.
+class HandlerUpdateTest : public ::testing::Test {
+ protected:
+  // device-plugin-pairing at deny, so a workload has something to deny in the webhook.
+  static const policy::PolicySet& strict() {
+    static const policy::PolicySet set = [] {
+      policy::PolicyStreamOutcome parsed = policy::parse_policy_stream(R"(
+apiVersion: topoguard.dev/v1alpha1
+kind: AlignmentPolicy
+metadata: {name: strict}
+spec:
+  rules:
+    device-plugin-pairing: {action: deny}
+)", "strict.yaml");
+      EXPECT_TRUE(parsed.errors.empty());
+      return policy::PolicySet(std::move(parsed.policies));
+    }();
+    return set;
+  }
+
+  // A Deployment whose container asks for the given extended resources.
+  static Json deployment(int replicas, const Json& limits) {
+    Json container = {{"name", "server"}, {"image", "vllm"}, {"resources", {{"limits", limits}}}};
+    Json pod_template = {{"spec", {{"containers", Json::array({std::move(container)})}}}};
+    return Json{{"apiVersion", "apps/v1"},
+                {"kind", "Deployment"},
+                {"metadata", {{"name", "vllm"}, {"namespace", "ml"}}},
+                {"spec", {{"replicas", replicas}, {"template", std::move(pod_template)}}}};
+  }
+
+  static const Json& paired() {
+    static const Json limits = {{"nvidia.com/gpu", 1}, {"rdma/ib", 1}};
+    return limits;
+  }
+
+  static HandledReview update(Json object, Json old_object) {
+    AdmissionRequest request;
+    request.uid = "uid-1";
+    request.operation = "UPDATE";
+    request.namespace_name = "ml";
+    request.kind.group = "apps";
+    request.kind.kind = "Deployment";
+    request.object = std::move(object);
+    request.old_object = std::move(old_object);
+    return handle_admission(request, strict(), {Mode::kValidate, FailureMode::kClosed});
+  }
+};
+
+TEST_F(HandlerUpdateTest, CreateOfTheViolationIsDenied) {
+  AdmissionRequest request;
+  request.uid = "uid-1";
+  request.operation = "CREATE";
+  request.namespace_name = "ml";
+  request.object = deployment(1, paired());
+  const HandledReview handled =
+      handle_admission(request, strict(), {Mode::kValidate, FailureMode::kClosed});
+  EXPECT_FALSE(handled.response.allowed);
+}
+
+TEST_F(HandlerUpdateTest, ScalingAWorkloadThatAlreadyViolatesIsAllowedWithAWarning) {
+  const HandledReview handled = update(deployment(3, paired()), deployment(1, paired()));
+  EXPECT_TRUE(handled.response.allowed) << handled.response.status.message;
+  EXPECT_EQ(handled.outcome.decision, Decision::kAllow);
+  ASSERT_EQ(handled.response.warnings.size(), 1U);
+  EXPECT_NE(handled.response.warnings[0].find("existing violation"), std::string::npos)
+      << handled.response.warnings[0];
+  EXPECT_TRUE(has_rule(handled.outcome, policy::RuleId::kDevicePluginPairing));
+}
+
+TEST_F(HandlerUpdateTest, AViolationTheUpdateBringsIsDenied) {
+  const HandledReview handled =
+      update(deployment(1, paired()), deployment(1, Json{{"nvidia.com/gpu", 1}}));
+  EXPECT_FALSE(handled.response.allowed);
+  EXPECT_EQ(handled.outcome.decision, Decision::kDeny);
+}
+
+TEST_F(HandlerUpdateTest, MetadataOnlyChangeIsNeverJudged) {
+  Json old_object = deployment(1, paired());
+  old_object["metadata"]["finalizers"] = Json::array({"example.com/keep"});
+  old_object["status"] = Json{{"replicas", 1}};
+  const HandledReview handled = update(deployment(1, paired()), old_object);
+  EXPECT_TRUE(handled.response.allowed);
+  EXPECT_EQ(handled.outcome.decision, Decision::kSkip);
+}
+
+// Removing the last finalizer of an object being deleted: allowed whatever its spec says (and
+// whatever the old object was, even one that cannot be read).
+TEST_F(HandlerUpdateTest, FinalizerRemovalDuringDeletionIsNeverJudged) {
+  Json object = deployment(1, paired());
+  object["metadata"]["deletionTimestamp"] = "2026-12-04T10:00:00Z";
+  const HandledReview handled = update(object, Json(nullptr));
+  EXPECT_TRUE(handled.response.allowed);
+  EXPECT_EQ(handled.outcome.decision, Decision::kSkip);
+}
+
+// Without an old object to compare with, an UPDATE is judged like a CREATE.
+TEST_F(HandlerUpdateTest, UpdateWithoutOldObjectIsJudgedInFull) {
+  const HandledReview handled = update(deployment(1, paired()), Json(nullptr));
+  EXPECT_FALSE(handled.response.allowed);
+}
 
 }  // namespace
 }  // namespace topoguard::admission

@@ -201,17 +201,21 @@ TEST(CelEvaluator, OneProgramManyDevices) {
   EXPECT_EQ(evaluate(*program, Activation{}).outcome, Outcome::kUnknown);
 }
 
-// Runaway comprehensions stop at the step limit with an unknown result.
-TEST(CelEvaluator, StepLimitGivesUnknown) {
+// Runaway comprehensions stop at the per-call cost limit with an unknown result.
+TEST(CelEvaluator, CostLimitGivesUnknown) {
   std::string list = "[";
   for (int i = 0; i < 300; ++i) {
     list += std::to_string(i) + ",";
   }
   list += "]";
+  // The list is made once: the cost limit, not the memory limit, ends it.
   const auto program =
-      compile(list + ".all(a, " + list + ".all(b, " + list + ".all(c, a + b + c >= 0)))");
+      compile("[" + list + "].all(l, l.all(a, l.all(b, l.all(c, a + b + c >= 0))))");
   ASSERT_TRUE(program);
-  EXPECT_EQ(evaluate(*program, Activation{}).outcome, Outcome::kUnknown);
+  const Evaluation evaluation = evaluate(*program, Activation{});
+  EXPECT_EQ(evaluation.outcome, Outcome::kUnknown);
+  EXPECT_EQ(evaluation.message, "evaluation exceeds the cost limit of 1000000");
+  EXPECT_EQ(evaluation.cost, kPerCallCostLimit + 1);
 }
 
 }  // namespace

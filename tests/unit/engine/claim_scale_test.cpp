@@ -1,7 +1,6 @@
-// Claims with thousands of requests and constraints: the rules match constraint entries to
-// requests through a name index, ties are found in one pass, long offender lists are counted.
-// These check that the answers at that size are the ones the small cases give (no timings here;
-// bench/growth_bench.cpp measures the growth).
+// Claims at the API server's limits (32 requests, 32 constraints, 8 subrequests a request) and
+// past them: the answers at the largest valid size are the ones the small cases give, and a claim
+// the API server would refuse is an input error at the list that is too long, before any work.
 #include <string>
 
 #include <gtest/gtest.h>
@@ -61,34 +60,34 @@ Evaluation evaluate_builtin(const Json& object) {
   return evaluate(object, testing::builtin_policies(), inventory);
 }
 
-// 1,000 pairs each tied by its own constraint: aligned, nothing to say.
-TEST(ClaimScaleTest, ThousandAlignedPairs) {
-  const Evaluation evaluation = evaluate_builtin(pairs_template(1000, 1000));
+// 16 pairs each tied by its own constraint: aligned, nothing to say.
+TEST(ClaimScaleTest, SixteenAlignedPairs) {
+  const Evaluation evaluation = evaluate_builtin(pairs_template(16, 16));
   EXPECT_TRUE(evaluation.errors.empty());
   EXPECT_TRUE(evaluation.findings.empty()) << testing::dump(evaluation);
 }
 
-// Half of 1,000 pairs untied: one finding whose fix ties exactly the untied pairs, in order,
-// and the fixed claim evaluates clean.
+// Half of 16 pairs untied: one finding whose fix ties exactly the untied pairs, in order, and
+// the fixed claim evaluates clean.
 TEST(ClaimScaleTest, UntiedHalfIsFixedPairByPair) {
-  const Json object = pairs_template(1000, 500);
+  const Json object = pairs_template(16, 8);
   const Evaluation evaluation = evaluate_builtin(object);
   ASSERT_EQ(evaluation.findings.size(), 1u) << testing::dump(evaluation);
   const Finding& finding = evaluation.findings[0];
   EXPECT_EQ(finding.rule, RuleId::kMissingPcieAlignment);
-  ASSERT_EQ(finding.fix.size(), 500u);  // one `add .../constraints/-` per untied pair
-  EXPECT_EQ(finding.fix[0]["value"], Json::parse(pair_constraint(500, "resource.kubernetes.io/pcieRoot")));
-  EXPECT_EQ(finding.fix[499]["value"],
-            Json::parse(pair_constraint(999, "resource.kubernetes.io/pcieRoot")));
+  ASSERT_EQ(finding.fix.size(), 8u);  // one `add .../constraints/-` per untied pair
+  EXPECT_EQ(finding.fix[0]["value"], Json::parse(pair_constraint(8, "resource.kubernetes.io/pcieRoot")));
+  EXPECT_EQ(finding.fix[7]["value"],
+            Json::parse(pair_constraint(15, "resource.kubernetes.io/pcieRoot")));
   testing::expect_fixes_converge(object, evaluation, testing::builtin_policies(),
                                  Inventory(Inventory::Claims::kUnknown));
 }
 
-// Pairs tied only by NUMA constraints are numa-only, also at scale.
-TEST(ClaimScaleTest, ThousandNumaOnlyPairs) {
+// Pairs tied only by NUMA constraints are numa-only, also at the limit.
+TEST(ClaimScaleTest, SixteenNumaOnlyPairs) {
   std::string requests;
   std::string constraints;
-  for (int i = 0; i < 1000; ++i) {
+  for (int i = 0; i < 16; ++i) {
     append(requests, gpu("gpu-" + std::to_string(i)));
     append(requests, nic("nic-" + std::to_string(i)));
     append(constraints, pair_constraint(i, "dra.net/numaNode"));
@@ -96,7 +95,7 @@ TEST(ClaimScaleTest, ThousandNumaOnlyPairs) {
   const Evaluation evaluation = evaluate_builtin(claim_template(requests, constraints));
   ASSERT_EQ(evaluation.findings.size(), 1u) << testing::dump(evaluation);
   EXPECT_EQ(evaluation.findings[0].rule, RuleId::kNumaOnlyAlignment);
-  EXPECT_EQ(evaluation.findings[0].fix.size(), 1000u);
+  EXPECT_EQ(evaluation.findings[0].fix.size(), 16u);
 }
 
 // One constraint naming every subrequest ("r-i/gpu", "r-i/nic") binds every request by both
@@ -105,7 +104,7 @@ TEST(ClaimScaleTest, SharedConstraintOverSubrequests) {
   const auto shared = [](int skipped) {
     std::string requests;
     std::string names;
-    for (int i = 0; i < 2000; ++i) {
+    for (int i = 0; i < 16; ++i) {  // 32 names: the most one constraint may list
       const std::string name = "r-" + std::to_string(i);
       append(requests, R"({"name":")" + name +
                            R"(","firstAvailable":[{"name":"gpu","deviceClassName":)"
@@ -143,6 +142,64 @@ TEST(ClaimScaleTest, MultiDeviceOffendersAreCountedPastTen) {
   EXPECT_NE(finding.message.find("gpu-9 (count 2) and 5 more:"), std::string::npos)
       << finding.message;
   EXPECT_EQ(finding.message.find("gpu-10 "), std::string::npos) << finding.message;
+}
+
+struct OverLimit {
+  std::string object;
+  std::string field;
+};
+
+// One past each API limit: an input error (too_large) at the list, and no findings.
+TEST(ClaimScaleTest, PastTheApiLimitsIsAnInputError) {
+  std::string selectors;
+  for (int i = 0; i < 33; ++i) {
+    append(selectors, R"({"cel":{"expression":"true"}})");
+  }
+  std::string subrequests;
+  for (int i = 0; i < 9; ++i) {
+    append(subrequests, R"({"name":"s)" + std::to_string(i) + R"(","deviceClassName":"c"})");
+  }
+  const std::string long_expression(10 * 1024 - 6, ' ');
+  std::string thirty_three_requests;
+  for (int i = 0; i < 33; ++i) {
+    append(thirty_three_requests, gpu("gpu-" + std::to_string(i)));
+  }
+  const std::vector<OverLimit> cases = {
+      {pairs_template(16, 0).dump(), ""},  // at the limit: no error
+      {claim_template(thirty_three_requests, "").dump(), "/spec/spec/devices/requests"},
+      {claim_template(gpu("g"), [] {
+         std::string many;
+         for (int i = 0; i < 33; ++i) {
+           append(many, R"({"requests":["g"],"matchAttribute":"resource.kubernetes.io/pcieRoot"})");
+         }
+         return many;
+       }()).dump(),
+       "/spec/spec/devices/constraints"},
+      {claim_template(R"({"name":"g","exactly":{"deviceClassName":"c","selectors":[)" + selectors +
+                          "]}}",
+                      "")
+           .dump(),
+       "/spec/spec/devices/requests/0/exactly/selectors"},
+      {claim_template(R"({"name":"g","firstAvailable":[)" + subrequests + "]}", "").dump(),
+       "/spec/spec/devices/requests/0/firstAvailable"},
+      {claim_template(R"({"name":"g","exactly":{"deviceClassName":"c","selectors":[{"cel":)"
+                      R"({"expression":"true &&)" +
+                          long_expression + R"(true"}}]}})",
+                      "")
+           .dump(),
+       "/spec/spec/devices/requests/0/exactly/selectors/0/cel/expression"},
+  };
+  for (const OverLimit& over : cases) {
+    const Evaluation evaluation = evaluate_builtin(Json::parse(over.object));
+    if (over.field.empty()) {
+      EXPECT_TRUE(evaluation.errors.empty()) << testing::dump(evaluation);
+      continue;
+    }
+    ASSERT_EQ(evaluation.errors.size(), 1u) << over.field;
+    EXPECT_EQ(evaluation.errors[0].code, ErrorCode::kTooLarge) << over.field;
+    EXPECT_EQ(evaluation.errors[0].location.field, over.field);
+    EXPECT_TRUE(evaluation.findings.empty());
+  }
 }
 
 }  // namespace

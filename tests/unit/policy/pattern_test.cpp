@@ -75,5 +75,39 @@ TEST(PatternList, EmptyMatchesNothing) {
   EXPECT_FALSE(empty.matches_any("kube-system"));
 }
 
+// A pattern over the regex limits is refused at its location, quoted cut to 128 bytes, whether
+// it is too long or needs too much memory; the 62 KB pattern of issue 19 among them.
+TEST(PatternLimits, OverTheLimitsIsRefusedAndQuotedShort) {
+  std::string alternatives;
+  for (int i = 0; i < 3000; ++i) {
+    alternatives += (i == 0 ? "" : "|") + ("a" + std::to_string(i) + "(b|c)*d{1,1000}");
+  }
+  std::string within_length;  // under 4 KiB, but RE2 needs more than its 1 MiB for it
+  for (int i = 0; i < 150; ++i) {
+    within_length += (i == 0 ? "" : "|") + ("a" + std::to_string(i) + "(b|c)*d{1,1000}");
+  }
+  for (const std::string& text : {alternatives, within_length}) {
+    auto pattern = Pattern::compile(text, SourceLocation{"p.yaml", 7, "/spec/match/names/0"});
+    ASSERT_FALSE(pattern);
+    EXPECT_EQ(pattern.error().code, ErrorCode::kTooLarge);
+    EXPECT_EQ(pattern.error().location.line, 7);
+    EXPECT_NE(pattern.error().message.find(text.substr(0, 128)), std::string::npos);
+    EXPECT_EQ(pattern.error().message.find(text.substr(0, 129)), std::string::npos);
+    EXPECT_LE(pattern.error().to_string().size(), 300U) << pattern.error().to_string();
+  }
+}
+
+// Patterns that are fine alone but too large as one alternation are still matched, one by one.
+TEST(PatternLimits, ListTooLargeAsOneProgramStillMatches) {
+  std::vector<std::string> texts;
+  for (int i = 0; i < 60; ++i) {
+    texts.push_back("x" + std::to_string(i) + "(b|c)*d{1,1000}");
+  }
+  const PatternList list = list_of(texts);
+  EXPECT_TRUE(list.matches_any("x59bd"));
+  EXPECT_TRUE(list.matches_any("x0cccddd"));
+  EXPECT_FALSE(list.matches_any("x60bd"));
+}
+
 }  // namespace
 }  // namespace topoguard::policy
