@@ -1,6 +1,9 @@
 // CEL reader cost against expression size: parse + evaluate one selector, for several shapes
 // at sizes from 64 to 4096 terms, with the exponent k of time ~ bytes^k fitted per shape
 // (least squares on log-log) and printed after the runs. Linear input handling means k ~ 1.
+// Then the hostile shapes the limits end (not fitted): limit/doubling/N, issue 19's
+// `[s].map(x, x + x)[0]` nested N times around a 1 KiB string (N = 16 made 64 MiB before the
+// cost model), and limit/nested_all, a comprehension that runs to the 1,000,000-unit limit.
 //
 //   build/bench/topoguard_cel_bench [--benchmark_min_time=0.2s]
 #include <benchmark/benchmark.h>
@@ -75,16 +78,47 @@ void parse_and_evaluate(benchmark::State& state, const std::string& shape) {
   state.counters["bytes"] = static_cast<double>(text.size());
 }
 
+std::string hostile(const std::string& shape, int size) {
+  if (shape == "doubling") {
+    std::string text = "\"" + std::string(1024, 'a') + "\"";
+    for (int i = 0; i < size; ++i) {
+      text = "[" + text + "].map(x, x + x)[0]";
+    }
+    return "size(" + text + ") > 0";
+  }
+  std::string range;
+  for (int i = 0; i < 100; ++i) {
+    range += (i == 0 ? "" : ",") + std::to_string(i);
+  }
+  return "[[" + range + "]].all(l, l.all(a, l.all(b, l.all(c, a + b + c >= 0))))";
+}
+
+// One evaluation of a compiled hostile expression; `cost` and `outcome` as counters.
+void evaluate_hostile(benchmark::State& state, const std::string& shape) {
+  const auto program = cel::compile(hostile(shape, static_cast<int>(state.range(0))));
+  if (!program) {
+    state.SkipWithError(program.error().message.c_str());
+    return;
+  }
+  cel::Evaluation evaluation;
+  for (auto _ : state) {
+    evaluation = cel::evaluate(*program, nic());
+    benchmark::DoNotOptimize(evaluation);
+  }
+  state.counters["cost"] = static_cast<double>(evaluation.cost);
+  state.counters["unknown"] = evaluation.outcome == cel::Outcome::kUnknown ? 1 : 0;
+}
+
 // Prints the usual table and keeps (bytes, seconds) per shape for the fit.
 class FitReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
-      if (run.run_type != Run::RT_Iteration || run.error_occurred) {
+      const std::string name = run.benchmark_name();
+      if (run.run_type != Run::RT_Iteration || run.error_occurred || name.starts_with("limit/")) {
         continue;
       }
-      const std::string name = run.benchmark_name();
       const std::string shape = name.substr(name.find('/') + 1, name.rfind('/') - name.find('/') - 1);
       samples_[shape].push_back({run.counters.at("bytes").value, run.GetAdjustedCPUTime()});
     }
@@ -116,6 +150,12 @@ int main(int argc, char** argv) {
         ->Range(64, 2048)
         ->Unit(benchmark::kMicrosecond);
   }
+  benchmark::RegisterBenchmark("limit/doubling", [](benchmark::State& state) {
+    evaluate_hostile(state, "doubling");
+  })->DenseRange(4, 16, 4)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("limit/nested_all", [](benchmark::State& state) {
+    evaluate_hostile(state, "nested_all");
+  })->Arg(100)->Unit(benchmark::kMillisecond);
   benchmark::Initialize(&argc, argv);
   FitReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
