@@ -22,10 +22,41 @@
 
 namespace topoguard::cel {
 
+namespace {
+
+// Cost units a pattern's compilation is charged per node of its expansion (regex_expansion):
+// about what RE2 takes to write out and compile a node, in the time of one unit of evaluation.
+constexpr std::uint64_t kRegexCompileCostPerNode = 8;
+
+std::uint64_t regex_compile_cost(std::string_view pattern) {
+  const std::size_t nodes = std::min(regex_expansion(pattern), kMaxRegexExpansion + 1);
+  return kRegexCompileCostPerNode * std::max<std::uint64_t>(nodes, 1);
+}
+
+}  // namespace
+
+// A `matches` pattern written as a literal, compiled when an evaluation first needs it (and can
+// pay for it), once for every evaluation of the program, from any thread.
+struct LiteralPattern {
+  explicit LiteralPattern(std::string_view pattern)
+      : text(pattern), compile_cost(regex_compile_cost(pattern)) {}
+
+  const Result<std::shared_ptr<const re2::RE2>>& regex() {
+    std::call_once(once, [this] { compiled.emplace(compile_bounded_regex(text)); });
+    return *compiled;
+  }
+
+  const std::string text;
+  const std::uint64_t compile_cost;
+
+ private:
+  std::once_flag once;
+  std::optional<Result<std::shared_ptr<const re2::RE2>>> compiled;
+};
+
 struct Program::Compiled {
-  // The pattern of every `matches` whose pattern is a literal, by the call's node: the program,
-  // or why it did not compile.
-  std::map<const Expr*, Result<std::shared_ptr<const re2::RE2>>> patterns;
+  // The pattern of every `matches` whose pattern is a literal, by the call's node.
+  std::map<const Expr*, std::unique_ptr<LiteralPattern>> patterns;
 };
 
 namespace {
@@ -90,7 +121,7 @@ void collect_patterns(const Expr& root, Program::Compiled& compiled) {
     const auto* literal = pattern != nullptr ? std::get_if<Literal>(&(*pattern)->node) : nullptr;
     const auto* text = literal != nullptr ? std::get_if<std::string>(literal) : nullptr;
     if (text != nullptr) {
-      compiled.patterns.emplace(&expr, compile_bounded_regex(*text));
+      compiled.patterns.emplace(&expr, std::make_unique<LiteralPattern>(*text));
     }
   });
 }
@@ -735,7 +766,7 @@ struct Evaluator {
 
   // contains, startsWith, endsWith, matches; null when `function` is none of them.
   Value strings(const Expr& expr, const std::string& function, bool has_target,
-                const std::vector<Value>& args) const {
+                const std::vector<Value>& args) {
     const std::string* subject = nullptr;
     const std::string* argument = nullptr;
     if (has_target && args.size() == 2) {
@@ -762,10 +793,17 @@ struct Evaluator {
     if (function == "endsWith") {
       return subject->ends_with(*argument);
     }
+    // A pattern's compilation is charged on every evaluation, compiled here or before: the cost,
+    // and so the answer, never depends on what ran earlier.
     const auto found = program.compiled_->patterns.find(&expr);
-    const Result<std::shared_ptr<const re2::RE2>> regex =
-        found != program.compiled_->patterns.end() ? found->second
-                                                   : compile_bounded_regex(*argument);
+    LiteralPattern* literal =
+        found != program.compiled_->patterns.end() ? found->second.get() : nullptr;
+    if (!charge(literal != nullptr ? literal->compile_cost : regex_compile_cost(*argument))) {
+      return limit_reached();
+    }
+    std::optional<Result<std::shared_ptr<const re2::RE2>>> built;
+    const Result<std::shared_ptr<const re2::RE2>>& regex =
+        literal != nullptr ? literal->regex() : built.emplace(compile_bounded_regex(*argument));
     if (!regex) {
       return pattern_failure(regex.error());
     }
@@ -1109,10 +1147,9 @@ Result<Program> compile(std::string_view text) {
   program.root_ = std::shared_ptr<const Expr>(std::move(*parsed));
   auto compiled = std::make_shared<Program::Compiled>();
   collect_patterns(*program.root_, *compiled);
-  std::size_t pattern_bytes = 0;
-  for (const auto& [call, regex] : compiled->patterns) {
-    pattern_bytes += regex ? regex_footprint(**regex) : 0;
-  }
+  // Patterns are compiled on first use: each counts as much as RE2 may take for one.
+  const std::size_t pattern_bytes =
+      compiled->patterns.size() * static_cast<std::size_t>(kRegexMaxMemory);
   program.compiled_ = std::move(compiled);
   program.facts_ = std::make_shared<const ProgramFacts>(inspect(*program.root_));
   compiled_cache().keep(text, program, pattern_bytes);
