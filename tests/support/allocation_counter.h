@@ -1,4 +1,5 @@
-// Counts every allocation of the process by replacing the global operator new and delete, to
+// Counts every allocation of the process by replacing the global operator new and delete (the
+// throwing and nothrow forms; aligned ones stay the runtime's, paired with its own delete), to
 // check how much memory a piece of work holds at its peak. Include it in exactly one source file
 // of an executable (it defines the replacements); the executable then counts for all its code.
 #pragma once
@@ -69,5 +70,21 @@ void operator delete(void* block, std::size_t /*size*/) noexcept {
   topoguard::testing::AllocationCounter::release(block);
 }
 void operator delete[](void* block, std::size_t /*size*/) noexcept {
+  topoguard::testing::AllocationCounter::release(block);
+}
+void* operator new(std::size_t size, const std::nothrow_t& /*tag*/) noexcept {
+  try {
+    return topoguard::testing::AllocationCounter::allocate(size);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept {
+  return operator new(size, tag);
+}
+void operator delete(void* block, const std::nothrow_t& /*tag*/) noexcept {
+  topoguard::testing::AllocationCounter::release(block);
+}
+void operator delete[](void* block, const std::nothrow_t& /*tag*/) noexcept {
   topoguard::testing::AllocationCounter::release(block);
 }
