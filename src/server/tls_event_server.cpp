@@ -220,8 +220,9 @@ struct Connection {
   SSL* ssl;  // nullptr on a plain-HTTP endpoint
   Listener& listener;
   std::string address;  // address_key() of the client
-  // While idle between requests: its place in the loop's list of idle connections of its port,
-  // oldest first (the one closed when the port is full and a new client comes).
+  // While idle (no byte of a request received: new, or between requests): its place in the
+  // loop's list of idle connections of its port, oldest first (the one closed when the port is
+  // full and a new client comes).
   Connection* idle_prev = nullptr;
   Connection* idle_next = nullptr;
   bool idle = false;
