@@ -225,7 +225,7 @@ void answer(benchmark::State& state, const std::string& body, std::size_t n) {
   const admission::ReviewEndpoint& endpoint = mutate_endpoint();
   std::size_t answer_bytes = 0;
   for (auto _ : state) {
-    const admission::ReviewReply reply = endpoint(admission::ReviewCall{body, std::nullopt});
+    const admission::ReviewReply reply = endpoint(admission::ReviewCall{body, {}});
     if (reply.http_status != 200) {
       state.SkipWithError(("HTTP " + std::to_string(reply.http_status) + ": " + reply.http_error)
                               .c_str());

@@ -29,20 +29,86 @@ engine::Evaluator& thread_evaluator(const policy::PolicySetPtr& policies) {
 
 }  // namespace
 
+void ReviewDeadline::read(const RequestSummary& request) {
+  std::lock_guard lock(mutex_);
+  read_ = true;
+  request_ = request;
+}
+
+ReviewReply ReviewDeadline::settle(ReviewReply decided) {
+  std::lock_guard lock(mutex_);
+  if (state_ == State::kOpen) {
+    if (std::chrono::steady_clock::now() <= at_) {
+      state_ = State::kDecided;
+      return decided;
+    }
+    fall_back_locked();
+  }
+  return fallback_;
+}
+
+std::optional<ReviewReply> ReviewDeadline::fall_back() {
+  std::lock_guard lock(mutex_);
+  if (state_ == State::kDecided) {
+    return std::nullopt;
+  }
+  if (state_ == State::kOpen) {
+    fall_back_locked();
+  }
+  return fallback_;
+}
+
+bool ReviewDeadline::fell_back() const {
+  std::lock_guard lock(mutex_);
+  return state_ == State::kFellBack;
+}
+
+void ReviewDeadline::fall_back_locked() {
+  state_ = State::kFellBack;
+  fallback_.request = request_;
+  if (!read_) {
+    // No uid to answer for: an AdmissionReview cannot be written.
+    Error error;
+    error.code = ErrorCode::kInternal;
+    error.message = "the review was not read before the request's timeout";
+    fallback_.http_status = 503;
+    fallback_.http_error = error.message;
+    fallback_.body = error_body_json(503, error);
+    return;
+  }
+  HandledReview handled = failure_response(request_.uid, failure_mode_,
+                                           "the decision took longer than the request's timeout");
+  fallback_.body = to_admission_review_json(handled.response);
+  fallback_.outcome = std::move(handled.outcome);
+}
+
 ReviewEndpoint make_review_endpoint(PolicySource policies, HandlerOptions options) {
   return [policies = std::move(policies), options](const ReviewCall& call) {
+    ReviewDeadline* deadline = call.deadline.get();
+    const auto settled = [deadline](ReviewReply reply) {
+      return deadline != nullptr ? deadline->settle(std::move(reply)) : reply;
+    };
+    if (deadline != nullptr && deadline->fell_back()) {
+      return deadline->settle({});  // answered already: nothing left worth deciding
+    }
     ReviewReply reply;
-    Result<AdmissionRequest> request = parse_admission_review(call.body);
+    Result<AdmissionRequest> request = call.parsed != nullptr ? std::move(*call.parsed)
+                                                              : parse_admission_review(call.body);
     if (!request) {
       reply.http_status = 400;
       reply.http_error = request.error().to_string();
       reply.body = error_body_json(400, request.error());
-      return reply;
+      return settled(std::move(reply));
     }
     reply.request = {request->uid,  request->kind.kind,      request->namespace_name,
                      request->name, request->operation, request->dry_run};
-    if (call.on_read) {
-      call.on_read(reply.request);
+    if (deadline != nullptr) {
+      deadline->read(reply.request);
+      if (std::chrono::steady_clock::now() > deadline->at()) {
+        release_tree(request->object);
+        release_tree(request->old_object);
+        return settled(std::move(reply));  // too late to decide: the failure-mode answer
+      }
     }
 
     HandledReview handled;
@@ -55,13 +121,9 @@ ReviewEndpoint make_review_endpoint(PolicySource policies, HandlerOptions option
     // The trees nest no deeper than parse_admission_review allows.
     release_tree(request->object);
     release_tree(request->old_object);
-    if (call.deadline.has_value() && std::chrono::steady_clock::now() > *call.deadline) {
-      handled = failure_response(reply.request.uid, options.failure_mode,
-                                 "the decision took longer than the request's timeout");
-    }
     reply.body = to_admission_review_json(handled.response);
     reply.outcome = std::move(handled.outcome);
-    return reply;
+    return settled(std::move(reply));
   };
 }
 

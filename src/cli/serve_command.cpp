@@ -1,6 +1,7 @@
 // `topoguard serve`: flags -> load certificate and policies -> start the HTTPS server -> wait for
 // SIGTERM/SIGINT -> drain. The server itself lives in the server module.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -62,6 +63,16 @@ int wait_for_signal() {
   }
 }
 
+// Every connection is a descriptor: a soft limit below --max-connections would refuse clients
+// the caps let in. The hard limit is what the container allows.
+void raise_descriptor_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
 void log_fatal(const std::string& message, const Error& error) {
   Json fields = Json::object();
   fields["error"] = error.to_string();
@@ -106,6 +117,7 @@ int run_serve(ServeFlags& flags) {
   options.shutdown_delay = std::chrono::seconds(flags.shutdown_delay);
   options.shutdown_grace = std::chrono::seconds(flags.shutdown_grace);
 
+  raise_descriptor_limit();
   if (!install_signal_handlers()) {
     std::cerr << "topoguard serve: cannot install signal handlers" << std::endl;
     return kExitUsage;
@@ -180,7 +192,12 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0, 256))
       ->capture_default_str();
   serve->add_option("--max-connections", options.max_connections,
-                    "Open webhook connections beyond which new ones are closed at once")
+                    "Open webhook connections; at the cap a new one closes the longest-idle one")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
+  serve->add_option("--max-connections-per-address", options.max_connections_per_address,
+                    "Open webhook connections from one client address beyond which its new ones "
+                    "are closed at once (leave room for every API server instance)")
       ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
   serve->add_option("--metrics-max-connections", options.metrics_max_connections,

@@ -9,7 +9,6 @@
 #include <sstream>
 
 #include "openssl_error.h"
-#include "topoguard/server/file_fingerprint.h"
 
 namespace topoguard::server {
 namespace {
@@ -105,44 +104,8 @@ Result<KeyPairPtr> load_key_pair(const std::string& cert_path, const std::string
 
 Result<std::shared_ptr<CertReloader>> CertReloader::create(std::string cert_path,
                                                            std::string key_path) {
-  std::string fingerprint = fingerprint_paths({cert_path, key_path});
-  Result<KeyPairPtr> pair = load_key_pair(cert_path, key_path);
-  if (!pair) {
-    return pair.error();
-  }
-  return std::shared_ptr<CertReloader>(new CertReloader(
-      std::move(cert_path), std::move(key_path), std::move(*pair), std::move(fingerprint)));
-}
-
-CertReloader::CertReloader(std::string cert_path, std::string key_path, KeyPairPtr pair,
-                           std::string fingerprint)
-    : cert_path_(std::move(cert_path)),
-      key_path_(std::move(key_path)),
-      fingerprint_(std::move(fingerprint)),
-      current_(std::move(pair)) {}
-
-KeyPairPtr CertReloader::current() const {
-  std::lock_guard lock(mutex_);
-  return current_;
-}
-
-ReloadReport CertReloader::poll() {
-  std::string fingerprint = fingerprint_paths({cert_path_, key_path_});
-  if (fingerprint == fingerprint_) {
-    return {};
-  }
-  // Remember the attempt even when it fails: a half-written pair is retried when the files
-  // change again, not re-parsed (and re-counted) on every poll.
-  fingerprint_ = std::move(fingerprint);
-  Result<KeyPairPtr> pair = load_key_pair(cert_path_, key_path_);
-  if (!pair) {
-    return {ReloadResult::kFailed, pair.error()};
-  }
-  {
-    std::lock_guard lock(mutex_);
-    current_ = std::move(*pair);
-  }
-  return {ReloadResult::kReloaded, {}};
+  Loader load_pair = [cert_path, key_path]() { return load_key_pair(cert_path, key_path); };
+  return load<CertReloader>({std::move(cert_path), std::move(key_path)}, std::move(load_pair));
 }
 
 }  // namespace topoguard::server

@@ -1,16 +1,21 @@
 #include "topoguard/server/https_server.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
 #include <ctime>
+#include <exception>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "topoguard/admission/admission_review.h"
 #include "topoguard/admission/review_endpoint.h"
+#include "topoguard/k8s/cel_presence.h"
+#include "topoguard/server/byte_budget.h"
 #include "topoguard/server/decision_pool.h"
 #include "topoguard/server/json_log.h"
 #include "topoguard/server/review_decorators.h"
@@ -25,14 +30,17 @@ constexpr const char* kJson = "application/json";
 constexpr std::chrono::milliseconds kDefaultReviewTimeout{10'000};
 // Reviews waiting for a pool thread, beyond which new ones get 503 at once.
 constexpr std::size_t kMaxQueuedDecisions = 1024;
-// A review up to this size is decided on the event loop: handing it to the pool costs two thread
-// wake-ups and a context switch each way, about as much CPU as the decision itself (measured:
-// -17..-23% server CPU per request at 16-64 connections when decided here). Decisions are linear
-// in the body; the costliest shapes measured (long CEL selectors) take ~0.5 ms for 20 KiB, about
-// one TLS handshake, which the loop does anyway, and a connection yields the loop after a few
-// answers (TlsEventServer). Larger reviews go to the pool, so one heavy review never holds a loop
-// and small ones never queue behind heavy ones.
+// A review up to this size without CEL selectors is decided on the event loop: handing it to the
+// pool costs two thread wake-ups and a context switch each way, about as much CPU as the
+// decision itself. Without CEL a decision is linear in the body, and a connection yields the loop
+// after a few answers (TlsEventServer). A CEL expression's cost is not bounded by its size, so a
+// review holding one goes to the pool whatever its size, as do larger reviews: one heavy review
+// never holds a loop and small ones never queue behind heavy ones.
 constexpr std::size_t kMaxLoopDecisionBytes = 16 * 1024;
+// What a review being decided may hold, per body byte: the body, its parsed tree and what the
+// decision builds from it. Trees and compiled CEL selectors take many times the text they come
+// from; this covers the costliest shape, a body made of CEL selectors.
+constexpr std::size_t kDecisionBytesPerBodyByte = 24;
 
 std::int64_t now_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(
@@ -67,12 +75,20 @@ std::string plain_error_body(int status, const std::string& message) {
   return body.dump();
 }
 
-// What a deferred review shares between its pool task and its fallback: the uid, once the body
-// has been read, so the fallback can answer for it.
+// A review on its way to the pool: its body (and its tree, when the loop has read it), counted
+// in the byte budget until the decision is done.
 struct PendingReview {
-  std::mutex mutex;
-  std::string uid;  // guarded by mutex
-  bool read = false;  // guarded by mutex
+  PendingReview(std::string&& request_body, std::shared_ptr<ByteBudget> byte_budget,
+                std::size_t bytes)
+      : body(std::move(request_body)), budget(std::move(byte_budget)), counted(bytes) {}
+  ~PendingReview() { budget->give_back(counted); }
+  PendingReview(const PendingReview&) = delete;
+  PendingReview& operator=(const PendingReview&) = delete;
+
+  std::string body;
+  std::optional<Result<admission::AdmissionRequest>> parsed;
+  std::shared_ptr<ByteBudget> budget;
+  std::size_t counted;
 };
 
 }  // namespace
@@ -85,6 +101,8 @@ struct HttpsServer::Impl {
 
   admission::ReviewEndpoint mutate;
   admission::ReviewEndpoint validate;
+  // Request bytes held by the event loops' connections and by decisions in flight.
+  std::shared_ptr<ByteBudget> budget;
   std::unique_ptr<TlsEventServer> https;  // both ports: endpoint 0 webhook, 1 metrics
   // Declared after `https`, so destroyed first: its tasks answer through the event loops.
   std::unique_ptr<DecisionPool> pool;
@@ -102,7 +120,7 @@ struct HttpsServer::Impl {
   bool reload_now = false;    // guarded by watcher_mutex
 
   [[nodiscard]] bool ready() const {
-    return !shutting_down && policies->snapshot() != nullptr &&
+    return !shutting_down && policies->current() != nullptr &&
            certs->current()->valid_at(now_seconds());
   }
 
@@ -116,7 +134,7 @@ struct HttpsServer::Impl {
     response.status = 503;
     if (shutting_down) {
       response.body = "shutting down\n";
-    } else if (policies->snapshot() == nullptr) {
+    } else if (policies->current() == nullptr) {
       response.body = "no policy loaded\n";
     } else if (!certs->current()->valid_at(now_seconds())) {
       response.body = "serving certificate is outside its validity period\n";
@@ -127,13 +145,12 @@ struct HttpsServer::Impl {
   }
 
   admission::ReviewEndpoint make_endpoint(const std::string& name, admission::Mode mode) {
-    admission::PolicySource source = [reloader = policies] { return reloader->snapshot(); };
+    admission::PolicySource source = [reloader = policies] { return reloader->current(); };
+    // No body limit here: the HTTP reader answers 413 for larger bodies (refuse()).
     return with_request_log(
         name, with_metrics(metrics, name,
-                           admission::with_body_limit(
-                               options.body_limit,
-                               admission::make_review_endpoint(
-                                   std::move(source), {mode, options.failure_mode}))));
+                           admission::make_review_endpoint(std::move(source),
+                                                           {mode, options.failure_mode})));
   }
 
   static HttpResponse json_error(int status, const std::string& message) {
@@ -153,11 +170,7 @@ struct HttpsServer::Impl {
         response.headers.emplace_back("Allow", "POST");
         return response;
       }
-      const admission::ReviewEndpoint& endpoint = is_mutate ? mutate : validate;
-      if (request.body.size() <= kMaxLoopDecisionBytes) {
-        return review_now(endpoint, request);
-      }
-      return defer_review(endpoint, request, std::move(responder));
+      return review(is_mutate ? mutate : validate, request, std::move(responder));
     }
     if (request.path == "/healthz" || request.path == "/readyz") {
       return health_route(request);
@@ -193,13 +206,17 @@ struct HttpsServer::Impl {
     return json_error(404, "no route for " + request.method + " " + request.path);
   }
 
-  static std::chrono::milliseconds review_timeout(const HttpRequest& request) {
+  // The review's deadline: a tenth of the API server's ?timeout= before it gives up, so that the
+  // answer, decided or not, reaches it in time.
+  std::shared_ptr<admission::ReviewDeadline> review_deadline(const HttpRequest& request) const {
+    std::chrono::milliseconds timeout = kDefaultReviewTimeout;
     if (const std::optional<std::string> text = request.query_param("timeout")) {
       if (auto parsed = admission::parse_timeout(*text)) {
-        return *parsed;
+        timeout = *parsed;
       }
     }
-    return kDefaultReviewTimeout;
+    return std::make_shared<admission::ReviewDeadline>(
+        std::chrono::steady_clock::now() + timeout * 9 / 10, options.failure_mode);
   }
 
   static HttpResponse review_response(admission::ReviewReply reply) {
@@ -210,34 +227,47 @@ struct HttpsServer::Impl {
     return response;
   }
 
-  // Decides a small review on the calling event-loop thread (see kMaxLoopDecisionBytes).
-  HttpResponse review_now(const admission::ReviewEndpoint& endpoint,
-                          const HttpRequest& request) const {
+  // Decides a review on this event loop when it is small and holds no CEL selector (its cost
+  // is then bounded by its size, see kMaxLoopDecisionBytes), else on the pool.
+  HandlerResult review(const admission::ReviewEndpoint& endpoint, HttpRequest& request,
+                       Responder responder) const {
+    std::shared_ptr<admission::ReviewDeadline> deadline = review_deadline(request);
+    if (request.body.size() > kMaxLoopDecisionBytes) {
+      return defer_review(endpoint, request, std::nullopt, std::move(deadline),
+                          std::move(responder));
+    }
+    Result<admission::AdmissionRequest> parsed = admission::parse_admission_review(request.body);
+    if (parsed && (k8s::has_cel_selector(parsed->object) ||
+                   k8s::has_cel_selector(parsed->old_object))) {
+      return defer_review(endpoint, request, std::move(parsed), std::move(deadline),
+                          std::move(responder));
+    }
     metrics->record_decision_thread(Metrics::DecisionThread::kEventLoop);
-    admission::ReviewCall call;
-    call.body = request.body;
-    call.deadline = std::chrono::steady_clock::now() + review_timeout(request);
-    return review_response(endpoint(call));
+    return review_response(endpoint({request.body, std::move(deadline), &parsed}));
   }
 
-  // Hands the review to the pool; the loop answers with the failure mode if the decision is
-  // not ready shortly before the API server's ?timeout= runs out (it gives up at the timeout).
+  // Hands the review to the pool; the loop answers with the failure mode if the decision is not
+  // ready by the deadline, and the pool's reply then records that same answer.
   HandlerResult defer_review(const admission::ReviewEndpoint& endpoint, HttpRequest& request,
+                             std::optional<Result<admission::AdmissionRequest>> parsed,
+                             std::shared_ptr<admission::ReviewDeadline> deadline,
                              Responder responder) const {
-    const std::chrono::milliseconds timeout = review_timeout(request);
-    const auto now = std::chrono::steady_clock::now();
-    auto pending = std::make_shared<PendingReview>();
-    auto task = [&endpoint, pending, responder = std::move(responder),
-                 body = std::move(request.body), deadline = now + timeout]() {
-      admission::ReviewCall call;
-      call.body = body;
-      call.deadline = deadline;
-      call.on_read = [&pending](const admission::RequestSummary& summary) {
-        std::lock_guard lock(pending->mutex);
-        pending->uid = summary.uid;
-        pending->read = true;
-      };
-      responder(review_response(endpoint(call)));
+    const std::size_t bytes = request.body.size() * kDecisionBytesPerBodyByte;
+    if (!budget->try_take(bytes)) {
+      log_event(LogLevel::kWarn, "admission request refused: too many request bytes in flight");
+      return json_error(503, "the server holds too many request bytes right now; retry");
+    }
+    auto pending = std::make_shared<PendingReview>(std::move(request.body), budget, bytes);
+    pending->parsed = std::move(parsed);
+    auto task = [&endpoint, pending, deadline, responder = std::move(responder)]() {
+      admission::ReviewCall call{pending->body, deadline,
+                                 pending->parsed ? &*pending->parsed : nullptr};
+      try {
+        responder(review_response(endpoint(call)));
+      } catch (const std::exception& error) {
+        // The endpoint answers every review itself; this is a last resort (out of memory).
+        responder(json_error(500, std::string("internal error: ") + error.what()));
+      }
     };
     if (!pool->submit(std::move(task))) {
       log_event(LogLevel::kWarn, "admission request refused: every decision thread is busy");
@@ -245,23 +275,17 @@ struct HttpsServer::Impl {
     }
     metrics->record_decision_thread(Metrics::DecisionThread::kPool);
     DeferredAnswer deferred;
-    deferred.answer_by = now + timeout * 9 / 10;
-    deferred.fallback = [pending, mode = options.failure_mode]() {
-      std::lock_guard lock(pending->mutex);
-      Json fields = Json::object();
-      fields["uid"] = pending->uid;
-      log_event(LogLevel::kWarn, "admission decision not ready in time; answering with the failure mode",
-                fields);
-      if (!pending->read) {
-        return json_error(503, "the review was not read before the request's timeout");
+    deferred.answer_by = deadline->at();
+    deferred.fallback = [deadline]() -> std::optional<HttpResponse> {
+      std::optional<admission::ReviewReply> reply = deadline->fall_back();
+      if (!reply) {
+        return std::nullopt;
       }
-      HttpResponse response;
-      response.content_type = kJson;
-      response.body = admission::to_admission_review_json(
-          admission::failure_response(pending->uid, mode,
-                                      "the decision took longer than the request's timeout")
-              .response);
-      return response;
+      Json fields = Json::object();
+      fields["uid"] = reply->request.uid;
+      log_event(LogLevel::kWarn,
+                "admission decision not ready in time; answering with the failure mode", fields);
+      return review_response(std::move(*reply));
     };
     return deferred;
   }
@@ -317,7 +341,8 @@ struct HttpsServer::Impl {
     event_options.keep_alive_timeout = options.keep_alive_timeout;
     event_options.keep_alive_max_requests = options.keep_alive_max_requests;
     event_options.limits.max_body_bytes = options.body_limit;
-    event_options.max_buffered_bytes = options.max_buffered_bytes;
+    budget = std::make_shared<ByteBudget>(options.max_buffered_bytes);
+    event_options.budget = budget;
     mutate = make_endpoint("mutate", admission::Mode::kMutate);
     validate = make_endpoint("validate", admission::Mode::kValidate);
 
@@ -333,6 +358,7 @@ struct HttpsServer::Impl {
       return refuse(status, message, path);
     };
     endpoints[0].max_connections = options.max_connections;
+    endpoints[0].max_connections_per_address = options.max_connections_per_address;
     endpoints[1].name = "metrics";
     endpoints[1].listen = options.metrics_listen;
     endpoints[1].handler = [this](HttpRequest& request, Responder) {
@@ -340,6 +366,9 @@ struct HttpsServer::Impl {
     };
     endpoints[1].on_error = &Impl::refuse_plain;
     endpoints[1].max_connections = options.metrics_max_connections;
+    // Kubelet probes and a scraper, each from its own address: one address may not take them all.
+    endpoints[1].max_connections_per_address =
+        std::max<std::size_t>(1, options.metrics_max_connections / 2);
 
     // Decisions on the pool are CPU-bound: more threads than CPUs would only queue on them.
     const std::size_t pool_threads = options.threads > 0 ? options.threads : usable_cpus();
@@ -389,7 +418,7 @@ struct HttpsServer::Impl {
     if (policy_report.result == ReloadResult::kReloaded) {
       metrics->record_policy_reload(true);
       Json fields = Json::object();
-      fields["policies"] = policies->snapshot()->policies().size();
+      fields["policies"] = policies->current()->policies().size();
       log_event(LogLevel::kInfo, "policies reloaded", fields);
     } else if (policy_report.result == ReloadResult::kFailed) {
       metrics->record_policy_reload(false);
@@ -436,7 +465,7 @@ Status HttpsServer::start() {
       impl.options.metrics_listen.host + ":" + std::to_string(impl.https->port(1));
   fields["max_connections"] = impl.options.max_connections;
   fields["failure_mode"] = admission::failure_mode_name(impl.options.failure_mode);
-  fields["policies"] = impl.policies->snapshot()->policies().size();
+  fields["policies"] = impl.policies->current()->policies().size();
   fields["client_ca"] = !impl.options.client_ca.empty();
   fields["event_loops"] = impl.https->event_loops();
   fields["decision_threads"] = impl.decision_threads;

@@ -1,5 +1,6 @@
 #include "topoguard/server/tls_event_server.h"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -19,7 +20,9 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <limits>
 #include <optional>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -37,7 +40,9 @@ constexpr int kAcceptsPerWakeup = 64;  // then serve the connections already ope
 constexpr auto kTick = std::chrono::milliseconds(250);  // timeout sweep and accept-pause check
 constexpr auto kLingerTime = std::chrono::seconds(2);
 constexpr auto kAcceptPause = std::chrono::milliseconds(100);
-constexpr std::size_t kKeptBufferCapacity = 64 * 1024;  // per idle connection
+// Per idle connection: what a typical review needs. More, kept on thousands of idle
+// connections, would be memory no budget counts.
+constexpr std::size_t kKeptBufferCapacity = 16 * 1024;
 // Requests a connection has answered at once in one turn before it yields the loop to the other
 // connections (a pipelining or fast client cannot keep a loop to itself; answers computed on the
 // loop, such as small admission decisions, are bounded per turn).
@@ -45,6 +50,12 @@ constexpr std::size_t kAnswersPerTurn = 4;
 // After this many connections have closed, freed memory is handed back to the system (the
 // allocator keeps freed heap otherwise: a flood of 20,000 TLS connections would stay in RSS).
 constexpr std::size_t kClosesBetweenTrims = 256;
+// Evictions asked of other loops and not yet done, per port, beyond which a connection over the
+// cap is refused: the cap is exceeded by at most this many while they are carried out.
+constexpr std::size_t kMaxPendingEvictions = 64;
+
+using TimeRep = Clock::rep;
+constexpr TimeRep kNoIdle = std::numeric_limits<TimeRep>::max();
 
 // The binary links jemalloc (faster for the many small allocations of a review); tests and
 // sanitizer builds use glibc's malloc. mallctl is found at run time, so both work.
@@ -121,20 +132,86 @@ enum class Phase { kHandshake, kReading, kDeciding, kWriting, kLingering };
 // A bound port and what serves it.
 struct Listener {
   EventEndpoint endpoint;
+  std::size_t index = 0;  // in the server's list
   int fd = -1;
   int port = 0;
   std::atomic<std::size_t> open{0};  // connections of this endpoint
+  std::atomic<std::size_t> evictions_pending{0};  // asked of other loops, not yet done
+
+  // Counts a connection from `address`; false, counting nothing, when that address already
+  // has max_connections_per_address.
+  bool admit(const std::string& address) {
+    std::lock_guard lock(address_mutex);
+    std::size_t& count = by_address[address];
+    if (count >= endpoint.max_connections_per_address) {
+      if (count == 0) {
+        by_address.erase(address);
+      }
+      return false;
+    }
+    ++count;
+    return true;
+  }
+  void release(const std::string& address) {
+    std::lock_guard lock(address_mutex);
+    const auto found = by_address.find(address);
+    if (found != by_address.end() && --found->second == 0) {
+      by_address.erase(found);
+    }
+  }
+
+  std::mutex address_mutex;
+  std::unordered_map<std::string, std::size_t> by_address;  // guarded by address_mutex
+};
+
+// The client's address as a map key: the 16 bytes of an IPv6 address, IPv4 as IPv4-mapped,
+// so that one client counts once whichever family it connected with.
+std::string address_key(const sockaddr_storage& peer) {
+  in6_addr address{};
+  if (peer.ss_family == AF_INET6) {
+    address = reinterpret_cast<const sockaddr_in6*>(&peer)->sin6_addr;
+  } else if (peer.ss_family == AF_INET) {
+    address.s6_addr[10] = 0xff;
+    address.s6_addr[11] = 0xff;
+    std::memcpy(&address.s6_addr[12], &reinterpret_cast<const sockaddr_in*>(&peer)->sin_addr, 4);
+  }
+  return std::string(reinterpret_cast<const char*>(address.s6_addr), sizeof(address.s6_addr));
+}
+
+// An accepted socket on its way to a loop, counted against its address; closed and uncounted
+// unless a Connection takes it over.
+struct Accepted {
+  Accepted(int socket, Listener& port, std::string peer)
+      : fd(socket), listener(&port), address(std::move(peer)) {}
+  Accepted(Accepted&& other) noexcept
+      : fd(std::exchange(other.fd, -1)), listener(other.listener),
+        address(std::move(other.address)) {}
+  Accepted& operator=(Accepted&&) = delete;
+  Accepted(const Accepted&) = delete;
+  Accepted& operator=(const Accepted&) = delete;
+  ~Accepted() {
+    if (fd >= 0) {
+      ::close(fd);
+      listener->release(address);
+    }
+  }
+
+  int fd;
+  Listener* listener;
+  std::string address;
 };
 
 struct Connection {
-  Connection(int socket, SSL* tls, Listener& port, const HttpParseLimits& limits)
-      : fd(socket), ssl(tls), listener(port), parser(limits) {
+  Connection(Accepted&& accepted, SSL* tls, const HttpParseLimits& limits)
+      : fd(std::exchange(accepted.fd, -1)), ssl(tls), listener(*accepted.listener),
+        address(std::move(accepted.address)), parser(limits) {
     ++listener.open;
   }
   ~Connection() {
     SSL_free(ssl);
     ::close(fd);
     --listener.open;
+    listener.release(address);
   }
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -142,6 +219,14 @@ struct Connection {
   int fd;
   SSL* ssl;  // nullptr on a plain-HTTP endpoint
   Listener& listener;
+  std::string address;  // address_key() of the client
+  // While idle (no byte of a request received: new, or between requests): its place in the
+  // loop's list of idle connections of its port, oldest first (the one closed when the port is
+  // full and a new client comes).
+  Connection* idle_prev = nullptr;
+  Connection* idle_next = nullptr;
+  bool idle = false;
+  Clock::time_point idle_since;
   Phase phase = Phase::kHandshake;
   std::string in;    // received request bytes; those before in_start are consumed
   std::size_t in_start = 0;
@@ -157,7 +242,7 @@ struct Connection {
   // While a decision is pending (Phase::kDeciding): its number, when the fallback answers, and
   // how the answer is to be sent.
   std::uint64_t decision = 0;
-  std::function<HttpResponse()> fallback;
+  std::function<std::optional<HttpResponse>()> fallback;
   bool answer_head_only = false;
   bool answer_keep_alive = false;
   int answer_minor_version = 1;
@@ -177,7 +262,7 @@ struct TlsEventServer::Impl {
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<std::thread> threads;
   std::atomic<std::size_t> next_worker{0};
-  std::atomic<std::size_t> buffered_bytes{0};  // request bytes held by all connections
+  std::shared_ptr<ByteBudget> budget;  // request bytes held by connections and decisions
   std::atomic<std::size_t> closes_since_trim{0};
 
   // Held while accepting, so drain() can take the listener away between two accepts.
@@ -192,7 +277,11 @@ struct TlsEventServer::Impl {
 
   // Hands an accepted socket to the next worker, round robin (accepting is rare; requests are
   // not, so spreading connections evenly spreads the work).
-  void dispatch(int fd, Listener& listener, Worker& acceptor);
+  void dispatch(Accepted&& accepted, Worker& acceptor);
+  // At the port's cap: closes the port's longest-idle connection, on whichever loop holds it
+  // (at once on `acceptor`, else by a message to that loop). False when no connection of the
+  // port is idle, or too many evictions are already under way.
+  bool evict_idle(Listener& listener, Worker& acceptor);
   [[nodiscard]] Listener* listener_of(const void* tag) const {
     for (const auto& listener : listeners) {
       if (tag == listener.get()) {
@@ -207,11 +296,14 @@ struct TlsEventServer::Impl {
 
 class TlsEventServer::Impl::Worker {
  public:
-  explicit Worker(Impl& server) : server_(server) {}
-  ~Worker() {
-    for (const auto& [fd, listener] : inbox_) {
-      ::close(fd);
+  explicit Worker(Impl& server)
+      : server_(server), idle_(server.listeners.size()),
+        oldest_idle_(std::make_unique<std::atomic<TimeRep>[]>(server.listeners.size())) {
+    for (std::size_t i = 0; i < server.listeners.size(); ++i) {
+      oldest_idle_[i] = kNoIdle;
     }
+  }
+  ~Worker() {
     if (wake_fd_ >= 0) {
       ::close(wake_fd_);
     }
@@ -238,17 +330,46 @@ class TlsEventServer::Impl::Worker {
   }
 
   // From any thread: adopt this accepted socket.
-  void post(int fd, Listener& listener) {
+  void post(Accepted&& accepted) {
     bool was_empty = false;
     {
       std::lock_guard lock(inbox_mutex_);
-      was_empty = inbox_.empty() && answers_.empty();
-      inbox_.emplace_back(fd, &listener);
+      was_empty = inbox_.empty() && answers_.empty() && evictions_.empty();
+      inbox_.push_back(std::move(accepted));
     }
     // One wake-up per batch: a non-empty inbox has one pending, and on_wake() takes everything.
     if (was_empty) {
       wake();
     }
+  }
+
+  // From any thread: close the longest-idle connection of that port, if one is still idle.
+  void post_eviction(Listener& listener) {
+    bool was_empty = false;
+    {
+      std::lock_guard lock(inbox_mutex_);
+      was_empty = inbox_.empty() && answers_.empty() && evictions_.empty();
+      evictions_.push_back(&listener);
+    }
+    if (was_empty) {
+      wake();
+    }
+  }
+
+  // From any thread: since when this loop's longest-idle connection of that port has been
+  // idle (kNoIdle: none is).
+  [[nodiscard]] TimeRep oldest_idle(const Listener& listener) const {
+    return oldest_idle_[listener.index].load(std::memory_order_relaxed);
+  }
+
+  // On this loop's thread: closes the port's longest-idle connection; false when none is idle.
+  bool evict_oldest(const Listener& listener) {
+    Connection* oldest = idle_[listener.index].head;
+    if (oldest == nullptr) {
+      return false;
+    }
+    close(*oldest);
+    return true;
   }
 
   // From any thread: the answer to decision `decision` (dropped if its connection is gone or
@@ -257,7 +378,7 @@ class TlsEventServer::Impl::Worker {
     bool was_empty = false;
     {
       std::lock_guard lock(inbox_mutex_);
-      was_empty = inbox_.empty() && answers_.empty();
+      was_empty = inbox_.empty() && answers_.empty() && evictions_.empty();
       answers_.emplace_back(decision, std::move(response));
     }
     if (was_empty) {
@@ -280,7 +401,9 @@ class TlsEventServer::Impl::Worker {
     }
   }
 
-  void adopt(int fd, Listener& listener) {
+  void adopt(Accepted&& accepted) {
+    const int fd = accepted.fd;
+    const Listener& listener = *accepted.listener;
     const int yes = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
     SSL* ssl = nullptr;
@@ -288,17 +411,14 @@ class TlsEventServer::Impl::Worker {
       ssl = SSL_new(listener.endpoint.context.get());
       if (ssl == nullptr || SSL_set_fd(ssl, fd) != 1) {
         SSL_free(ssl);
-        ::close(fd);
         ERR_clear_error();
         log_event(LogLevel::kError, "cannot create a TLS session for a new connection");
-        return;
+        return;  // the Accepted destructor closes it
       }
       SSL_set_accept_state(ssl);
     }
-    auto connection = std::make_unique<Connection>(fd, ssl, listener, server_.options.limits);
-    if (ssl == nullptr) {
-      connection->phase = Phase::kReading;
-    }
+    auto connection =
+        std::make_unique<Connection>(std::move(accepted), ssl, server_.options.limits);
     connection->deadline = Clock::now() + server_.options.read_timeout;
     epoll_event event{};
     event.events = EPOLLIN;
@@ -309,6 +429,12 @@ class TlsEventServer::Impl::Worker {
     }
     Connection* key = connection.get();
     connections_.emplace(key, std::move(connection));
+    if (ssl == nullptr) {
+      key->phase = Phase::kReading;
+    }
+    // Idle until a request's first byte: a connection that never sends one (not even its TLS
+    // handshake) is the first to make room at the cap.
+    mark_idle(*key);
   }
 
   void run() {
@@ -361,6 +487,10 @@ class TlsEventServer::Impl::Worker {
     for (auto& [key, connection] : connections_) {
       ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, connection->fd, nullptr);
     }
+    for (std::size_t i = 0; i < idle_.size(); ++i) {
+      idle_[i] = IdleList{};
+      publish_oldest(i);
+    }
     connections_.clear();
     server_.worker_finished();
   }
@@ -391,18 +521,68 @@ class TlsEventServer::Impl::Worker {
     return inbox_.empty();
   }
 
+  // An idle connection (no byte of a request received yet: new, or between requests) goes to the
+  // back of its port's list; mark_busy() takes it out.
+  void mark_idle(Connection& connection) {
+    if (connection.idle) {
+      return;
+    }
+    IdleList& list = idle_[connection.listener.index];
+    connection.idle = true;
+    connection.idle_since = Clock::now();
+    connection.idle_prev = list.tail;
+    connection.idle_next = nullptr;
+    if (list.tail != nullptr) {
+      list.tail->idle_next = &connection;
+    } else {
+      list.head = &connection;
+      publish_oldest(connection.listener.index);
+    }
+    list.tail = &connection;
+  }
+
+  void mark_busy(Connection& connection) {
+    if (!connection.idle) {
+      return;
+    }
+    IdleList& list = idle_[connection.listener.index];
+    connection.idle = false;
+    (connection.idle_prev != nullptr ? connection.idle_prev->idle_next : list.head) =
+        connection.idle_next;
+    (connection.idle_next != nullptr ? connection.idle_next->idle_prev : list.tail) =
+        connection.idle_prev;
+    if (connection.idle_prev == nullptr) {
+      publish_oldest(connection.listener.index);
+    }
+    connection.idle_prev = nullptr;
+    connection.idle_next = nullptr;
+  }
+
+  void publish_oldest(std::size_t listener) {
+    const Connection* head = idle_[listener].head;
+    oldest_idle_[listener].store(
+        head != nullptr ? head->idle_since.time_since_epoch().count() : kNoIdle,
+        std::memory_order_relaxed);
+  }
+
   void on_wake() {
     std::uint64_t count = 0;
     [[maybe_unused]] const ssize_t got = ::read(wake_fd_, &count, sizeof(count));
-    std::vector<std::pair<int, Listener*>> fds;
+    std::vector<Accepted> accepted;
     std::vector<std::pair<std::uint64_t, HttpResponse>> answers;
+    std::vector<Listener*> evictions;
     {
       std::lock_guard lock(inbox_mutex_);
-      fds.swap(inbox_);
+      accepted.swap(inbox_);
       answers.swap(answers_);
+      evictions.swap(evictions_);
     }
-    for (const auto& [fd, listener] : fds) {
-      adopt(fd, *listener);
+    for (Listener* listener : evictions) {
+      evict_oldest(*listener);
+      --listener->evictions_pending;
+    }
+    for (Accepted& socket : accepted) {
+      adopt(std::move(socket));
     }
     for (auto& [decision, response] : answers) {
       const auto waiting = deciding_.find(decision);
@@ -420,13 +600,24 @@ class TlsEventServer::Impl::Worker {
       return;  // drain() took the listener away after this event was queued
     }
     for (int i = 0; i < kAcceptsPerWakeup; ++i) {
-      const int fd = ::accept4(listener.fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      sockaddr_storage peer{};
+      socklen_t peer_size = sizeof(peer);
+      const int fd = ::accept4(listener.fd, reinterpret_cast<sockaddr*>(&peer), &peer_size,
+                               SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd >= 0) {
-        if (listener.open.load() >= listener.endpoint.max_connections) {
-          ::close(fd);  // over the cap: closing costs less than any answer
+        std::string address = address_key(peer);
+        if (!listener.admit(address)) {
+          ::close(fd);  // this client has its share of the port: closing costs least
           continue;
         }
-        server_.dispatch(fd, listener, *this);
+        Accepted accepted(fd, listener, std::move(address));
+        // At the cap a client that keeps connections idle must not lock out a new one: the
+        // longest-idle connection makes room (a client reconnects as after a keep-alive timeout).
+        if (listener.open.load() >= listener.endpoint.max_connections &&
+            !server_.evict_idle(listener, *this)) {
+          continue;  // nothing idle to close: refused (the Accepted destructor closes it)
+        }
+        server_.dispatch(std::move(accepted), *this);
         continue;
       }
       if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) {
@@ -458,9 +649,18 @@ class TlsEventServer::Impl::Worker {
         continue;
       }
       if (connection->phase == Phase::kDeciding) {
-        HttpResponse fallback = connection->fallback();
-        deliver(*connection, fallback);
-        take_turn(*connection);
+        std::optional<HttpResponse> fallback =
+            connection->fallback ? connection->fallback() : std::nullopt;
+        if (fallback) {
+          deliver(*connection, *fallback);
+          take_turn(*connection);
+        } else if (connection->fallback) {
+          // The decision won the race: its answer is already on its way to on_wake().
+          connection->fallback = nullptr;
+          connection->deadline = now + server_.options.write_timeout;
+        } else {
+          close(*connection);  // the decided answer never came
+        }
       } else if (connection->phase == Phase::kReading && connection->request_started) {
         time_out(*connection);
         take_turn(*connection);
@@ -468,8 +668,11 @@ class TlsEventServer::Impl::Worker {
         close(*connection);  // handshake, response, linger or idle period ran out
       }
     }
-    if (server_.closes_since_trim.load() >= kClosesBetweenTrims &&
-        server_.closes_since_trim.exchange(0) >= kClosesBetweenTrims) {
+    // Freed memory goes back to the system after many closes, and when a burst of large
+    // requests is over (the allocator would keep what they freed as the process's own).
+    if ((server_.closes_since_trim.load() >= kClosesBetweenTrims &&
+         server_.closes_since_trim.exchange(0) >= kClosesBetweenTrims) ||
+        server_.budget->burst_ended()) {
       release_free_memory();
     }
   }
@@ -487,6 +690,7 @@ class TlsEventServer::Impl::Worker {
       return;
     }
     connection.closed = true;
+    mark_busy(connection);
     if (connection.phase == Phase::kDeciding) {
       deciding_.erase(connection.decision);
     }
@@ -653,31 +857,25 @@ class TlsEventServer::Impl::Worker {
     }
     if (!connection.request_started) {
       // The whole request, however it trickles in, must arrive within the read timeout.
+      mark_busy(connection);
       connection.request_started = true;
       connection.deadline = Clock::now() + server_.options.read_timeout;
     }
     connection.in.erase(0, connection.in_start);  // once per read: linear in the bytes read
     connection.in_start = 0;
     connection.in.append(scratch_, static_cast<std::size_t>(received));
-    if (count_buffered(connection) > server_.options.max_buffered_bytes) {
+    if (!count_buffered(connection)) {
       refuse_overload(connection);
     }
     return true;
   }
 
-  // Brings the server-wide count of buffered request bytes up to date with this connection;
-  // returns the new total.
-  std::size_t count_buffered(Connection& connection) {
-    const std::size_t now =
-        connection.in.size() - connection.in_start + connection.parser.held_bytes();
-    std::size_t total = 0;
-    if (now >= connection.buffered) {
-      total = server_.buffered_bytes.fetch_add(now - connection.buffered) + (now - connection.buffered);
-    } else {
-      total = server_.buffered_bytes.fetch_sub(connection.buffered - now) - (connection.buffered - now);
-    }
-    connection.buffered = now;
-    return total;
+  // Brings the byte budget up to date with this connection's request bytes; false when the
+  // budget is then exceeded for a holder of its size.
+  bool count_buffered(Connection& connection) {
+    return server_.budget->update(connection.buffered, connection.in.size() -
+                                                           connection.in_start +
+                                                           connection.parser.held_bytes());
   }
 
   void refuse_overload(Connection& connection) {
@@ -815,6 +1013,9 @@ class TlsEventServer::Impl::Worker {
     connection.deadline = Clock::now() + (connection.request_started
                                               ? server_.options.read_timeout
                                               : server_.options.keep_alive_timeout);
+    if (!connection.request_started) {
+      mark_idle(connection);
+    }
     return true;
   }
 
@@ -854,22 +1055,54 @@ class TlsEventServer::Impl::Worker {
   std::atomic<bool> listening_{false};
   std::uint64_t decisions_ = 0;
   std::unordered_map<std::uint64_t, Connection*> deciding_;  // decision -> connection awaiting it
+  struct IdleList {
+    Connection* head = nullptr;  // idle longest
+    Connection* tail = nullptr;
+  };
+  std::vector<IdleList> idle_;  // per listener index
+  // Per listener index: idle_since of the list's head, for evict_idle() on other threads.
+  std::unique_ptr<std::atomic<TimeRep>[]> oldest_idle_;
   std::optional<Clock::time_point> accept_paused_until_;
   std::unordered_map<Connection*, std::unique_ptr<Connection>> connections_;
   std::vector<Connection*> closed_;
   std::mutex inbox_mutex_;
-  std::vector<std::pair<int, Listener*>> inbox_;                // guarded by inbox_mutex_
+  std::vector<Accepted> inbox_;                                  // guarded by inbox_mutex_
   std::vector<std::pair<std::uint64_t, HttpResponse>> answers_;  // guarded by inbox_mutex_
+  std::vector<Listener*> evictions_;                             // guarded by inbox_mutex_
   char scratch_[kReadChunk];
 };
 
-void TlsEventServer::Impl::dispatch(int fd, Listener& listener, Worker& acceptor) {
+void TlsEventServer::Impl::dispatch(Accepted&& accepted, Worker& acceptor) {
   Worker& target = *workers[next_worker.fetch_add(1) % workers.size()];
   if (&target == &acceptor) {
-    acceptor.adopt(fd, listener);
+    acceptor.adopt(std::move(accepted));
   } else {
-    target.post(fd, listener);
+    target.post(std::move(accepted));
   }
+}
+
+bool TlsEventServer::Impl::evict_idle(Listener& listener, Worker& acceptor) {
+  Worker* holder = nullptr;
+  TimeRep oldest = kNoIdle;
+  for (const auto& worker : workers) {
+    const TimeRep since = worker->oldest_idle(listener);
+    if (since < oldest) {
+      oldest = since;
+      holder = worker.get();
+    }
+  }
+  if (holder == nullptr) {
+    return false;
+  }
+  if (holder == &acceptor) {
+    return acceptor.evict_oldest(listener);
+  }
+  if (listener.evictions_pending.fetch_add(1) >= kMaxPendingEvictions) {
+    --listener.evictions_pending;
+    return false;
+  }
+  holder->post_eviction(listener);
+  return true;
 }
 
 void TlsEventServer::Impl::worker_finished() {
@@ -894,6 +1127,9 @@ void TlsEventServer::Impl::stop_workers() {
 TlsEventServer::TlsEventServer(EventServerOptions options, std::vector<EventEndpoint> endpoints)
     : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
+  impl_->budget = impl_->options.budget
+                      ? impl_->options.budget
+                      : std::make_shared<ByteBudget>(impl_->options.max_buffered_bytes);
   for (EventEndpoint& endpoint : endpoints) {
     if (endpoint.context) {
       // One record per response, and a whole request in one read(2); the state machine resumes
@@ -905,6 +1141,7 @@ TlsEventServer::TlsEventServer(EventServerOptions options, std::vector<EventEndp
     }
     auto listener = std::make_unique<Listener>();
     listener->endpoint = std::move(endpoint);
+    listener->index = impl_->listeners.size();
     impl_->listeners.push_back(std::move(listener));
   }
 }
@@ -1039,14 +1276,23 @@ bool TlsEventServer::drain(std::chrono::steady_clock::time_point deadline) {
     std::size_t turn = 0;
     for (const auto& listener : impl.listeners) {
       while (true) {
-        const int fd = ::accept4(listener->fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        sockaddr_storage peer{};
+        socklen_t peer_size = sizeof(peer);
+        const int fd = ::accept4(listener->fd, reinterpret_cast<sockaddr*>(&peer), &peer_size,
+                                 SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
           if (errno == EINTR || errno == ECONNABORTED) {
             continue;
           }
           break;
         }
-        impl.workers[turn++ % impl.workers.size()]->post(fd, *listener);
+        std::string address = address_key(peer);
+        if (!listener->admit(address)) {
+          ::close(fd);
+          continue;
+        }
+        impl.workers[turn++ % impl.workers.size()]->post(
+            Accepted(fd, *listener, std::move(address)));
       }
       // From here new connections are refused; the descriptor stays open until the destructor.
       ::shutdown(listener->fd, SHUT_RDWR);

@@ -5,11 +5,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <fstream>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,10 +20,14 @@
 #include <gtest/gtest.h>
 
 #include "serve_process.h"
+#include "topoguard/common/yaml_document.h"
 #include "webhook_server_fixture.h"
 
 namespace topoguard::server {
 namespace {
+
+// The Deployment's memory limit (deploy/webhook/base/deployment.yaml).
+constexpr long long kMemoryLimitMib = 256;
 
 using topoguard::testing::connect_loopback;
 using topoguard::testing::RawTlsConnection;
@@ -193,6 +200,7 @@ TEST_F(AdversarialTest, OperationLabelFloodAddsNoSeries) {
   start();
   auto connection = client();
   connection->set_keep_alive(true);
+  connection->set_tcp_nodelay(true);  // else each request waits for a delayed ACK
   for (int i = 0; i < 1000; ++i) {
     auto result =
         connection->Post("/validate", review_json("flood", "OP" + std::to_string(i)), "application/json");
@@ -210,21 +218,31 @@ TEST_F(AdversarialTest, OperationLabelFloodAddsNoSeries) {
   EXPECT_TRUE(probe_served());
 }
 
-// Connections past --max-connections are closed on accept; those within keep being served.
+// At --max-connections a new connection closes the longest-idle one; when every connection has
+// a request under way, new ones are closed on accept. Those within keep being served.
 TEST_F(AdversarialTest, ConnectionsPastTheCapAreClosed) {
   options_.max_connections = 16;
   options_.threads = 1;  // one acceptor: the cap is exact
   start();
   std::vector<std::unique_ptr<RawTlsConnection>> held;
-  int connected = 0;
-  for (int i = 0; i < 40; ++i) {
+  for (int i = 0; i < 16; ++i) {
     held.push_back(raw());
-    connected += held.back()->connected() ? 1 : 0;
+    ASSERT_TRUE(held.back()->connected());
+    ASSERT_TRUE(held.back()->send("GET /healthz HTTP/1.1\r\n"));  // a request under way
   }
-  EXPECT_EQ(connected, 16);
-  ASSERT_TRUE(held.front()->send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let the server read them
+  int connected = 0;
+  for (int i = 0; i < 24; ++i) {
+    connected += raw()->connected() ? 1 : 0;
+  }
+  EXPECT_EQ(connected, 0);
+  ASSERT_TRUE(held.front()->send("Host: x\r\n\r\n"));
   const std::string answer = held.front()->read_response();
   EXPECT_EQ(answer.rfind("HTTP/1.1 200 ", 0), 0U) << answer;
+  // held.front() is idle now: the next newcomer takes its place.
+  auto newcomer = raw();
+  EXPECT_TRUE(newcomer->connected());
+  EXPECT_TRUE(held.front()->closed_within(10));
   held.clear();
   EXPECT_TRUE(eventually([this] { return probe_served(); }));
 }
@@ -240,6 +258,8 @@ class AdversarialProcessTest : public ::testing::Test {
     topoguard::testing::write_file(dir_ + "/ca.pem", pki_.ca.cert);
     topoguard::testing::write_file(dir_ + "/tls.crt", pki_.server.cert);
     topoguard::testing::write_file(dir_ + "/tls.key", pki_.server.key);
+    topoguard::testing::write_file(dir_ + "/client.crt", pki_.client.cert);
+    topoguard::testing::write_file(dir_ + "/client.key", pki_.client.key);
     client_ctx_.reset(SSL_CTX_new(TLS_client_method()));
     SSL_CTX_load_verify_locations(client_ctx_.get(), (dir_ + "/ca.pem").c_str(), nullptr);
     SSL_CTX_set_verify(client_ctx_.get(), SSL_VERIFY_PEER, nullptr);
@@ -271,6 +291,51 @@ class AdversarialProcessTest : public ::testing::Test {
     auto reviewed = client()->Post("/validate", review_json("probe"), "application/json");
     return health && health->status == 200 && reviewed && reviewed->status == 200;
   }
+
+  // The flags of deploy/webhook/base/deployment.yaml that shape how the server holds up.
+  static std::vector<std::string> deployed_flags(std::vector<std::string> extra = {}) {
+    std::vector<std::string> flags = {"--threads=4", "--failure-mode=closed"};
+    flags.insert(flags.end(), extra.begin(), extra.end());
+    return flags;
+  }
+
+  struct FreshClients {
+    int total = 0;
+    int ok = 0;
+    double p99_seconds = 0;
+  };
+
+  // The API server's side of an attack: reviews from 127.0.0.1, each on a new connection, one
+  // after another until `stop` (at least `minimum` of them); with the test client certificate
+  // when `mtls`.
+  FreshClients fresh_reviews(const std::atomic<bool>& stop, int minimum, bool mtls = false) const {
+    FreshClients result;
+    std::vector<double> latencies;
+    const std::string body = review_json("fresh");
+    while (!stop || result.total < minimum) {
+      const auto start = std::chrono::steady_clock::now();
+      auto made = mtls ? std::make_unique<httplib::SSLClient>("127.0.0.1", server_.port(),
+                                                              dir_ + "/client.crt",
+                                                              dir_ + "/client.key")
+                       : std::make_unique<httplib::SSLClient>("127.0.0.1", server_.port());
+      made->set_ca_cert_path(dir_ + "/ca.pem");
+      made->enable_server_certificate_verification(true);
+      made->set_connection_timeout(5, 0);
+      made->set_read_timeout(10, 0);
+      auto reviewed = made->Post("/validate", body, "application/json");
+      latencies.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      ++result.total;
+      result.ok += reviewed && reviewed->status == 200 ? 1 : 0;
+    }
+    std::sort(latencies.begin(), latencies.end());
+    result.p99_seconds = latencies[std::min(latencies.size() - 1, latencies.size() * 99 / 100)];
+    std::printf("fresh clients: %d of %d answered, p99 %.3f s\n", result.ok, result.total,
+                result.p99_seconds);
+    return result;
+  }
+
+  [[nodiscard]] long long peak_mib() const { return server_.peak_resident_bytes() >> 20; }
 
   std::string dir_;
   topoguard::testing::TestPki pki_;
@@ -330,7 +395,9 @@ TEST_F(AdversarialProcessTest, TwoThousandIdleTlsConnectionsStaySmall) {
   const long long before = server_.resident_bytes();
   std::vector<std::unique_ptr<RawTlsConnection>> idle;
   for (int i = 0; i < kConnections; ++i) {
-    idle.push_back(std::make_unique<RawTlsConnection>(client_ctx_.get(), server_.port()));
+    // From two addresses: one may hold at most --max-connections-per-address (1,024).
+    idle.push_back(std::make_unique<RawTlsConnection>(client_ctx_.get(), server_.port(),
+                                                      i % 2 == 0 ? "127.0.0.2" : "127.0.0.3"));
     ASSERT_TRUE(idle.back()->connected()) << "connection " << i;
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -351,6 +418,232 @@ TEST_F(AdversarialProcessTest, TwoThousandIdleTlsConnectionsStaySmall) {
   }));
   std::printf("resident: %lld KiB after they closed\n", after / 1024);
   EXPECT_TRUE(probe_served());
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TOPOGUARD_SKIP_UNDER_SANITIZERS() \
+  GTEST_SKIP() << "thousands of TLS handshakes and resident sizes mean nothing under a sanitizer"
+#else
+#define TOPOGUARD_SKIP_UNDER_SANITIZERS() (void)0
+#endif
+
+// Issue 19, attack 3: connections fill --max-connections (4,096) and stay open, each sending
+// GET /healthz every 8 s: one attacker address tries for all 4,096, three more top up to the
+// cap. New API-server connections are still answered, all of them and fast, and memory stays
+// under the Deployment's limit.
+TEST_F(AdversarialProcessTest, ConnectionsAtTheCapDoNotLockOutNewClients) {
+  TOPOGUARD_SKIP_UNDER_SANITIZERS();
+  ASSERT_TRUE(start(deployed_flags({"--keep-alive-timeout", "120"})));
+  ASSERT_TRUE(probe_served());
+  constexpr int kCap = 4096;
+  std::vector<std::unique_ptr<RawTlsConnection>> held;
+  const auto open_from = [&](const char* source, int attempts) {
+    int connected = 0;
+    for (int i = 0; i < attempts; ++i) {
+      auto connection =
+          std::make_unique<RawTlsConnection>(client_ctx_.get(), server_.port(), source);
+      if (connection->connected()) {
+        ++connected;
+        held.push_back(std::move(connection));
+      }
+    }
+    return connected;
+  };
+  const int first = open_from("127.0.0.2", kCap);
+  int topped_up = 0;
+  for (const char* source : {"127.0.0.3", "127.0.0.4", "127.0.0.5"}) {
+    topped_up += open_from(source, kCap / 4);
+  }
+  std::printf("attacker connections: %d from one address, %d more from three others\n", first,
+              topped_up);
+  std::atomic<bool> stop{false};
+  std::thread busy([&] {
+    while (!stop) {
+      for (auto& connection : held) {
+        connection->send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+      }
+      for (auto& connection : held) {
+        (void)connection->read_response();
+      }
+      for (int i = 0; i < 80 && !stop; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+  });
+  const std::atomic<bool> counted{true};
+  const FreshClients clients = fresh_reviews(counted, 300);
+  stop = true;
+  busy.join();
+  EXPECT_EQ(clients.ok, clients.total);
+  EXPECT_LT(clients.p99_seconds, 1.0);
+  EXPECT_LT(peak_mib(), kMemoryLimitMib);
+  std::printf("peak resident: %lld MiB\n", peak_mib());
+  EXPECT_TRUE(server_.running());
+}
+
+// Issue 19, attack 5: with --client-ca, the kubelet's probes as shipped (no client
+// certificate, server certificate not checked) still pass, while the webhook port refuses a
+// client without a certificate and serves the API server's.
+TEST_F(AdversarialProcessTest, ShippedProbesPassWithClientCertificates) {
+  ASSERT_TRUE(start(deployed_flags({"--client-ca", dir_ + "/ca.pem"})));
+  std::ifstream file(std::string(TOPOGUARD_SOURCE_DIR) + "/deploy/webhook/base/deployment.yaml");
+  std::stringstream text;
+  text << file.rdbuf();
+  const YamlStream stream = parse_yaml_stream(text.str(), "deployment.yaml");
+  ASSERT_EQ(stream.documents.size(), 1U);
+  const Json& container = stream.documents[0].value["spec"]["template"]["spec"]["containers"][0];
+  int probes = 0;
+  for (const char* kind : {"startupProbe", "livenessProbe", "readinessProbe"}) {
+    ASSERT_TRUE(container.contains(kind)) << kind;
+    const Json& get = container[kind]["httpGet"];
+    const std::string port_name = get["port"].get<std::string>();
+    ASSERT_TRUE(port_name == "https" || port_name == "metrics") << port_name;
+    const int port = port_name == "https" ? server_.port() : server_.metrics_port();
+    const std::string path = get["path"].get<std::string>();
+    const bool https = get.value("scheme", "HTTP") == "HTTPS";
+    const httplib::Result answer = [&] {
+      if (https) {
+        httplib::SSLClient kubelet("127.0.0.1", port);
+        kubelet.enable_server_certificate_verification(false);
+        kubelet.set_connection_timeout(3, 0);
+        return kubelet.Get(path);
+      }
+      httplib::Client kubelet("127.0.0.1", port);
+      kubelet.set_connection_timeout(3, 0);
+      return kubelet.Get(path);
+    }();
+    EXPECT_TRUE(answer && answer->status >= 200 && answer->status < 400)
+        << kind << " on " << port_name << " " << path << ": "
+        << (answer ? std::to_string(answer->status) : httplib::to_string(answer.error()));
+    ++probes;
+  }
+  EXPECT_EQ(probes, 3);
+  EXPECT_FALSE(client()->Post("/validate", review_json("no-cert"), "application/json"))
+      << "a client without a certificate was served";
+  const std::atomic<bool> counted{true};
+  const FreshClients clients = fresh_reviews(counted, 50, true);
+  EXPECT_EQ(clients.ok, clients.total);
+  EXPECT_LT(clients.p99_seconds, 1.0);
+  EXPECT_LT(peak_mib(), kMemoryLimitMib);
+}
+
+// Issue 19, attack 6: 40 connections each send most of a 4 MiB body and hold it. New clients
+// are served throughout, the process stays under the Deployment's memory limit, and once the
+// attackers are gone its resident memory is back near where it started.
+TEST_F(AdversarialProcessTest, BufferedBodiesLeaveNoResidentMemoryBehind) {
+  TOPOGUARD_SKIP_UNDER_SANITIZERS();
+  ASSERT_TRUE(start(deployed_flags()));
+  const std::atomic<bool> counted{true};
+  (void)fresh_reviews(counted, 20);  // what every request needs is allocated now
+  const long long before = server_.resident_bytes();
+  constexpr int kAttackers = 40;
+  constexpr std::size_t kBody = 4 * 1024 * 1024;
+  std::vector<std::unique_ptr<RawTlsConnection>> attackers;
+  for (int i = 0; i < kAttackers; ++i) {
+    attackers.push_back(std::make_unique<RawTlsConnection>(client_ctx_.get(), server_.port()));
+    ASSERT_TRUE(attackers.back()->connected());
+  }
+  std::vector<std::thread> senders;
+  for (int i = 0; i < kAttackers; ++i) {
+    senders.emplace_back([&attackers, i] {
+      const std::string header = "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                                 "application/json\r\nContent-Length: " +
+                                 std::to_string(kBody) + "\r\n\r\n";
+      // All but the last KiB: the server holds the body and waits for the rest.
+      const std::string chunk(64 * 1024, ' ');
+      if (!attackers[i]->send(header)) {
+        return;
+      }
+      for (std::size_t sent = 0; sent + chunk.size() + 1024 <= kBody; sent += chunk.size()) {
+        if (!attackers[i]->send(chunk)) {
+          return;  // refused (503) and closed
+        }
+      }
+    });
+  }
+  std::atomic<bool> sent{false};
+  std::thread joiner([&] {
+    for (auto& sender : senders) {
+      sender.join();
+    }
+    sent = true;
+  });
+  const FreshClients clients = fresh_reviews(sent, 100);
+  joiner.join();
+  const long long held = server_.resident_bytes();
+  const FreshClients during = fresh_reviews(counted, 50);
+  attackers.clear();
+  EXPECT_EQ(clients.ok + during.ok, clients.total + during.total);
+  EXPECT_LT(std::max(clients.p99_seconds, during.p99_seconds), 1.0);
+  EXPECT_LT(peak_mib(), kMemoryLimitMib);
+  long long after = held;
+  // Back within 16 MiB of the start once the attackers are gone.
+  EXPECT_TRUE(eventually(
+      [&] {
+        after = server_.resident_bytes();
+        return after - before < 16LL * 1024 * 1024;
+      },
+      std::chrono::seconds(15)));
+  std::printf("resident: %lld MiB before, %lld MiB holding the bodies (peak %lld MiB), %lld MiB "
+              "after\n",
+              before >> 20, held >> 20, peak_mib(), after >> 20);
+  EXPECT_TRUE(probe_served());
+}
+
+// Issue 19, attacks 6 and 7 on decisions: 8 clients send whole reviews of ~3 MiB of CEL
+// selectors, one after another. They are decided off the event loops (new clients are served
+// fast meanwhile) and count in the byte budget with what their decisions build (those that do
+// not fit get 503), so the process stays under the Deployment's memory limit.
+TEST_F(AdversarialProcessTest, LargeCelReviewsStayWithinTheMemoryLimit) {
+  TOPOGUARD_SKIP_UNDER_SANITIZERS();
+  ASSERT_TRUE(start(deployed_flags()));
+  Json selectors = Json::array();
+  for (int i = 0; i < 60'000; ++i) {
+    selectors.push_back({{"cel", {{"expression", "device.driver == \"gpu.nvidia.com\""}}}});
+  }
+  Json claim = {{"apiVersion", "resource.k8s.io/v1"},
+                {"kind", "ResourceClaim"},
+                {"metadata", {{"name", "bomb"}}},
+                {"spec",
+                 {{"devices",
+                   {{"requests", Json::array({{{"name", "gpu"},
+                                               {"exactly",
+                                                {{"deviceClassName", "gpu.nvidia.com"},
+                                                 {"selectors", selectors}}}}})}}}}}};
+  const std::string body = topoguard::testing::review_body(claim, "bomb");
+  const std::string request = "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                              "application/json\r\nContent-Length: " +
+                              std::to_string(body.size()) + "\r\n\r\n" + body;
+  std::atomic<bool> stop{false};
+  std::atomic<int> answered{0};
+  std::atomic<int> refused{0};
+  std::vector<std::thread> attackers;
+  for (int i = 0; i < 8; ++i) {
+    attackers.emplace_back([&] {
+      while (!stop) {
+        RawTlsConnection connection(client_ctx_.get(), server_.port());
+        if (!connection.connected() || !connection.send(request)) {
+          continue;
+        }
+        const std::string answer = connection.read_response();
+        (answer.rfind("HTTP/1.1 200 ", 0) == 0 ? answered : refused) += 1;
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const std::atomic<bool> counted{true};
+  const FreshClients clients = fresh_reviews(counted, 200);
+  stop = true;
+  for (auto& attacker : attackers) {
+    attacker.join();
+  }
+  std::printf("large CEL reviews: %d answered, %d refused; peak resident %lld MiB\n",
+              answered.load(), refused.load(), peak_mib());
+  EXPECT_EQ(clients.ok, clients.total);
+  EXPECT_LT(clients.p99_seconds, 1.0);
+  EXPECT_LT(peak_mib(), kMemoryLimitMib);
+  EXPECT_GT(answered.load(), 0);
+  EXPECT_TRUE(server_.running());
 }
 
 }  // namespace

@@ -169,8 +169,9 @@ check "--show-exempted lists them" grep -q 'exempted deny missing-pcie-alignment
 # A binary linked with jemalloc starts it with the options of src/cli/allocator_config.cpp.
 if ldd "$binary" | grep -q libjemalloc; then
   MALLOC_CONF=confirm_conf:true "$binary" --version >/dev/null 2>"$work/err"
-  check "jemalloc takes the built-in options" grep -q 'global variable malloc_conf): "tcache_nslots_small_max:2000"' "$work/err"
+  check "jemalloc takes the built-in options" grep -q 'global variable malloc_conf): "tcache_nslots_small_max:2000,dirty_decay_ms:1000,muzzy_decay_ms:0"' "$work/err"
   check "and applies them" grep -q 'Set conf value: tcache_nslots_small_max:2000' "$work/err"
+  check "with the shorter decay" grep -q 'Set conf value: dirty_decay_ms:1000' "$work/err"
 fi
 
 echo "$passed passed, $failed failed"

@@ -21,6 +21,23 @@ trap 'rm -rf "$work"' EXIT
 cp -r "${source_dir}/deploy/webhook" "${work}/webhook"
 "${source_dir}/certs/generate-dev-certs.sh" --out "${work}/webhook/dev/certs" --quiet >/dev/null
 
+# Rendered YAML ($1) as the JSON list of its objects ($2).
+to_json() {
+  # kustomize wraps long base64 values (Secret data, caBundle) over lines; the API server's
+  # base64 decoder skips newlines, the schema's "byte" format does not: join them as kubectl's
+  # YAML-to-JSON step plus decoding would.
+  python3 -c '
+import json, sys, yaml
+docs = [d for d in yaml.safe_load_all(sys.stdin) if d]
+for d in docs:
+    if d["kind"] == "Secret":
+        d["data"] = {k: v.replace("\n", "") for k, v in d.get("data", {}).items()}
+    for w in d.get("webhooks", []) if d["kind"].endswith("WebhookConfiguration") else []:
+        if "caBundle" in w["clientConfig"]:
+            w["clientConfig"]["caBundle"] = w["clientConfig"]["caBundle"].replace("\n", "")
+json.dump(docs, sys.stdout)' <"$1" >"$2"
+}
+
 overlays=(. dev cert-manager)
 rendered=()
 for overlay in "${overlays[@]}"; do
@@ -42,25 +59,58 @@ EOF
     if [ "$label" = . ]; then label=root; fi
     out="${work}/${label}"
     kubectl kustomize "${work}/${dir}" >"${out}.yaml"
-    # kustomize wraps long base64 values (Secret data, caBundle) over lines; the API server's
-    # base64 decoder skips newlines, the schema's "byte" format does not: join them as kubectl's
-    # YAML-to-JSON step plus decoding would.
-    python3 -c '
-import json, sys, yaml
-docs = [d for d in yaml.safe_load_all(sys.stdin) if d]
-for d in docs:
-    if d["kind"] == "Secret":
-        d["data"] = {k: v.replace("\n", "") for k, v in d.get("data", {}).items()}
-    for w in d.get("webhooks", []) if d["kind"].endswith("WebhookConfiguration") else []:
-        if "caBundle" in w["clientConfig"]:
-            w["clientConfig"]["caBundle"] = w["clientConfig"]["caBundle"].replace("\n", "")
-json.dump(docs, sys.stdout)' <"${out}.yaml" >"${out}.json"
+    to_json "${out}.yaml" "${out}.json"
     rendered+=("${out}.json")
     # Nothing topoguard installs may itself be a finding.
     "$topoguard" audit --fail-on audit "${out}.yaml" >"${out}.audit" ||
       { echo "FAIL topoguard audit on ${dir}:" >&2; cat "${out}.audit" >&2; exit 1; }
   done
 done
+
+# The mtls component on the dev overlay, as the guide composes it.
+mkdir -p "${work}/with-mtls"
+cat >"${work}/with-mtls/kustomization.yaml" <<EOF
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - ../webhook/dev
+components:
+  - ../webhook/mtls
+EOF
+kubectl kustomize "${work}/with-mtls" >"${work}/mtls.yaml"
+to_json "${work}/mtls.yaml" "${work}/mtls.json"
+rendered+=("${work}/mtls.json")
+"$topoguard" audit --fail-on audit "${work}/mtls.yaml" >"${work}/mtls.audit" ||
+  { echo "FAIL topoguard audit on the mtls component:" >&2; cat "${work}/mtls.audit" >&2; exit 1; }
+
+# Probes never use the webhook port (it may demand a client certificate the kubelet does not
+# have), and the mtls component passes --client-ca with the CA mounted where the flag points.
+python3 - "${work}" <<'EOF'
+import json, pathlib, sys
+work = pathlib.Path(sys.argv[1])
+for path in sorted(work.glob("*.json")):
+    if path.name == "samples.json":
+        continue
+    for doc in json.load(open(path)):
+        if doc["kind"] != "Deployment":
+            continue
+        pod = doc["spec"]["template"]["spec"]
+        container = pod["containers"][0]
+        for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+            get = container[probe]["httpGet"]
+            assert get["port"] == "metrics" and get.get("scheme", "HTTP") == "HTTP", \
+                f"{path.name}: {probe} uses {get}"
+        flags = [a for a in container["args"] if a.startswith("--client-ca=")]
+        if path.name == "mtls.json":
+            assert flags == ["--client-ca=/etc/topoguard/client-ca/ca.crt"], flags
+            mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+            volumes = {v["name"]: v for v in pod["volumes"]}
+            assert mounts.get("client-ca") == "/etc/topoguard/client-ca", mounts
+            assert volumes["client-ca"]["configMap"]["name"] == "topoguard-client-ca", volumes
+        else:
+            assert not flags, f"{path.name}: {flags}"
+        print(f"{path.name}: probes on the metrics port, client CA flags {flags}")
+EOF
 
 # Each overlay's webhooks must carry its CA: dev from certs/, cert-manager through the injection annotation.
 python3 - "${work}" <<'EOF'

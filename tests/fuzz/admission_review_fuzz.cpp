@@ -83,7 +83,7 @@ void check_mutate_response(const admission::AdmissionRequest& request,
 // The validating endpoint end to end: a status the server may send, a JSON body, and for 200 an
 // AdmissionReview without a patch.
 void check_validate_endpoint(const admission::ReviewEndpoint& endpoint, std::string_view body) {
-  const admission::ReviewReply reply = endpoint(admission::ReviewCall{body, std::nullopt});
+  const admission::ReviewReply reply = endpoint(admission::ReviewCall{body, {}});
   if (reply.http_status != 200 && reply.http_status != 400 && reply.http_status != 413) {
     contract_broken("unexpected HTTP status", std::to_string(reply.http_status));
   }

@@ -170,24 +170,48 @@ TEST_F(HttpProtocolTest, MethodAndSyntaxErrors) {
 }
 
 // Request bytes buffered across connections are bounded: past the budget the sender gets 503
-// and is closed, while the connection already holding most of the budget completes.
+// and is closed, while the connection already holding most of the budget completes (a review
+// decided on its event loop takes nothing more from the budget).
 TEST_F(HttpProtocolTest, BufferedBytesAreBounded) {
-  options_.body_limit = 64 * 1024;
-  options_.max_buffered_bytes = 80 * 1024;
+  options_.max_buffered_bytes = 20 * 1024;
   start();
   std::string body = review("big");
-  body.resize(60'000, ' ');  // trailing whitespace is still one JSON document
+  body.resize(16'000, ' ');  // trailing whitespace is still one JSON document
   const std::string request = post("/validate", body);
   auto first = raw();
-  ASSERT_TRUE(first->send(request.substr(0, 50'000)));
+  ASSERT_TRUE(first->send(request.substr(0, 12'000)));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let the server read it
   auto second = raw();
-  ASSERT_TRUE(second->send(request.substr(0, 50'000)));
+  ASSERT_TRUE(second->send(request.substr(0, 12'000)));
   const std::string refused = second->read_response();
   EXPECT_EQ(refused.rfind("HTTP/1.1 503 ", 0), 0U) << refused;
   EXPECT_NE(refused.find("Connection: close"), std::string::npos) << refused;
-  ASSERT_TRUE(first->send(request.substr(50'000)));
+  ASSERT_TRUE(first->send(request.substr(12'000)));
   EXPECT_TRUE(answers(first->read_response(), "big"));
+}
+
+// Reviews decided off the event loop count in the same budget with what their decision builds
+// (24 bytes per body byte): a 20 KB review does not fit a 256 KiB budget (503), an 8 KB one
+// with a CEL selector (sent to the pool whatever its size) does, and is decided.
+TEST_F(HttpProtocolTest, ReviewsBeingDecidedCountInTheByteBudget) {
+  options_.max_buffered_bytes = 256 * 1024;
+  start();
+  std::string large = review("large");
+  large.resize(20'000, ' ');
+  auto connection = raw();
+  ASSERT_TRUE(connection->send(post("/validate", large)));
+  const std::string refused = connection->read_response();
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503 ", 0), 0U) << refused;
+
+  Json selector_request = request("gpu", "gpu.nvidia.com");
+  selector_request["exactly"]["selectors"] =
+      Json::array({{{"cel", {{"expression", "device.driver == 'gpu.nvidia.com'"}}}}});
+  std::string with_cel = review_body(
+      rct("u", Json::array({selector_request, request("nic", "dranet.net")})), "cel");
+  with_cel.resize(8'000, ' ');
+  auto other = raw();
+  ASSERT_TRUE(other->send(post("/validate", with_cel)));
+  EXPECT_TRUE(answers(other->read_response(), "cel"));
 }
 
 // A client that stops halfway through its request is disconnected after the read timeout.

@@ -110,18 +110,22 @@ class ServeProcess {
   }
 
   // Resident memory of the child in bytes (VmRSS), 0 when unknown.
-  [[nodiscard]] long long resident_bytes() const {
+  [[nodiscard]] long long resident_bytes() const { return status_bytes("VmRSS:"); }
+  // The most resident memory the child has had so far (VmHWM), 0 when unknown.
+  [[nodiscard]] long long peak_resident_bytes() const { return status_bytes("VmHWM:"); }
+
+ private:
+  [[nodiscard]] long long status_bytes(const std::string& field) const {
     std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
     std::string line;
     while (std::getline(status, line)) {
-      if (line.rfind("VmRSS:", 0) == 0) {
-        return std::stoll(line.substr(6)) * 1024;
+      if (line.rfind(field, 0) == 0) {
+        return std::stoll(line.substr(field.size())) * 1024;
       }
     }
     return 0;
   }
 
- private:
   static int port_of(const std::string& address) {
     const std::size_t colon = address.rfind(':');
     return colon == std::string::npos ? -1 : std::stoi(address.substr(colon + 1));

@@ -227,6 +227,49 @@ TEST_F(WebhookServerTest, SmallReviewsOnTheLoopLargeOnesOnThePool) {
   text = metrics_text();
   EXPECT_EQ(metric_value(text, pool_series), 1) << text;
   EXPECT_EQ(metric_value(text, loop_series), kReviews) << text;
+
+  // A small review with a CEL selector goes to the pool: a CEL expression's cost is not
+  // bounded by its size.
+  Json selector_request = request("gpu", "gpu.nvidia.com");
+  selector_request["exactly"]["selectors"] =
+      Json::array({{{"cel", {{"expression", "device.driver == 'gpu.nvidia.com'"}}}}});
+  const Json with_cel = rct("c", Json::array({selector_request, request("nic", "dranet.net")}));
+  const Json cel = review("/validate", review_body(with_cel, "cel"));
+  EXPECT_EQ(cel.value("uid", ""), "cel");
+  text = metrics_text();
+  EXPECT_EQ(metric_value(text, pool_series), 2) << text;
+  EXPECT_EQ(metric_value(text, loop_series), kReviews) << text;
+}
+
+// A pool review whose deadline has passed is answered with the failure mode (or 503, when the
+// loop answers before the pool has read the uid), and the metrics count that answer, never the
+// decision the client did not get.
+TEST_F(WebhookServerTest, PoolReviewPastItsDeadlineIsCountedAsAnswered) {
+  start();
+  Json selector_request = request("gpu", "gpu.nvidia.com");
+  selector_request["exactly"]["selectors"] =
+      Json::array({{{"cel", {{"expression", "device.driver == 'gpu.nvidia.com'"}}}}});
+  const Json with_cel = rct("c", Json::array({selector_request, request("nic", "dranet.net")}));
+  auto answer = client()->Post("/validate?timeout=0s", review_body(with_cel, "late"),
+                               "application/json");
+  ASSERT_TRUE(answer);
+  std::string counted = "decision=\"error_deny\"} 1";
+  if (answer->status == 200) {
+    const Json response = Json::parse(answer->body)["response"];
+    EXPECT_EQ(response.value("allowed", true), false);
+    EXPECT_EQ(response["status"].value("code", 0), 500);
+  } else {
+    EXPECT_EQ(answer->status, 503) << answer->body;
+    counted = "} 1";
+  }
+  EXPECT_TRUE(eventually([&] {
+    const std::string text = metrics_text();
+    return text.find("topoguard_admission_requests_total{endpoint=\"validate\"") !=
+               std::string::npos &&
+           text.find(counted) != std::string::npos;
+  })) << metrics_text();
+  const std::string text = metrics_text();
+  EXPECT_EQ(text.find("decision=\"deny\""), std::string::npos) << text;
 }
 
 // Rotation to a certificate from another CA while requests flow (new handshakes and keep-alive

@@ -90,8 +90,19 @@ inline std::string base64_decode(const std::string& text) {
   return out;
 }
 
-inline int connect_loopback(int port) {
+// A TCP connection to 127.0.0.1:port; from `source` (another loopback address, e.g. 127.0.0.2)
+// when given, so a test can act as several client addresses.
+inline int connect_loopback(int port, const char* source = nullptr) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (source != nullptr) {
+    sockaddr_in local{};
+    local.sin_family = AF_INET;
+    ::inet_pton(AF_INET, source, &local.sin_addr);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0) {
+      ::close(fd);
+      return -1;
+    }
+  }
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<std::uint16_t>(port));
@@ -106,7 +117,8 @@ inline int connect_loopback(int port) {
 // One TLS connection driven by hand, so a request can be left half sent.
 class RawTlsConnection {
  public:
-  RawTlsConnection(SSL_CTX* ctx, int port) : fd_(connect_loopback(port)) {
+  RawTlsConnection(SSL_CTX* ctx, int port, const char* source = nullptr)
+      : fd_(connect_loopback(port, source)) {
     if (fd_ < 0) {
       return;
     }

@@ -7,11 +7,14 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "topoguard/admission/admission_handler.h"
+#include "topoguard/admission/admission_review.h"
 #include "topoguard/policy/policy_set.h"
 
 namespace topoguard::admission {
@@ -26,22 +29,56 @@ struct RequestSummary {
   bool dry_run = false;
 };
 
-struct ReviewCall {
-  std::string_view body;
-  // From the API server's ?timeout= parameter: a decision ready after it is replaced by the
-  // failure-mode answer (the API server has given up on us by then anyway).
-  std::optional<std::chrono::steady_clock::time_point> deadline;
-  // Called once the body has been read as an AdmissionReview, before the decision: a server
-  // that must answer on time without the decision learns the uid to answer for.
-  std::function<void(const RequestSummary&)> on_read = nullptr;
-};
-
 struct ReviewReply {
   int http_status = 200;
   std::string body;        // an AdmissionReview when http_status is 200, else an error body
   std::string http_error;  // the reason of a non-200 status
   RequestSummary request;
   ReviewOutcome outcome;
+};
+
+// The one deadline of a review (from the API server's ?timeout=) and the one answer it gets:
+// the decision when it is ready in time, else the failure-mode answer. A server that must
+// answer by the deadline from another thread than the deciding one shares this with it;
+// whichever side settles first gives the answer, and the deciding side's reply (what metrics
+// and the request log record) is always the answer the client got. Thread-safe.
+class ReviewDeadline {
+ public:
+  ReviewDeadline(std::chrono::steady_clock::time_point at, FailureMode failure_mode)
+      : at_(at), failure_mode_(failure_mode) {}
+
+  [[nodiscard]] std::chrono::steady_clock::time_point at() const { return at_; }
+  // The deciding side, once the body is read: whom a failure-mode answer is for.
+  void read(const RequestSummary& request);
+  // The deciding side, with its reply: that reply when it is first and in time, else the
+  // failure-mode answer (the one already given, if the other side settled first).
+  [[nodiscard]] ReviewReply settle(ReviewReply decided);
+  // The answering side, at the deadline: the failure-mode answer to send, or nullopt when the
+  // decision settled first (its answer is on its way).
+  [[nodiscard]] std::optional<ReviewReply> fall_back();
+  // The failure-mode answer has been given: deciding would be wasted work.
+  [[nodiscard]] bool fell_back() const;
+
+ private:
+  enum class State { kOpen, kDecided, kFellBack };
+  void fall_back_locked();
+
+  const std::chrono::steady_clock::time_point at_;
+  const FailureMode failure_mode_;
+  mutable std::mutex mutex_;
+  State state_ = State::kOpen;       // guarded by mutex_
+  bool read_ = false;                // guarded by mutex_
+  RequestSummary request_;           // guarded by mutex_
+  ReviewReply fallback_;             // guarded by mutex_; set in kFellBack
+};
+
+struct ReviewCall {
+  std::string_view body;
+  // nullptr: no deadline (the review CLI).
+  std::shared_ptr<ReviewDeadline> deadline;
+  // The body already read as an AdmissionReview, by a server that looked inside it to choose
+  // where to decide it; taken by the endpoint. nullptr: the endpoint reads `body`.
+  Result<AdmissionRequest>* parsed = nullptr;
 };
 
 using ReviewEndpoint = std::function<ReviewReply(const ReviewCall&)>;
@@ -51,7 +88,8 @@ using PolicySource = std::function<policy::PolicySetPtr()>;
 // parse -> handle_admission -> serialise. Malformed bodies get 400 with a JSON error body.
 [[nodiscard]] ReviewEndpoint make_review_endpoint(PolicySource policies, HandlerOptions options);
 
-// Answers 413 with a JSON error body when the body is larger than `limit` bytes.
+// Answers 413 with a JSON error body when the body is larger than `limit` bytes (for callers
+// without an HTTP reader that enforces the limit, such as `topoguard review`).
 [[nodiscard]] ReviewEndpoint with_body_limit(std::size_t limit, ReviewEndpoint next);
 
 // Parses the API server's ?timeout= value ("10s", "1m30s", "500ms"); nullopt when malformed.

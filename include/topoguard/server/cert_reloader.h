@@ -1,17 +1,17 @@
 // The serving key pair, re-read when its files change (Secret volume update, cert-manager
 // renewal) and handed to every new TLS handshake (see tls_context.h). A pair that does not parse,
 // or whose key does not match its certificate, is refused and the previous pair stays in use.
-// current() is safe from any thread; poll() is called from one watcher thread.
+// A Reloadable: current() is safe from any thread; poll() is called from one watcher thread.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include <openssl/x509.h>
 
 #include "topoguard/common/result.h"
+#include "topoguard/server/reloadable.h"
 
 namespace topoguard::server {
 
@@ -48,32 +48,15 @@ using KeyPairPtr = std::shared_ptr<const KeyPair>;
 [[nodiscard]] Result<KeyPairPtr> load_key_pair(const std::string& cert_path,
                                                const std::string& key_path);
 
-enum class ReloadResult { kUnchanged, kReloaded, kFailed };
-
-struct ReloadReport {
-  ReloadResult result = ReloadResult::kUnchanged;
-  Error error;  // for kFailed
-};
-
-class CertReloader {
+class CertReloader : public Reloadable<KeyPair> {
  public:
   // Loads the initial pair; an error when it cannot be used.
   [[nodiscard]] static Result<std::shared_ptr<CertReloader>> create(std::string cert_path,
                                                                     std::string key_path);
 
-  [[nodiscard]] KeyPairPtr current() const;
-  // Re-reads the files when their fingerprint changed since the last attempt.
-  ReloadReport poll();
-
  private:
-  CertReloader(std::string cert_path, std::string key_path, KeyPairPtr pair,
-               std::string fingerprint);
-
-  const std::string cert_path_;
-  const std::string key_path_;
-  std::string fingerprint_;  // of the last attempt; only poll() touches it
-  mutable std::mutex mutex_;
-  KeyPairPtr current_;  // guarded by mutex_
+  friend class Reloadable<KeyPair>;
+  using Reloadable::Reloadable;
 };
 
 }  // namespace topoguard::server

@@ -31,13 +31,21 @@ struct ServerOptions {
   admission::FailureMode failure_mode = admission::FailureMode::kClosed;
 
   std::size_t body_limit = 4 * 1024 * 1024;  // larger bodies get 413
-  // Request bytes all connections may buffer together; beyond it a sender gets 503.
+  // Request bytes held at once: buffered by connections, and in reviews being decided (a body
+  // and an estimate of its parsed tree). Beyond it a sender gets 503. An eighth is kept for
+  // requests of at most 64 KiB, so large ones cannot starve them.
   std::size_t max_buffered_bytes = 128 * 1024 * 1024;
-  // Open connections per port, beyond which new ones are closed at once. 4,096 idle TLS
-  // connections take about 4096 x ~16 KB (SSL_MODE_RELEASE_BUFFERS), inside the manifests'
-  // 256 Mi limit beside the 128 MiB buffered-bytes budget.
+  // Open webhook connections. At the cap a new connection closes the longest-idle one; only
+  // when none is idle is the new one closed. 4,096 idle TLS connections take about
+  // 4096 x ~16 KB (SSL_MODE_RELEASE_BUFFERS), inside the manifests' 256 Mi limit beside the
+  // 128 MiB byte budget.
   std::size_t max_connections = 4096;
-  // The metrics port serves a scraper and kubelet probes: a few connections are plenty.
+  // Open webhook connections from one client address, beyond which its new ones are closed at
+  // once: a single client cannot take the whole port, while several API server instances (each
+  // with its own address; an API server keeps tens to hundreds of connections) fit easily.
+  std::size_t max_connections_per_address = 1024;
+  // The metrics port serves a scraper and kubelet probes: a few connections are plenty. One
+  // client address may hold half of them.
   std::size_t metrics_max_connections = 64;
   // Event-loop threads of both ports; each serves any number of connections. 0: two per usable
   // CPU (server::default_event_loops()). Also the decision pool's threads when set; 0: one per

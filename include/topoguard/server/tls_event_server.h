@@ -12,13 +12,16 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
 
 #include "topoguard/common/result.h"
+#include "topoguard/server/byte_budget.h"
 #include "topoguard/server/http_request_reader.h"
 #include "topoguard/server/server_options.h"
 
@@ -36,10 +39,11 @@ struct HttpResponse {
 using Responder = std::function<void(HttpResponse response)>;
 
 // A handler's promise to answer through the Responder; if it has not by `answer_by`, the loop
-// answers with `fallback()` (called on the loop thread) instead.
+// calls `fallback()` (on the loop thread) and sends what it returns; nullopt means the answer
+// has just been given to the Responder and is on its way.
 struct DeferredAnswer {
   std::chrono::steady_clock::time_point answer_by;
-  std::function<HttpResponse()> fallback;
+  std::function<std::optional<HttpResponse>()> fallback;
 };
 using HandlerResult = std::variant<HttpResponse, DeferredAnswer>;
 
@@ -57,8 +61,11 @@ struct SslCtxDeleter {
 };
 using SslCtxPtr = std::unique_ptr<SSL_CTX, SslCtxDeleter>;
 
-// One listening port: its address, TLS context (none: plain HTTP), routes and connection cap.
-// Connections past the cap are closed as soon as they are accepted.
+// One listening port: its address, TLS context (none: plain HTTP), routes and connection caps.
+// A new connection at max_connections closes the port's longest-idle connection (no byte of a
+// request received: new, or between requests) to make room, and is closed itself only when no
+// connection is idle. One beyond max_connections_per_address from the same client address is
+// closed as soon as it is accepted.
 struct EventEndpoint {
   std::string name;  // for logs: "webhook", "metrics"
   HostPort listen;
@@ -66,6 +73,7 @@ struct EventEndpoint {
   HttpHandler handler;
   HttpErrorResponder on_error;
   std::size_t max_connections = 4096;
+  std::size_t max_connections_per_address = std::numeric_limits<std::size_t>::max();
 };
 
 // CPUs this process may run on: its affinity mask (a cpuset, `taskset`), or every online CPU
@@ -91,8 +99,11 @@ struct EventServerOptions {
   HttpParseLimits limits;
   // Request bytes buffered across all connections (each may hold up to a whole body): above
   // this, a connection that sends more gets 503 and is closed, instead of the process being
-  // killed for memory.
+  // killed for memory (ByteBudget keeps a share for small requests).
   std::size_t max_buffered_bytes = 128 * 1024 * 1024;
+  // Shared with what else holds request bytes (decisions in flight); nullptr: a budget of
+  // max_buffered_bytes for the connections alone.
+  std::shared_ptr<ByteBudget> budget;
 };
 
 class TlsEventServer {

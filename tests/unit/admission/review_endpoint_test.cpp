@@ -35,7 +35,7 @@ PolicySource builtin_source() {
 TEST(ReviewEndpointTest, AnswersWithAdmissionReview) {
   const ReviewEndpoint endpoint =
       make_review_endpoint(builtin_source(), {Mode::kMutate, FailureMode::kClosed});
-  const ReviewReply reply = endpoint({kReview, std::nullopt});
+  const ReviewReply reply = endpoint({kReview, {}});
   ASSERT_EQ(reply.http_status, 200) << reply.http_error;
   const Json body = Json::parse(reply.body);
   EXPECT_EQ(body["apiVersion"], "admission.k8s.io/v1");
@@ -73,13 +73,13 @@ TEST(ReviewEndpointTest, FollowsThePolicySetOfEachReview) {
       [&current] { return current; }, {Mode::kMutate, FailureMode::kClosed});
   for (int round = 0; round < 3; ++round) {
     current = builtin;
-    EXPECT_EQ(endpoint({kReview, std::nullopt}).outcome.decision, Decision::kPatch) << round;
+    EXPECT_EQ(endpoint({kReview, {}}).outcome.decision, Decision::kPatch) << round;
     current = amd_only;
-    EXPECT_EQ(endpoint({kReview, std::nullopt}).outcome.decision, Decision::kAllow) << round;
+    EXPECT_EQ(endpoint({kReview, {}}).outcome.decision, Decision::kAllow) << round;
   }
   // A policy set loaded again (a reload with the same text) is a new set, judged the same.
   current = builtin_source()();
-  EXPECT_EQ(endpoint({kReview, std::nullopt}).outcome.decision, Decision::kPatch);
+  EXPECT_EQ(endpoint({kReview, {}}).outcome.decision, Decision::kPatch);
 }
 
 // A malformed body is a 400 with a JSON error body naming the field.
@@ -125,9 +125,10 @@ TEST_P(EndpointFailureTest, AnswersPerFailureMode) {
                                       : builtin_source();
   const ReviewEndpoint endpoint =
       make_review_endpoint(std::move(source), {Mode::kValidate, c.failure_mode});
-  ReviewCall call{kReview, std::nullopt};
+  ReviewCall call{kReview, {}};
   if (c.deadline_passed) {
-    call.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+    call.deadline = std::make_shared<ReviewDeadline>(
+        std::chrono::steady_clock::now() - std::chrono::seconds(1), c.failure_mode);
   }
   const ReviewReply reply = endpoint(call);
   ASSERT_EQ(reply.http_status, 200);
@@ -144,6 +145,62 @@ INSTANTIATE_TEST_SUITE_P(
                       FailureCase{"DeadlinePassedClosed", false, true, FailureMode::kClosed, false},
                       FailureCase{"DeadlinePassedOpen", false, true, FailureMode::kOpen, true}),
     topoguard::testing::NoteName());
+
+std::shared_ptr<ReviewDeadline> deadline_in(std::chrono::seconds from_now) {
+  return std::make_shared<ReviewDeadline>(std::chrono::steady_clock::now() + from_now,
+                                          FailureMode::kClosed);
+}
+
+// A decision settled in time is the answer; the fallback then has nothing to send.
+TEST(ReviewDeadlineTest, DecisionFirstIsTheAnswer) {
+  const ReviewEndpoint endpoint =
+      make_review_endpoint(builtin_source(), {Mode::kValidate, FailureMode::kClosed});
+  const auto deadline = deadline_in(std::chrono::seconds(60));
+  const ReviewReply reply = endpoint({kReview, deadline});
+  ASSERT_EQ(reply.http_status, 200);
+  EXPECT_TRUE(reply.outcome.error.empty());
+  EXPECT_FALSE(deadline->fall_back().has_value());
+}
+
+// When the fallback answers first, the deciding side skips the decision and returns exactly the
+// answer the client got: what metrics and logs record agrees with it.
+TEST(ReviewDeadlineTest, FallbackFirstIsWhatTheDecisionReports) {
+  const ReviewEndpoint endpoint =
+      make_review_endpoint(builtin_source(), {Mode::kValidate, FailureMode::kClosed});
+  const auto deadline = deadline_in(std::chrono::seconds(60));
+  deadline->read({"u-7", "ResourceClaim", "ml", "c", "CREATE", false});
+  const std::optional<ReviewReply> sent = deadline->fall_back();
+  ASSERT_TRUE(sent.has_value());
+  EXPECT_EQ(sent->http_status, 200);
+  EXPECT_EQ(Json::parse(sent->body)["response"]["allowed"], false);
+  const ReviewReply recorded = endpoint({kReview, deadline});
+  EXPECT_EQ(recorded.http_status, sent->http_status);
+  EXPECT_EQ(recorded.body, sent->body);
+  EXPECT_EQ(recorded.outcome.error, sent->outcome.error);
+  EXPECT_FALSE(recorded.outcome.error.empty());
+}
+
+// A fallback before the body was read has no uid to answer for: 503, recorded as such.
+TEST(ReviewDeadlineTest, FallbackBeforeReadingIs503) {
+  const ReviewEndpoint endpoint =
+      make_review_endpoint(builtin_source(), {Mode::kValidate, FailureMode::kOpen});
+  const auto deadline = deadline_in(std::chrono::seconds(60));
+  const std::optional<ReviewReply> sent = deadline->fall_back();
+  ASSERT_TRUE(sent.has_value());
+  EXPECT_EQ(sent->http_status, 503);
+  EXPECT_EQ(endpoint({kReview, deadline}).http_status, 503);
+}
+
+// A body the server has already read is decided from that reading, not read again.
+TEST(ReviewEndpointTest, TakesTheBodyAlreadyRead) {
+  const ReviewEndpoint endpoint =
+      make_review_endpoint(builtin_source(), {Mode::kValidate, FailureMode::kClosed});
+  Result<AdmissionRequest> parsed = parse_admission_review(kReview);
+  ASSERT_TRUE(parsed);
+  const ReviewReply reply = endpoint({"not json", {}, &parsed});
+  ASSERT_EQ(reply.http_status, 200);
+  EXPECT_EQ(reply.request.uid, "u-7");
+}
 
 struct TimeoutCase {
   std::string_view note;

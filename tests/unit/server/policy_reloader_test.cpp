@@ -40,7 +40,7 @@ Result<policy::PolicySet> fake_loader(const std::vector<std::string>& paths) {
 }
 
 std::string first_name(const PolicyReloader& reloader) {
-  const auto set = reloader.snapshot();
+  const auto set = reloader.current();
   return set->policies().empty() ? "" : set->policies().front().name;
 }
 
@@ -70,12 +70,12 @@ TEST_F(PolicyReloaderTest, ReloadsGoodKeepsLastGoodOnBad) {
   EXPECT_EQ(reloader.poll().result, ReloadResult::kReloaded);
   EXPECT_EQ(first_name(reloader), "two");
 
-  const policy::PolicySetPtr held = reloader.snapshot();
+  const policy::PolicySetPtr held = reloader.current();
   topoguard::testing::write_file(dir_ + "/p.yaml", "invalid!");
   const ReloadReport report = reloader.poll();
   EXPECT_EQ(report.result, ReloadResult::kFailed);
   EXPECT_EQ(report.error.code, ErrorCode::kInvalidYaml);
-  EXPECT_EQ(reloader.snapshot().get(), held.get());
+  EXPECT_EQ(reloader.current().get(), held.get());
 }
 
 // A ConfigMap volume update (the `..data` symlink swap) is noticed.

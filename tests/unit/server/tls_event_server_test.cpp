@@ -27,7 +27,14 @@ using namespace std::chrono_literals;
 
 class Client {
  public:
-  explicit Client(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+  // From `source`, another loopback address, when given.
+  explicit Client(int port, const char* source = nullptr) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    if (source != nullptr) {
+      sockaddr_in local{};
+      local.sin_family = AF_INET;
+      ::inet_pton(AF_INET, source, &local.sin_addr);
+      ::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof(local));
+    }
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_port = htons(static_cast<std::uint16_t>(port));
@@ -74,6 +81,106 @@ class Client {
 
 std::string get(const std::string& path) {
   return "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
+}
+
+// A plain-HTTP server answering 200 to everything, with the given caps.
+class CappedServer {
+ public:
+  CappedServer(std::size_t max_connections, std::size_t per_address, std::size_t threads) {
+    EventServerOptions options;
+    options.threads = threads;
+    std::vector<EventEndpoint> endpoints(1);
+    endpoints[0].name = "test";
+    endpoints[0].listen = {"127.0.0.1", 0};
+    endpoints[0].handler = [](HttpRequest&, Responder) -> HandlerResult { return HttpResponse{}; };
+    endpoints[0].on_error = [](int status, const std::string& message, const std::string&) {
+      HttpResponse response;
+      response.status = status;
+      response.body = message;
+      return response;
+    };
+    endpoints[0].max_connections = max_connections;
+    endpoints[0].max_connections_per_address = per_address;
+    server_ = std::make_unique<TlsEventServer>(options, std::move(endpoints));
+    EXPECT_TRUE(server_->bind());
+    EXPECT_TRUE(server_->start());
+  }
+
+  [[nodiscard]] int port() const { return server_->port(); }
+  // Waits until the server holds `count` connections.
+  bool holds(std::size_t count) const {
+    for (int i = 0; i < 1000 && server_->open_connections() != count; ++i) {
+      std::this_thread::sleep_for(10ms);
+    }
+    return server_->open_connections() == count;
+  }
+
+ private:
+  std::unique_ptr<TlsEventServer> server_;
+};
+
+bool answered(Client& client) {
+  return client.send(get("/")) && client.read_responses(1).rfind("HTTP/1.1 200", 0) == 0;
+}
+
+// At the cap a new client is served, and the connection idle longest (on whichever loop) is
+// closed to make room; the others stay open.
+TEST(ConnectionCapTest, LongestIdleConnectionMakesRoom) {
+  CappedServer server(3, 100, 2);
+  std::vector<std::unique_ptr<Client>> idle;
+  for (std::size_t i = 1; i <= 3; ++i) {
+    idle.push_back(std::make_unique<Client>(server.port()));
+    ASSERT_TRUE(server.holds(i));
+  }
+  Client newcomer(server.port());
+  EXPECT_TRUE(answered(newcomer));
+  EXPECT_EQ(idle[0]->read_responses(1), "") << "the longest-idle connection is still open";
+  EXPECT_TRUE(answered(*idle[1]));
+  EXPECT_TRUE(answered(*idle[2]));
+}
+
+// A connection in the middle of a request is not idle: the idle one goes instead, and with none
+// idle the newcomer is refused.
+TEST(ConnectionCapTest, ConnectionsWithARequestUnderWayStay) {
+  CappedServer server(2, 100, 1);
+  Client sending(server.port());
+  ASSERT_TRUE(server.holds(1));
+  Client idle(server.port());
+  ASSERT_TRUE(server.holds(2));
+  const std::string request = get("/");
+  ASSERT_TRUE(sending.send(request.substr(0, 10)));
+  std::this_thread::sleep_for(100ms);  // let the loop read the first bytes
+  Client first_newcomer(server.port());
+  EXPECT_EQ(idle.read_responses(1), "") << "the idle connection is still open";
+  ASSERT_TRUE(sending.send(request.substr(10)));
+  EXPECT_EQ(sending.read_responses(1).rfind("HTTP/1.1 200", 0), 0U);
+  // Now the first newcomer sends half a request: nothing is idle.
+  const std::string half = request.substr(0, 10);
+  ASSERT_TRUE(first_newcomer.send(half));
+  ASSERT_TRUE(sending.send(half));
+  std::this_thread::sleep_for(100ms);
+  Client refused(server.port());
+  EXPECT_EQ(refused.read_responses(1), "") << "a connection over the cap was served";
+  ASSERT_TRUE(first_newcomer.send(request.substr(10)));
+  EXPECT_EQ(first_newcomer.read_responses(1).rfind("HTTP/1.1 200", 0), 0U);
+}
+
+// One client address holds at most max_connections_per_address; another address is served.
+TEST(ConnectionCapTest, ConnectionsPerAddressAreCapped) {
+  CappedServer server(100, 2, 2);
+  Client first(server.port(), "127.0.0.1");
+  auto second = std::make_unique<Client>(server.port(), "127.0.0.1");
+  ASSERT_TRUE(server.holds(2));
+  Client third(server.port(), "127.0.0.1");
+  EXPECT_EQ(third.read_responses(1), "") << "a third connection from one address was served";
+  Client elsewhere(server.port(), "127.0.0.2");
+  EXPECT_TRUE(answered(elsewhere));
+  EXPECT_TRUE(answered(first));
+  // A closed connection gives its address's place back.
+  second.reset();
+  ASSERT_TRUE(server.holds(2));
+  Client again(server.port(), "127.0.0.1");
+  EXPECT_TRUE(answered(again));
 }
 
 // One connection pipelines twelve requests; the loop is held by the first one until another
