@@ -9,8 +9,10 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -644,6 +646,194 @@ TEST_F(AdversarialProcessTest, LargeCelReviewsStayWithinTheMemoryLimit) {
   EXPECT_LT(peak_mib(), kMemoryLimitMib);
   EXPECT_GT(answered.load(), 0);
   EXPECT_TRUE(server_.running());
+}
+
+// A ResourceClaimTemplate named `name` with a GPU request (carrying `selector` when given) and
+// a NIC request, no constraint.
+Json gpu_nic_template(const std::string& name, const std::string& selector = "") {
+  Json gpu = {{"deviceClassName", "gpu.nvidia.com"}};
+  if (!selector.empty()) {
+    gpu["selectors"] = Json::array({{{"cel", {{"expression", selector}}}}});
+  }
+  Json nic = {{"deviceClassName", "dranet.net"}};
+  Json requests = Json::array({{{"name", "gpu"}, {"exactly", std::move(gpu)}},
+                               {{"name", "nic"}, {"exactly", std::move(nic)}}});
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceClaimTemplate"},
+          {"metadata", {{"name", name}, {"namespace", "ml"}}},
+          {"spec", {{"spec", {{"devices", {{"requests", std::move(requests)}}}}}}}};
+}
+
+std::string selector_review(const std::string& expression, const std::string& uid) {
+  return topoguard::testing::review_body(gpu_nic_template("hostile", expression), uid);
+}
+
+// `[s].map(x, x + x)[0]` nested `levels` times around a 1 KiB string.
+std::string doubling_bomb(int levels) {
+  std::string text = "\"" + std::string(1024, 'a') + "\"";
+  for (int i = 0; i < levels; ++i) {
+    text = "[" + text + "].map(x, x + x)[0]";
+  }
+  return "size(" + text + ") > 0";
+}
+
+// `"zz".matches(...)` over `count` alternatives of `a<i>(b|c)*d{1,1000}`.
+std::string regex_bomb(int count) {
+  std::string alternatives;
+  for (int i = 0; i < count; ++i) {
+    alternatives += (i == 0 ? "" : "|") + ("a" + std::to_string(i) + "(b|c)*d{1,1000}");
+  }
+  return "\"zz\".matches(\"" + alternatives + "\")";
+}
+
+struct HostileAnswers {
+  int sent = 0;
+  int answered = 0;
+  double slowest_seconds = 0;
+  std::set<std::string> distinct;  // allowed, patch and message of each answer
+};
+
+// `attackers` clients send `body` to /mutate over and over, each on a new connection, while
+// the API server's fresh reviews are measured.
+class HostileReviewsTest : public AdversarialProcessTest {
+ protected:
+  HostileAnswers send_while_measuring(const std::string& body, int attackers,
+                                      FreshClients& clients) const {
+    HostileAnswers answers;
+    std::mutex mutex;
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < attackers; ++i) {
+      threads.emplace_back([&] {
+        while (!stop) {
+          const auto start = std::chrono::steady_clock::now();
+          auto reviewed = client()->Post("/mutate?timeout=10s", body, "application/json");
+          const double seconds =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          std::lock_guard lock(mutex);
+          ++answers.sent;
+          answers.slowest_seconds = std::max(answers.slowest_seconds, seconds);
+          if (reviewed && reviewed->status == 200) {
+            ++answers.answered;
+            const Json response = Json::parse(reviewed->body)["response"];
+            answers.distinct.insert(Json{{"allowed", response["allowed"]},
+                                         {"patch", response.value("patch", "")},
+                                         {"status", response.value("status", Json::object())}}
+                                        .dump());
+          }
+        }
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const std::atomic<bool> counted{true};
+    clients = fresh_reviews(counted, 200);
+    stop = true;
+    for (auto& thread : threads) {
+      thread.join();
+    }
+    std::printf("hostile reviews: %d of %d answered, slowest %.3f s, %zu distinct answers; "
+                "peak resident %lld MiB\n",
+                answers.answered, answers.sent, answers.slowest_seconds, answers.distinct.size(),
+                peak_mib());
+    return answers;
+  }
+};
+
+// Issue 19, attacks 1 and 7: a 3.5 KB template whose selector doubles a 1 KiB string 16 times
+// (64 MiB, 15.5 s and 300 MiB a review before the cost model), four at once. Each is answered
+// within 2 s with the same answer every time (the selector is unknown, so the request counts by
+// its class: a GPU, patched to align with the NIC), new clients are served, and memory stays
+// under the Deployment's limit.
+TEST_F(HostileReviewsTest, CelDoublingIsAnsweredFastAndAlwaysTheSame) {
+  ASSERT_TRUE(start(deployed_flags()));
+  FreshClients clients;
+  const HostileAnswers answers =
+      send_while_measuring(selector_review(doubling_bomb(16), "bomb"), 4, clients);
+  EXPECT_EQ(clients.ok, clients.total);
+  EXPECT_LT(clients.p99_seconds, 1.0);
+  EXPECT_GT(answers.answered, 0);
+  EXPECT_EQ(answers.answered, answers.sent);
+  EXPECT_LT(answers.slowest_seconds, 2.0);
+  ASSERT_EQ(answers.distinct.size(), 1U);
+  const Json answer = Json::parse(*answers.distinct.begin());
+  EXPECT_TRUE(answer["allowed"].get<bool>()) << answer.dump();
+  EXPECT_FALSE(answer["patch"].get<std::string>().empty()) << answer.dump();
+  EXPECT_LT(peak_mib(), kMemoryLimitMib);
+  EXPECT_TRUE(server_.running());
+}
+
+// Issue 19, attack 2 in a selector: 150 alternatives of `a0(b|c)*d{1,1000}` (within the API's
+// 10 KiB; RE2 would write out 150,000 nodes) and 3,000 of them (62 KB: over the API's limit, an
+// input error), four at once each. Both are answered at once, always the same way, and the
+// process stays small.
+TEST_F(HostileReviewsTest, RegexPatternsCannotTakeTheMemory) {
+  ASSERT_TRUE(start(deployed_flags()));
+  for (const int alternatives : {150, 3000}) {
+    FreshClients clients;
+    const HostileAnswers answers = send_while_measuring(
+        selector_review(regex_bomb(alternatives), "regex"), 4, clients);
+    EXPECT_EQ(clients.ok, clients.total) << alternatives;
+    EXPECT_LT(clients.p99_seconds, 1.0) << alternatives;
+    EXPECT_EQ(answers.answered, answers.sent) << alternatives;
+    EXPECT_LT(answers.slowest_seconds, 2.0) << alternatives;
+    EXPECT_EQ(answers.distinct.size(), 1U) << alternatives;
+  }
+  EXPECT_LT(peak_mib(), kMemoryLimitMib);
+  EXPECT_TRUE(server_.running());
+}
+
+// Issue 19, attack 2 in a policy: a policy file whose pattern is the 62 KB alternation (358 MiB
+// and a log line echoing all of it before). The reload is refused at once with a short log
+// line, the last good policies keep serving, and the process stays small.
+TEST_F(AdversarialProcessTest, HugePolicyPatternIsRefusedWithAShortLogLine) {
+  const std::string policies = dir_ + "/policies";
+  std::filesystem::create_directories(policies);
+  const std::string header =
+      "apiVersion: topoguard.dev/v1alpha1\nkind: AlignmentPolicy\nmetadata: {name: site}\n";
+  topoguard::testing::write_file(policies + "/site.yaml", header + "spec: {}\n");
+  ASSERT_TRUE(start(deployed_flags({"--policies", policies, "--reload-interval", "0.2"})));
+  std::string alternatives;
+  for (int i = 0; i < 3000; ++i) {
+    alternatives += (i == 0 ? "" : "|") + ("a" + std::to_string(i) + "(b|c)*d{1,1000}");
+  }
+  topoguard::testing::write_file(
+      policies + "/site.yaml",
+      header + "spec:\n  match:\n    names: ['" + alternatives + "']\n");
+  ASSERT_TRUE(eventually(
+      [&] { return server_.log().find("policy reload failed") != std::string::npos; }));
+  const std::string log = server_.log();
+  const std::size_t at = log.find("policy reload failed");
+  const std::size_t line_start = log.rfind('\n', at) == std::string::npos ? 0 : log.rfind('\n', at);
+  const std::string line = log.substr(line_start, log.find('\n', at) - line_start);
+  std::printf("reload refused: %zu-byte log line; peak resident %lld MiB\n", line.size(),
+              peak_mib());
+  EXPECT_LT(line.size(), 1024U) << line;
+  EXPECT_NE(line.find("a0(b|c)*d{1,1000}|a1"), std::string::npos) << line;
+  EXPECT_EQ(line.find(alternatives.substr(0, 200)), std::string::npos);
+  EXPECT_LT(peak_mib(), 64);
+  EXPECT_TRUE(probe_served());
+}
+
+// Issue 19, attack 4: removing the last finalizer of an unaligned template being deleted (it
+// was created before topoguard, or in a namespace excluded then) is allowed: an UPDATE of a
+// claim template is never judged, and neither is one of an object being deleted.
+TEST_F(AdversarialProcessTest, FinalizerRemovalIsNeverBlocked) {
+  ASSERT_TRUE(start(deployed_flags()));
+  Json old_object = gpu_nic_template("legacy");
+  old_object["metadata"]["finalizers"] = Json::array({"example.com/keep"});
+  old_object["metadata"]["deletionTimestamp"] = "2026-12-04T10:00:00Z";
+  Json object = old_object;
+  object["metadata"].erase("finalizers");
+  Json review = Json::parse(topoguard::testing::review_body(object, "finalizer", "UPDATE"));
+  review["request"]["oldObject"] = old_object;
+  for (const char* path : {"/validate", "/mutate"}) {
+    auto reviewed = client()->Post(path, review.dump(), "application/json");
+    ASSERT_TRUE(reviewed);
+    ASSERT_EQ(reviewed->status, 200);
+    const Json response = Json::parse(reviewed->body)["response"];
+    EXPECT_TRUE(response["allowed"].get<bool>()) << path << ": " << response.dump();
+    EXPECT_FALSE(response.contains("patch")) << path;
+  }
 }
 
 }  // namespace
