@@ -201,7 +201,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
   serve->add_option("--metrics-max-connections", options.metrics_max_connections,
-                    "Open metrics-port connections beyond which new ones are closed at once")
+                    "Open metrics-port connections; at the cap a new one closes the longest-idle "
+                    "one, and one client address may hold half of them")
       ->check(CLI::Range(1, 100'000))
       ->capture_default_str();
   serve->add_option("--read-timeout", flags->read_timeout, "Seconds to read a request")
