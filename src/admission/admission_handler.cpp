@@ -247,6 +247,15 @@ bool has_deny(const std::vector<engine::Finding>& findings) {
   return false;
 }
 
+// The answer of a first try that its CEL budget could not decide: the failure mode's, marked
+// for a second try with the full budget.
+HandledReview undecided(const std::string& uid, FailureMode failure_mode) {
+  HandledReview handled =
+      failure_response(uid, failure_mode, "not decided within the first try's CEL budget");
+  handled.outcome.needs_full_budget = true;
+  return handled;
+}
+
 // `own_object` is request.object when the caller has no further use for it (the patch is then
 // checked on it in place), nullptr when it must stay as it is (the patch is checked on a copy).
 HandledReview decide(const AdmissionRequest& request, Json* own_object,
@@ -264,19 +273,34 @@ HandledReview decide(const AdmissionRequest& request, Json* own_object,
     return handled;
   }
 
+  // Past a first try's budget nothing is decided (the full budget could decide otherwise), and
+  // the request stays as received for the next try.
+  const bool first_try = options.cel_budget < cel::kRequestCostBudget;
+  if (first_try) {
+    own_object = nullptr;
+  }
+  const auto too_small = [first_try](const engine::Evaluation& evaluation) {
+    return first_try && evaluation.cel_budget_exhausted;
+  };
   Json with_namespace;
-  engine::Evaluation evaluation =
-      evaluator.evaluate(as_evaluated(request.object, request.namespace_name, with_namespace));
+  engine::Evaluation evaluation = evaluator.evaluate(
+      as_evaluated(request.object, request.namespace_name, with_namespace), options.cel_budget);
+  if (too_small(evaluation)) {
+    return undecided(request.uid, options.failure_mode);
+  }
   if (!evaluation.errors.empty()) {
     return failure_response(request.uid, options.failure_mode,
                             describe_errors(evaluation.errors));
   }
   if (request.operation == "UPDATE" && request.old_object.is_object()) {
     Json old_with_namespace;
-    allow_existing_violations(
-        evaluation.findings,
-        evaluator.evaluate(as_evaluated(request.old_object, request.namespace_name,
-                                        old_with_namespace)));
+    const engine::Evaluation before = evaluator.evaluate(
+        as_evaluated(request.old_object, request.namespace_name, old_with_namespace),
+        options.cel_budget);
+    if (too_small(before)) {
+      return undecided(request.uid, options.failure_mode);
+    }
+    allow_existing_violations(evaluation.findings, before);
   }
 
   Json patch = Json::array();
@@ -294,7 +318,10 @@ HandledReview decide(const AdmissionRequest& request, Json* own_object,
       handled.outcome.patch_dropped = applied.error().to_string();
     } else {
       fill_namespace(*patched, request.namespace_name);
-      engine::Evaluation after = evaluator.evaluate(*patched);
+      engine::Evaluation after = evaluator.evaluate(*patched, options.cel_budget);
+      if (too_small(after)) {
+        return undecided(request.uid, options.failure_mode);
+      }
       if (!after.errors.empty()) {
         handled.outcome.patch_dropped =
             "the patched object does not evaluate: " + describe_errors(after.errors);

@@ -1193,6 +1193,9 @@ Evaluation evaluate(const Program& program, const Activation& device, CostBudget
   }
   if (evaluator.exhausted()) {
     evaluation.budget_exhausted = !evaluator.out_of_memory && evaluator.limit < kPerCallCostLimit;
+    if (evaluation.budget_exhausted && budget != nullptr) {
+      budget->mark_cut_short();
+    }
     value = evaluator.limit_reached();
   }
   if (const auto* result = value.get<bool>()) {

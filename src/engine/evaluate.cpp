@@ -375,6 +375,10 @@ std::size_t Evaluator::remembered() const {
 }
 
 Evaluation Evaluator::evaluate(const Json& object) {
+  return evaluate(object, cel::kRequestCostBudget);
+}
+
+Evaluation Evaluator::evaluate(const Json& object, std::uint64_t cel_budget) {
   Evaluation evaluation;
   if (!object.is_object() || !is_evaluated_kind(object)) {
     return evaluation;
@@ -385,7 +389,7 @@ Evaluation Evaluator::evaluate(const Json& object) {
   // order nor the names of policy files can change a verdict.
   // One CEL budget for the whole object, as the API server has one per request: past it, the
   // object's remaining selectors are unknown.
-  cel::CostBudget budget(cel::kRequestCostBudget);
+  cel::CostBudget budget(cel_budget);
   const std::vector<policy::Policy>& policies = policies_.policies();
   for (std::size_t i = 0; i < policies.size(); ++i) {
     if (matches(policies[i].match, object, ref, templates)) {
@@ -394,6 +398,7 @@ Evaluation Evaluator::evaluate(const Json& object) {
           .run();
     }
   }
+  evaluation.cel_budget_exhausted = budget.cut_short();
   for (const Finding& finding : evaluation.findings) {
     if (finding.fix_enabled) {
       for (const Json& operation : finding.fix) {

@@ -4,11 +4,13 @@
 // clock: what the server logs and counts comes back in ReviewOutcome. Safe to call concurrently.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "topoguard/admission/admission_review.h"
+#include "topoguard/cel/cel.h"
 #include "topoguard/engine/evaluate.h"
 #include "topoguard/policy/policy.h"
 #include "topoguard/policy/policy_set.h"
@@ -46,11 +48,20 @@ struct ReviewOutcome {
   std::vector<policy::RuleId> patch_rules;  // the rules whose fixes make up the patch sent, once each
   std::string patch_dropped;             // why an engine patch was not sent; empty otherwise
   std::string error;                     // the internal error, for kErrorAllow / kErrorDeny
+  // The review was not decided: HandlerOptions::cel_budget ran out before its selectors were
+  // all read. The response is then the failure mode's; deciding the review again with the full
+  // budget gives its answer (a first try never patches the request's object in place).
+  bool needs_full_budget = false;
 };
 
 struct HandlerOptions {
   Mode mode = Mode::kValidate;
   FailureMode failure_mode = FailureMode::kClosed;
+  // CEL cost units for the object's selectors (and as much again for each re-check: the
+  // patched object, the old object of an UPDATE). Below cel::kRequestCostBudget it bounds the
+  // work of a first try: a review it cannot decide says so (ReviewOutcome::needs_full_budget)
+  // and must be decided again with the full budget.
+  std::uint64_t cel_budget = cel::kRequestCostBudget;
 };
 
 struct HandledReview {

@@ -99,9 +99,14 @@ class CostBudget {
   explicit CostBudget(std::uint64_t total) : remaining_(total) {}
   [[nodiscard]] std::uint64_t remaining() const { return remaining_; }
   void charge(std::uint64_t cost) { remaining_ = cost >= remaining_ ? 0 : remaining_ - cost; }
+  // Whether an evaluation ended unknown because this budget ran out (Evaluation's
+  // budget_exhausted): with a larger budget the same evaluations could have ended otherwise.
+  [[nodiscard]] bool cut_short() const { return cut_short_; }
+  void mark_cut_short() { cut_short_ = true; }
 
  private:
   std::uint64_t remaining_;
+  bool cut_short_ = false;
 };
 
 enum class Outcome { kTrue, kFalse, kError, kUnknown };

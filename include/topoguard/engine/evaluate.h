@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "topoguard/common/json.h"
@@ -36,6 +37,10 @@ class Evaluator {
   Evaluator& operator=(const Evaluator&) = delete;
 
   [[nodiscard]] Evaluation evaluate(const Json& object);
+  // The same with `cel_budget` cost units for all the object's selectors instead of the API
+  // server's per-request budget (cel::kRequestCostBudget): a smaller one bounds the work, and
+  // Evaluation::cel_budget_exhausted says when it was too small to give the full answer.
+  [[nodiscard]] Evaluation evaluate(const Json& object, std::uint64_t cel_budget);
   // How many answers it keeps, for callers that bound its memory (it grows with the distinct
   // class names, drivers and selector sets it has seen).
   [[nodiscard]] std::size_t remembered() const;

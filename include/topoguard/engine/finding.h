@@ -41,6 +41,9 @@ struct Evaluation {
   std::vector<CheckedRule> checked;  // policies in set order, rules in RuleId order
   Json patch = Json::array();  // every enabled fix, applicable to the input object as one patch
   std::vector<Error> errors;   // malformed parts of the object; location.field names the field
+  // Some selector ended unknown because the object's CEL budget ran out: with a larger budget
+  // the verdict could differ.
+  bool cel_budget_exhausted = false;
 };
 
 }  // namespace topoguard::engine

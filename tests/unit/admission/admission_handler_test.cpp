@@ -414,5 +414,43 @@ TEST_F(HandlerUpdateTest, UpdateWithoutOldObjectIsJudgedInFull) {
   EXPECT_FALSE(handled.response.allowed);
 }
 
+// A first try with a small CEL budget decides what it can read within it exactly as the full
+// budget does, and says so when it cannot (answering with the failure mode meanwhile).
+TEST(HandlerFirstTryTest, SmallBudgetDecidesOrAsksForTheFullOne) {
+  const auto with_selector = [](const std::string& expression) {
+    Json object = Json::parse(kUnaligned);
+    object["spec"]["spec"]["devices"]["requests"][0]["exactly"]["selectors"] =
+        Json::array({{{"cel", {{"expression", expression}}}}});
+    return make_request(object.dump());
+  };
+  std::string range;
+  for (int i = 0; i < 90; ++i) {
+    range += (i == 0 ? "" : ",") + std::to_string(i);
+  }
+  const AdmissionRequest cheap = with_selector(R"(device.driver == "gpu.nvidia.com")");
+  const AdmissionRequest costly =
+      with_selector("[[" + range + "]].all(l, l.all(a, l.all(b, l.all(c, true))))");
+  for (const Mode mode : {Mode::kValidate, Mode::kMutate}) {
+    const HandledReview full = handle_admission(cheap, builtin(), {mode, FailureMode::kClosed});
+    const HandledReview first =
+        handle_admission(cheap, builtin(), {mode, FailureMode::kClosed, 50'000});
+    EXPECT_FALSE(first.outcome.needs_full_budget);
+    EXPECT_EQ(first.response.allowed, full.response.allowed);
+    EXPECT_EQ(first.response.patch, full.response.patch);
+    EXPECT_EQ(first.outcome.decision, full.outcome.decision);
+
+    AdmissionRequest handed_over = costly;
+    const HandledReview undecided = handle_admission(
+        std::move(handed_over), builtin(), {mode, FailureMode::kClosed, 50'000});
+    EXPECT_TRUE(undecided.outcome.needs_full_budget);
+    EXPECT_FALSE(undecided.response.allowed);  // the failure mode's answer, never a silent allow
+    EXPECT_EQ(undecided.outcome.decision, Decision::kErrorDeny);
+    const HandledReview decided =
+        handle_admission(costly, builtin(), {mode, FailureMode::kClosed});
+    EXPECT_FALSE(decided.outcome.needs_full_budget);
+    EXPECT_NE(decided.outcome.decision, Decision::kErrorDeny) << decided.response.status.message;
+  }
+}
+
 }  // namespace
 }  // namespace topoguard::admission
