@@ -116,7 +116,18 @@ ReviewEndpoint make_review_endpoint(PolicySource policies, HandlerOptions option
     if (snapshot == nullptr) {
       handled = failure_response(request->uid, options.failure_mode, "no policy set is loaded");
     } else {
-      handled = handle_admission(std::move(*request), thread_evaluator(snapshot), options);
+      HandlerOptions try_options = options;
+      try_options.cel_budget = call.cel_budget;
+      handled = handle_admission(std::move(*request), thread_evaluator(snapshot), try_options);
+    }
+    if (handled.outcome.needs_full_budget) {
+      // A first try leaves the request as it was received, for the decision with the full
+      // budget; nothing is settled.
+      if (call.parsed != nullptr) {
+        *call.parsed = std::move(request);
+      }
+      reply.outcome = std::move(handled.outcome);
+      return reply;
     }
     // The trees nest no deeper than parse_admission_review allows.
     release_tree(request->object);

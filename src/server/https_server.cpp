@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <csignal>
 #include <ctime>
 #include <exception>
@@ -14,6 +15,7 @@
 
 #include "topoguard/admission/admission_review.h"
 #include "topoguard/admission/review_endpoint.h"
+#include "topoguard/cel/cel.h"
 #include "topoguard/k8s/cel_presence.h"
 #include "topoguard/server/byte_budget.h"
 #include "topoguard/server/decision_pool.h"
@@ -30,13 +32,18 @@ constexpr const char* kJson = "application/json";
 constexpr std::chrono::milliseconds kDefaultReviewTimeout{10'000};
 // Reviews waiting for a pool thread, beyond which new ones get 503 at once.
 constexpr std::size_t kMaxQueuedDecisions = 1024;
-// A review up to this size without CEL selectors is decided on the event loop: handing it to the
-// pool costs two thread wake-ups and a context switch each way, about as much CPU as the
-// decision itself. Without CEL a decision is linear in the body, and a connection yields the loop
-// after a few answers (TlsEventServer). A CEL expression's cost is not bounded by its size, so a
-// review holding one goes to the pool whatever its size, as do larger reviews: one heavy review
-// never holds a loop and small ones never queue behind heavy ones.
+// A review up to this size is decided on the event loop: handing it to the pool costs two thread
+// wake-ups and a context switch each way, about as much CPU as the decision itself. Without CEL
+// a decision is linear in the body, and a connection yields the loop after a few answers
+// (TlsEventServer). A CEL expression's cost is not bounded by its size, so a review holding one
+// is tried on the loop with kLoopCelBudget only and goes to the pool when that is not enough;
+// larger reviews go to the pool at once: one heavy review never holds a loop and small ones
+// never queue behind heavy ones.
 constexpr std::size_t kMaxLoopDecisionBytes = 16 * 1024;
+// CEL cost units a review may spend on the loop, per evaluation of an object (the reviewed one,
+// its patched form, an UPDATE's old one): about a TLS handshake's CPU, which the loop does anyway.
+// Selectors of real claims cost tens of units per candidate driver.
+constexpr std::uint64_t kLoopCelBudget = 10'000;
 // What a review being decided may hold, per body byte: the body, its parsed tree and what the
 // decision builds from it. Trees and compiled CEL selectors take many times the text they come
 // from; this covers the costliest shape, a body made of CEL selectors.
@@ -227,8 +234,8 @@ struct HttpsServer::Impl {
     return response;
   }
 
-  // Decides a review on this event loop when it is small and holds no CEL selector (its cost
-  // is then bounded by its size, see kMaxLoopDecisionBytes), else on the pool.
+  // Decides a review on this event loop when it is small, with a bounded CEL budget when it holds
+  // selectors (see kMaxLoopDecisionBytes), else on the pool.
   HandlerResult review(const admission::ReviewEndpoint& endpoint, HttpRequest& request,
                        Responder responder) const {
     std::shared_ptr<admission::ReviewDeadline> deadline = review_deadline(request);
@@ -237,13 +244,16 @@ struct HttpsServer::Impl {
                           std::move(responder));
     }
     Result<admission::AdmissionRequest> parsed = admission::parse_admission_review(request.body);
-    if (parsed && (k8s::has_cel_selector(parsed->object) ||
-                   k8s::has_cel_selector(parsed->old_object))) {
+    const bool has_cel = parsed && (k8s::has_cel_selector(parsed->object) ||
+                                    k8s::has_cel_selector(parsed->old_object));
+    admission::ReviewReply reply = endpoint(
+        {request.body, deadline, &parsed, has_cel ? kLoopCelBudget : cel::kRequestCostBudget});
+    if (reply.outcome.needs_full_budget) {
       return defer_review(endpoint, request, std::move(parsed), std::move(deadline),
                           std::move(responder));
     }
     metrics->record_decision_thread(Metrics::DecisionThread::kEventLoop);
-    return review_response(endpoint({request.body, std::move(deadline), &parsed}));
+    return review_response(std::move(reply));
   }
 
   // Hands the review to the pool; the loop answers with the failure mode if the decision is not

@@ -23,7 +23,9 @@ admission::ReviewEndpoint with_metrics(std::shared_ptr<Metrics> metrics, std::st
           next = std::move(next)](const admission::ReviewCall& call) {
     const auto start = std::chrono::steady_clock::now();
     admission::ReviewReply reply = next(call);
-    metrics->record_review(endpoint, reply, seconds_since(start));
+    if (!reply.outcome.needs_full_budget) {  // a first try, decided again: counted then
+      metrics->record_review(endpoint, reply, seconds_since(start));
+    }
     return reply;
   };
 }
@@ -32,6 +34,9 @@ admission::ReviewEndpoint with_request_log(std::string endpoint, admission::Revi
   return [endpoint = std::move(endpoint), next = std::move(next)](const admission::ReviewCall& call) {
     const auto start = std::chrono::steady_clock::now();
     admission::ReviewReply reply = next(call);
+    if (reply.outcome.needs_full_budget) {  // a first try, decided again: logged then
+      return reply;
+    }
     const double latency_ms = seconds_since(start) * 1000.0;
 
     // Written without a Json tree (one line per request); log_fields() takes the members only.

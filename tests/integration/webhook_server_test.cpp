@@ -203,6 +203,25 @@ TEST_F(WebhookServerTest, HealthReadinessAndMetrics) {
   EXPECT_NE(text.find("topoguard_build_info{version=\"test\"} 1"), std::string::npos);
 }
 
+// An unaligned GPU + NIC template whose GPU request has the CEL selector `expression`.
+Json with_selector(const std::string& name, const std::string& expression) {
+  Json selector_request = request("gpu", "gpu.nvidia.com");
+  selector_request["exactly"]["selectors"] =
+      Json::array({{{"cel", {{"expression", expression}}}}});
+  return rct(name, Json::array({selector_request, request("nic", "dranet.net")}));
+}
+
+// The same with a selector of ~740,000 cost units: more than a first try on the event loop may
+// spend, within what the pool may.
+Json costly_cel() {
+  std::string range;
+  for (int i = 0; i < 90; ++i) {
+    range += (i == 0 ? "" : ",") + std::to_string(i);
+  }
+  return with_selector("costly",
+                       "[[" + range + "]].all(l, l.all(a, l.all(b, l.all(c, true))))");
+}
+
 // A review of at most 16 KiB is decided on the event loop (no hand-over); a larger one always
 // goes to the pool. Both give the same verdicts.
 TEST_F(WebhookServerTest, SmallReviewsOnTheLoopLargeOnesOnThePool) {
@@ -228,17 +247,29 @@ TEST_F(WebhookServerTest, SmallReviewsOnTheLoopLargeOnesOnThePool) {
   EXPECT_EQ(metric_value(text, pool_series), 1) << text;
   EXPECT_EQ(metric_value(text, loop_series), kReviews) << text;
 
-  // A small review with a CEL selector goes to the pool: a CEL expression's cost is not
-  // bounded by its size.
-  Json selector_request = request("gpu", "gpu.nvidia.com");
-  selector_request["exactly"]["selectors"] =
-      Json::array({{{"cel", {{"expression", "device.driver == 'gpu.nvidia.com'"}}}}});
-  const Json with_cel = rct("c", Json::array({selector_request, request("nic", "dranet.net")}));
-  const Json cel = review("/validate", review_body(with_cel, "cel"));
-  EXPECT_EQ(cel.value("uid", ""), "cel");
+  // A small review with a CEL selector is tried on the loop with a small CEL budget: a cheap
+  // selector is decided there, a costly one (its cost is not bounded by its size) on the pool,
+  // with the same verdict as a cheap one.
+  const Json cheap_cel = with_selector("cheap", "device.driver == 'gpu.nvidia.com'");
+  const Json cheap = review("/validate", review_body(cheap_cel, "cheap"));
+  EXPECT_EQ(cheap.value("uid", ""), "cheap");
+  EXPECT_EQ(cheap.value("allowed", true), false);
+  text = metrics_text();
+  EXPECT_EQ(metric_value(text, pool_series), 1) << text;
+  EXPECT_EQ(metric_value(text, loop_series), kReviews + 1) << text;
+
+  const Json costly = review("/validate", review_body(costly_cel(), "costly"));
+  EXPECT_EQ(costly.value("uid", ""), "costly");
+  EXPECT_EQ(costly.value("allowed", true), false);
+  EXPECT_EQ(costly["status"].value("message", ""), cheap["status"].value("message", ""));
   text = metrics_text();
   EXPECT_EQ(metric_value(text, pool_series), 2) << text;
-  EXPECT_EQ(metric_value(text, loop_series), kReviews) << text;
+  EXPECT_EQ(metric_value(text, loop_series), kReviews + 1) << text;
+  // Each review counted once, the loop's unfinished try not at all.
+  EXPECT_EQ(metric_value(text, "topoguard_admission_requests_total{endpoint=\"validate\",kind=\""
+                               "ResourceClaimTemplate\",operation=\"CREATE\",decision=\"deny\"}"),
+            kReviews + 3)
+      << text;
 }
 
 // A pool review whose deadline has passed is answered with the failure mode (or 503, when the
@@ -246,11 +277,7 @@ TEST_F(WebhookServerTest, SmallReviewsOnTheLoopLargeOnesOnThePool) {
 // decision the client did not get.
 TEST_F(WebhookServerTest, PoolReviewPastItsDeadlineIsCountedAsAnswered) {
   start();
-  Json selector_request = request("gpu", "gpu.nvidia.com");
-  selector_request["exactly"]["selectors"] =
-      Json::array({{{"cel", {{"expression", "device.driver == 'gpu.nvidia.com'"}}}}});
-  const Json with_cel = rct("c", Json::array({selector_request, request("nic", "dranet.net")}));
-  auto answer = client()->Post("/validate?timeout=0s", review_body(with_cel, "late"),
+  auto answer = client()->Post("/validate?timeout=0s", review_body(costly_cel(), "late"),
                                "application/json");
   ASSERT_TRUE(answer);
   std::string counted = "decision=\"error_deny\"} 1";

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -79,6 +80,10 @@ struct ReviewCall {
   // The body already read as an AdmissionReview, by a server that looked inside it to choose
   // where to decide it; taken by the endpoint. nullptr: the endpoint reads `body`.
   Result<AdmissionRequest>* parsed = nullptr;
+  // Below cel::kRequestCostBudget, a first try (HandlerOptions::cel_budget): a review it cannot
+  // decide comes back with outcome.needs_full_budget set, the deadline not settled and
+  // `parsed` (when given) holding the request again, to be decided with the full budget.
+  std::uint64_t cel_budget = cel::kRequestCostBudget;
 };
 
 using ReviewEndpoint = std::function<ReviewReply(const ReviewCall&)>;
