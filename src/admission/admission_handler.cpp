@@ -273,12 +273,8 @@ HandledReview decide(const AdmissionRequest& request, Json* own_object,
     return handled;
   }
 
-  // Past a first try's budget nothing is decided (the full budget could decide otherwise), and
-  // the request stays as received for the next try.
+  // Past a first try's budget nothing is decided: the full budget could decide otherwise.
   const bool first_try = options.cel_budget < cel::kRequestCostBudget;
-  if (first_try) {
-    own_object = nullptr;
-  }
   const auto too_small = [first_try](const engine::Evaluation& evaluation) {
     return first_try && evaluation.cel_budget_exhausted;
   };

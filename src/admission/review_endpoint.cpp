@@ -121,11 +121,9 @@ ReviewEndpoint make_review_endpoint(PolicySource policies, HandlerOptions option
       handled = handle_admission(std::move(*request), thread_evaluator(snapshot), try_options);
     }
     if (handled.outcome.needs_full_budget) {
-      // A first try leaves the request as it was received, for the decision with the full
-      // budget; nothing is settled.
-      if (call.parsed != nullptr) {
-        *call.parsed = std::move(request);
-      }
+      // Nothing is settled: the review is decided again, from its body, with the full budget.
+      release_tree(request->object);
+      release_tree(request->old_object);
       reply.outcome = std::move(handled.outcome);
       return reply;
     }

@@ -249,7 +249,7 @@ struct HttpsServer::Impl {
     admission::ReviewReply reply = endpoint(
         {request.body, deadline, &parsed, has_cel ? kLoopCelBudget : cel::kRequestCostBudget});
     if (reply.outcome.needs_full_budget) {
-      return defer_review(endpoint, request, std::move(parsed), std::move(deadline),
+      return defer_review(endpoint, request, std::nullopt, std::move(deadline),
                           std::move(responder));
     }
     metrics->record_decision_thread(Metrics::DecisionThread::kEventLoop);

@@ -49,8 +49,9 @@ struct ReviewOutcome {
   std::string patch_dropped;             // why an engine patch was not sent; empty otherwise
   std::string error;                     // the internal error, for kErrorAllow / kErrorDeny
   // The review was not decided: HandlerOptions::cel_budget ran out before its selectors were
-  // all read. The response is then the failure mode's; deciding the review again with the full
-  // budget gives its answer (a first try never patches the request's object in place).
+  // all read. The response is then the failure mode's; deciding the review again, as received
+  // (a request handed over may have been patched in place), with the full budget gives its
+  // answer.
   bool needs_full_budget = false;
 };
 

@@ -81,8 +81,8 @@ struct ReviewCall {
   // where to decide it; taken by the endpoint. nullptr: the endpoint reads `body`.
   Result<AdmissionRequest>* parsed = nullptr;
   // Below cel::kRequestCostBudget, a first try (HandlerOptions::cel_budget): a review it cannot
-  // decide comes back with outcome.needs_full_budget set, the deadline not settled and
-  // `parsed` (when given) holding the request again, to be decided with the full budget.
+  // decide comes back with outcome.needs_full_budget set and the deadline not settled, to be
+  // decided again from `body` with the full budget.
   std::uint64_t cel_budget = cel::kRequestCostBudget;
 };
 
