@@ -92,8 +92,7 @@ ReviewEndpoint make_review_endpoint(PolicySource policies, HandlerOptions option
       return deadline->settle({});  // answered already: nothing left worth deciding
     }
     ReviewReply reply;
-    Result<AdmissionRequest> request = call.parsed != nullptr ? std::move(*call.parsed)
-                                                              : parse_admission_review(call.body);
+    Result<AdmissionRequest> request = parse_admission_review(call.body);
     if (!request) {
       reply.http_status = 400;
       reply.http_error = request.error().to_string();

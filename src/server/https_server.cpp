@@ -16,7 +16,6 @@
 #include "topoguard/admission/admission_review.h"
 #include "topoguard/admission/review_endpoint.h"
 #include "topoguard/cel/cel.h"
-#include "topoguard/k8s/cel_presence.h"
 #include "topoguard/server/byte_budget.h"
 #include "topoguard/server/decision_pool.h"
 #include "topoguard/server/json_log.h"
@@ -35,10 +34,10 @@ constexpr std::size_t kMaxQueuedDecisions = 1024;
 // A review up to this size is decided on the event loop: handing it to the pool costs two thread
 // wake-ups and a context switch each way, about as much CPU as the decision itself. Without CEL
 // a decision is linear in the body, and a connection yields the loop after a few answers
-// (TlsEventServer). A CEL expression's cost is not bounded by its size, so a review holding one
-// is tried on the loop with kLoopCelBudget only and goes to the pool when that is not enough;
-// larger reviews go to the pool at once: one heavy review never holds a loop and small ones
-// never queue behind heavy ones.
+// (TlsEventServer). A CEL expression's cost is not bounded by its size, so the loop decides
+// with kLoopCelBudget only and hands the review to the pool when that is not enough (whatever
+// kind holds the selectors: nothing depends on finding them); larger reviews go to the pool at
+// once: one heavy review never holds a loop and small ones never queue behind heavy ones.
 constexpr std::size_t kMaxLoopDecisionBytes = 16 * 1024;
 // CEL cost units a review may spend on the loop, per evaluation of an object (the reviewed one,
 // its patched form, an UPDATE's old one): about a TLS handshake's CPU, which the loop does anyway.
@@ -93,7 +92,6 @@ struct PendingReview {
   PendingReview& operator=(const PendingReview&) = delete;
 
   std::string body;
-  std::optional<Result<admission::AdmissionRequest>> parsed;
   std::shared_ptr<ByteBudget> budget;
   std::size_t counted;
 };
@@ -234,23 +232,17 @@ struct HttpsServer::Impl {
     return response;
   }
 
-  // Decides a review on this event loop when it is small, with a bounded CEL budget when it holds
-  // selectors (see kMaxLoopDecisionBytes), else on the pool.
+  // Decides a review on this event loop when it is small and its selectors fit a small CEL
+  // budget (see kMaxLoopDecisionBytes), else on the pool.
   HandlerResult review(const admission::ReviewEndpoint& endpoint, HttpRequest& request,
                        Responder responder) const {
     std::shared_ptr<admission::ReviewDeadline> deadline = review_deadline(request);
     if (request.body.size() > kMaxLoopDecisionBytes) {
-      return defer_review(endpoint, request, std::nullopt, std::move(deadline),
-                          std::move(responder));
+      return defer_review(endpoint, request, std::move(deadline), std::move(responder));
     }
-    Result<admission::AdmissionRequest> parsed = admission::parse_admission_review(request.body);
-    const bool has_cel = parsed && (k8s::has_cel_selector(parsed->object) ||
-                                    k8s::has_cel_selector(parsed->old_object));
-    admission::ReviewReply reply = endpoint(
-        {request.body, deadline, &parsed, has_cel ? kLoopCelBudget : cel::kRequestCostBudget});
+    admission::ReviewReply reply = endpoint({request.body, deadline, kLoopCelBudget});
     if (reply.outcome.needs_full_budget) {
-      return defer_review(endpoint, request, std::nullopt, std::move(deadline),
-                          std::move(responder));
+      return defer_review(endpoint, request, std::move(deadline), std::move(responder));
     }
     metrics->record_decision_thread(Metrics::DecisionThread::kEventLoop);
     return review_response(std::move(reply));
@@ -259,7 +251,6 @@ struct HttpsServer::Impl {
   // Hands the review to the pool; the loop answers with the failure mode if the decision is not
   // ready by the deadline, and the pool's reply then records that same answer.
   HandlerResult defer_review(const admission::ReviewEndpoint& endpoint, HttpRequest& request,
-                             std::optional<Result<admission::AdmissionRequest>> parsed,
                              std::shared_ptr<admission::ReviewDeadline> deadline,
                              Responder responder) const {
     const std::size_t bytes = request.body.size() * kDecisionBytesPerBodyByte;
@@ -268,10 +259,8 @@ struct HttpsServer::Impl {
       return json_error(503, "the server holds too many request bytes right now; retry");
     }
     auto pending = std::make_shared<PendingReview>(std::move(request.body), budget, bytes);
-    pending->parsed = std::move(parsed);
     auto task = [&endpoint, pending, deadline, responder = std::move(responder)]() {
-      admission::ReviewCall call{pending->body, deadline,
-                                 pending->parsed ? &*pending->parsed : nullptr};
+      const admission::ReviewCall call{pending->body, deadline};
       try {
         responder(review_response(endpoint(call)));
       } catch (const std::exception& error) {

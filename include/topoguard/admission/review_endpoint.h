@@ -77,9 +77,6 @@ struct ReviewCall {
   std::string_view body;
   // nullptr: no deadline (the review CLI).
   std::shared_ptr<ReviewDeadline> deadline;
-  // The body already read as an AdmissionReview, by a server that looked inside it to choose
-  // where to decide it; taken by the endpoint. nullptr: the endpoint reads `body`.
-  Result<AdmissionRequest>* parsed = nullptr;
   // Below cel::kRequestCostBudget, a first try (HandlerOptions::cel_budget): a review it cannot
   // decide comes back with outcome.needs_full_budget set and the deadline not settled, to be
   // decided again from `body` with the full budget.

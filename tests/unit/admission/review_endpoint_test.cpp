@@ -191,17 +191,6 @@ TEST(ReviewDeadlineTest, FallbackBeforeReadingIs503) {
   EXPECT_EQ(endpoint({kReview, deadline}).http_status, 503);
 }
 
-// A body the server has already read is decided from that reading, not read again.
-TEST(ReviewEndpointTest, TakesTheBodyAlreadyRead) {
-  const ReviewEndpoint endpoint =
-      make_review_endpoint(builtin_source(), {Mode::kValidate, FailureMode::kClosed});
-  Result<AdmissionRequest> parsed = parse_admission_review(kReview);
-  ASSERT_TRUE(parsed);
-  const ReviewReply reply = endpoint({"not json", {}, &parsed});
-  ASSERT_EQ(reply.http_status, 200);
-  EXPECT_EQ(reply.request.uid, "u-7");
-}
-
 struct TimeoutCase {
   std::string_view note;
   std::string_view text;
