@@ -745,6 +745,7 @@ class HostileReviewsTest : public AdversarialProcessTest {
 // its class: a GPU, patched to align with the NIC), new clients are served, and memory stays
 // under the Deployment's limit.
 TEST_F(HostileReviewsTest, CelDoublingIsAnsweredFastAndAlwaysTheSame) {
+  TOPOGUARD_SKIP_UNDER_SANITIZERS();
   ASSERT_TRUE(start(deployed_flags()));
   FreshClients clients;
   const HostileAnswers answers =
@@ -767,6 +768,7 @@ TEST_F(HostileReviewsTest, CelDoublingIsAnsweredFastAndAlwaysTheSame) {
 // input error), four at once each. Both are answered at once, always the same way, and the
 // process stays small.
 TEST_F(HostileReviewsTest, RegexPatternsCannotTakeTheMemory) {
+  TOPOGUARD_SKIP_UNDER_SANITIZERS();
   ASSERT_TRUE(start(deployed_flags()));
   for (const int alternatives : {150, 3000}) {
     FreshClients clients;
@@ -786,6 +788,7 @@ TEST_F(HostileReviewsTest, RegexPatternsCannotTakeTheMemory) {
 // and a log line echoing all of it before). The reload is refused at once with a short log
 // line, the last good policies keep serving, and the process stays small.
 TEST_F(AdversarialProcessTest, HugePolicyPatternIsRefusedWithAShortLogLine) {
+  TOPOGUARD_SKIP_UNDER_SANITIZERS();
   const std::string policies = dir_ + "/policies";
   std::filesystem::create_directories(policies);
   const std::string header =
