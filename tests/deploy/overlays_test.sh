@@ -9,7 +9,9 @@ topoguard="${1:?topoguard binary}"
 source_dir="${2:?source directory}"
 node_dir="${source_dir}/tests/node"
 
-for tool in kubectl node python3; do
+source "${source_dir}/tests/deploy/kustomize.sh"
+require_kustomize_v5 deploy_overlays
+for tool in node python3; do
   command -v "$tool" >/dev/null || { echo "overlays_test: $tool not found (run tools/setup.sh)" >&2; exit 1; }
 done
 [ -d "${node_dir}/node_modules" ] || { echo "overlays_test: run tools/setup.sh (npm test tools)" >&2; exit 1; }
@@ -82,6 +84,64 @@ to_json "${work}/mtls.yaml" "${work}/mtls.json"
 rendered+=("${work}/mtls.json")
 "$topoguard" audit --fail-on audit "${work}/mtls.yaml" >"${work}/mtls.audit" ||
   { echo "FAIL topoguard audit on the mtls component:" >&2; cat "${work}/mtls.audit" >&2; exit 1; }
+
+# The guide's example user overlay: its own namespace, registry and policy files, nothing edited
+# in the checkout.
+kubectl kustomize "${work}/webhook/examples/user-overlay" >"${work}/user-overlay.yaml"
+to_json "${work}/user-overlay.yaml" "${work}/user-overlay.json"
+rendered+=("${work}/user-overlay.json")
+"$topoguard" audit --fail-on audit "${work}/user-overlay.yaml" >"${work}/user-overlay.audit" ||
+  { echo "FAIL topoguard audit on the user overlay:" >&2; cat "${work}/user-overlay.audit" >&2; exit 1; }
+python3 - "${work}/user-overlay.json" "${work}/user-policies" <<'EOF'
+import json, os, sys
+docs = json.load(open(sys.argv[1]))
+namespace = "ml-admission"
+kinds = {d["kind"]: d for d in docs}
+assert kinds["Namespace"]["metadata"]["name"] == namespace, kinds["Namespace"]["metadata"]
+for d in docs:
+    if d["kind"] != "Namespace" and not d["kind"].endswith("WebhookConfiguration"):
+        assert d["metadata"].get("namespace") == namespace, (d["kind"], d["metadata"])
+for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+    doc = kinds[kind]
+    assert doc["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == \
+        f"{namespace}/topoguard-serving-cert", doc["metadata"]
+    for webhook in doc["webhooks"]:
+        assert webhook["clientConfig"]["service"]["namespace"] == namespace, webhook["name"]
+        excluded = next(e["values"] for e in webhook["namespaceSelector"]["matchExpressions"]
+                        if e["key"] == "kubernetes.io/metadata.name")
+        assert namespace in excluded and "topoguard" not in excluded, (webhook["name"], excluded)
+serving = next(d for d in docs if d["kind"] == "Certificate" and d["metadata"]["name"] == "topoguard-serving-cert")
+assert serving["spec"]["dnsNames"] == [f"topoguard.{namespace}.svc", f"topoguard.{namespace}.svc.cluster.local"], serving["spec"]
+image = kinds["Deployment"]["spec"]["template"]["spec"]["containers"][0]["image"]
+assert image.startswith("registry.example.com/platform/topoguard:"), image
+policies = kinds["ConfigMap"]["data"]
+assert sorted(policies) == ["gpu-platform.yaml"], sorted(policies)
+os.makedirs(sys.argv[2])
+for name, text in policies.items():
+    open(os.path.join(sys.argv[2], name), "w").write(text)
+print(f"user overlay: namespace {namespace} everywhere, image {image}, policies {sorted(policies)}")
+EOF
+"$topoguard" policy lint "${work}/user-policies" >/dev/null ||
+  { echo "FAIL the user overlay's policies do not lint" >&2; exit 1; }
+
+# The Deployment's critical priority class is covered by a ResourceQuota in its namespace, which
+# clusters that limit that class (GKE) require outside kube-system.
+python3 - "${work}" <<'EOF'
+import json, pathlib, sys
+for path in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
+    if path.name == "samples.json":
+        continue
+    docs = json.load(open(path))
+    for deployment in (d for d in docs if d["kind"] == "Deployment"):
+        namespace = deployment["metadata"]["namespace"]
+        priority = deployment["spec"]["template"]["spec"]["priorityClassName"]
+        covered = [q["metadata"]["name"] for q in docs if q["kind"] == "ResourceQuota"
+                   and q["metadata"]["namespace"] == namespace
+                   and any(e["scopeName"] == "PriorityClass" and e["operator"] == "In" and priority in e["values"]
+                           for e in q["spec"]["scopeSelector"]["matchExpressions"])]
+        assert covered, f"{path.name}: no ResourceQuota in {namespace} covers priority class {priority}"
+        print(f"{path.name}: priority class {priority} covered by ResourceQuota {covered}")
+EOF
 
 # Probes never use the webhook port (it may demand a client certificate the kubelet does not
 # have), and the mtls component passes --client-ca with the CA mounted where the flag points.
