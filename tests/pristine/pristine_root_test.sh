@@ -140,7 +140,7 @@ quickstart() {
   mkdir -p "${quickstart_root}/src"
   cp -a "${context}/." "${quickstart_root}/src/"
   local ports port metrics_port
-  ports="$(bash "${source_dir}/tools/free-ports.sh" 2)"
+  ports="$(source "${source_dir}/tools/free-ports.sh" && free_ports 2)"
   read -r port metrics_port <<<"$ports"
   in_root "$quickstart_root" "cd /src && bash tools/quickstart.sh --background --port ${port} \
     --metrics-port ${metrics_port}" >"${work}/quickstart.log" 2>&1 ||
