@@ -181,6 +181,43 @@ Result<AdmissionRequest> read_review(dom::element review) {
   return parsed;
 }
 
+// The one shape of every error body: {"code": status, "error": name, "message": text} and
+// "field" when one is known.
+std::string write_error_body(int http_status, std::string_view error, std::string_view message,
+                             std::string_view field) {
+  std::string out;
+  JsonWriter writer(out);
+  writer.begin_object()
+      .member("code", http_status)
+      .member("error", error)
+      .member("message", message);
+  if (!field.empty()) {
+    writer.member("field", field);
+  }
+  writer.end_object();
+  return out;
+}
+
+// A stable name for a refusal that has no Error of its own (it names the HTTP status).
+std::string status_error_name(int status) {
+  switch (status) {
+    case 400:
+      return "bad_request";
+    case 404:
+      return "not_found";
+    case 405:
+      return "method_not_allowed";
+    case 413:
+      return "too_large";
+    case 431:
+      return "headers_too_large";
+    case 500:
+      return "internal";
+    default:
+      return "http_" + std::to_string(status);
+  }
+}
+
 }  // namespace
 
 // Bodies up to this size leave the thread's parser as it is (typical reviews are a few KiB).
@@ -293,17 +330,12 @@ std::string to_admission_review_json(const AdmissionResponse& response) {
 }
 
 std::string error_body_json(int http_status, const Error& error) {
-  std::string out;
-  JsonWriter writer(out);
-  writer.begin_object()
-      .member("code", http_status)
-      .member("error", error_code_name(error.code))
-      .member("message", error.message);
-  if (!error.location.field.empty()) {
-    writer.member("field", error.location.field);
-  }
-  writer.end_object();
-  return out;
+  return write_error_body(http_status, error_code_name(error.code), error.message,
+                          error.location.field);
+}
+
+std::string error_body_json(int http_status, std::string_view message) {
+  return write_error_body(http_status, status_error_name(http_status), message, {});
 }
 
 std::string base64_encode(std::string_view bytes) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "topoguard/http/host_port.h"
 #include "topoguard/policy/policy_loader.h"
 #include "topoguard/server/cert_reloader.h"
 #include "topoguard/server/https_server.h"
@@ -98,8 +99,8 @@ int run_serve(ServeFlags& flags) {
   server::ServerOptions& options = flags.options;
   server::set_log_level(*server::parse_log_level(flags.log_level));
 
-  auto listen = server::parse_host_port(flags.listen);
-  auto metrics_listen = server::parse_host_port(flags.metrics_listen);
+  auto listen = http::parse_host_port(flags.listen);
+  auto metrics_listen = http::parse_host_port(flags.metrics_listen);
   if (!listen || !metrics_listen) {
     std::cerr << "topoguard serve: " << (!listen ? listen.error() : metrics_listen.error()).message
               << std::endl;

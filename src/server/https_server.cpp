@@ -6,24 +6,34 @@
 #include <condition_variable>
 #include <cstdint>
 #include <csignal>
+#include <cstring>
 #include <ctime>
 #include <exception>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "topoguard/admission/admission_review.h"
 #include "topoguard/admission/review_endpoint.h"
 #include "topoguard/cel/cel.h"
-#include "topoguard/server/byte_budget.h"
+#include "topoguard/http/byte_budget.h"
+#include "topoguard/http/tls_context.h"
+#include "topoguard/http/tls_event_server.h"
 #include "topoguard/server/decision_pool.h"
 #include "topoguard/server/json_log.h"
 #include "topoguard/server/review_decorators.h"
-#include "topoguard/server/tls_context.h"
-#include "topoguard/server/tls_event_server.h"
 
 namespace topoguard::server {
+
+using http::ByteBudget;
+using http::DeferredAnswer;
+using http::HandlerResult;
+using http::HttpRequest;
+using http::HttpResponse;
+using http::Responder;
+
 namespace {
 
 constexpr const char* kJson = "application/json";
@@ -54,31 +64,14 @@ std::int64_t now_seconds() {
       .count();
 }
 
-std::string status_error_code(int status) {
-  switch (status) {
-    case 400:
-      return "bad_request";
-    case 404:
-      return "not_found";
-    case 405:
-      return "method_not_allowed";
-    case 413:
-      return "too_large";
-    case 431:
-      return "headers_too_large";
-    case 500:
-      return "internal";
-    default:
-      return "http_" + std::to_string(status);
+// The event loops' own failures (accepting, the loop itself) in the server's log.
+void log_transport_event(http::EventSeverity severity, std::string_view message, int os_error) {
+  Json fields = Json::object();
+  if (os_error != 0) {
+    fields["error"] = std::strerror(os_error);
   }
-}
-
-std::string plain_error_body(int status, const std::string& message) {
-  Json body = Json::object();
-  body["code"] = status;
-  body["error"] = status_error_code(status);
-  body["message"] = message;
-  return body.dump();
+  log_event(severity == http::EventSeverity::kWarn ? LogLevel::kWarn : LogLevel::kError, message,
+            fields);
 }
 
 // A review on its way to the pool: its body (and its tree, when the loop has read it), counted
@@ -108,7 +101,7 @@ struct HttpsServer::Impl {
   admission::ReviewEndpoint validate;
   // Request bytes held by the event loops' connections and by decisions in flight.
   std::shared_ptr<ByteBudget> budget;
-  std::unique_ptr<TlsEventServer> https;  // both ports: endpoint 0 webhook, 1 metrics
+  std::unique_ptr<http::TlsEventServer> https;  // both ports: endpoint 0 webhook, 1 metrics
   // Declared after `https`, so destroyed first: its tasks answer through the event loops.
   std::unique_ptr<DecisionPool> pool;
   std::size_t decision_threads = 0;  // as started, for the "serving" log line
@@ -162,7 +155,7 @@ struct HttpsServer::Impl {
     HttpResponse response;
     response.status = status;
     response.content_type = kJson;
-    response.body = plain_error_body(status, message);
+    response.body = admission::error_body_json(status, message);
     return response;
   }
 
@@ -322,17 +315,12 @@ struct HttpsServer::Impl {
   // Both ports on one TlsEventServer: the webhook over TLS, the metrics port in plain HTTP,
   // with the same limits and timeouts.
   Status start_ports() {
-    SslCtxPtr context(SSL_CTX_new(TLS_server_method()));
+    auto context = http::TlsContext::create([reloader = certs] { return reloader->current(); },
+                                            options.client_ca);
     if (!context) {
-      Error error;
-      error.code = ErrorCode::kInternal;
-      error.message = "cannot create the TLS server context";
-      return error;
+      return context.error();
     }
-    if (Status status = configure_tls_context(*context, *certs, options.client_ca); !status) {
-      return status;
-    }
-    EventServerOptions event_options;
+    http::EventServerOptions event_options;
     event_options.threads = options.threads;
     event_options.listen_backlog = options.listen_backlog;
     event_options.read_timeout = options.read_timeout;
@@ -342,13 +330,14 @@ struct HttpsServer::Impl {
     event_options.limits.max_body_bytes = options.body_limit;
     budget = std::make_shared<ByteBudget>(options.max_buffered_bytes);
     event_options.budget = budget;
+    event_options.log = &log_transport_event;
     mutate = make_endpoint("mutate", admission::Mode::kMutate);
     validate = make_endpoint("validate", admission::Mode::kValidate);
 
-    std::vector<EventEndpoint> endpoints(2);
+    std::vector<http::EventEndpoint> endpoints(2);
     endpoints[0].name = "webhook";
     endpoints[0].listen = options.listen;
-    endpoints[0].context = std::move(context);
+    endpoints[0].context = std::move(*context);
     endpoints[0].handler = [this](HttpRequest& request, Responder responder) {
       return route(request, std::move(responder));
     };
@@ -370,9 +359,9 @@ struct HttpsServer::Impl {
         std::max<std::size_t>(1, options.metrics_max_connections / 2);
 
     // Decisions on the pool are CPU-bound: more threads than CPUs would only queue on them.
-    const std::size_t pool_threads = options.threads > 0 ? options.threads : usable_cpus();
+    const std::size_t pool_threads = options.threads > 0 ? options.threads : http::usable_cpus();
     pool = std::make_unique<DecisionPool>(pool_threads, kMaxQueuedDecisions);
-    https = std::make_unique<TlsEventServer>(event_options, std::move(endpoints));
+    https = std::make_unique<http::TlsEventServer>(event_options, std::move(endpoints));
     if (Status status = https->bind(); !status) {
       return status;
     }
@@ -399,7 +388,7 @@ struct HttpsServer::Impl {
     const ReloadReport cert_report = certs->poll();
     if (cert_report.result == ReloadResult::kReloaded) {
       metrics->record_certificate_reload(true);
-      const KeyPairPtr pair = certs->current();
+      const http::KeyPairPtr pair = certs->current();
       metrics->set_certificate_not_after(pair->not_after());
       Json fields = Json::object();
       fields["cert"] = options.tls_cert;

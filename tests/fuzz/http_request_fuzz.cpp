@@ -12,13 +12,13 @@
 #include <string>
 #include <string_view>
 
-#include "topoguard/server/http_request_reader.h"
+#include "topoguard/http/http_request_reader.h"
 
 namespace {
 
-using topoguard::server::HttpParseLimits;
-using topoguard::server::HttpParseState;
-using topoguard::server::HttpRequestReader;
+using topoguard::http::HttpParseLimits;
+using topoguard::http::HttpParseState;
+using topoguard::http::HttpRequestReader;
 
 [[noreturn]] void contract_broken(const char* what) {
   std::fprintf(stderr, "http_request_fuzz: contract broken: %s\n", what);

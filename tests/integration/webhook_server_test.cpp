@@ -138,6 +138,8 @@ TEST_P(BadRequestTest, AnswersWithJsonError) {
   const Json body = Json::parse(result->body, nullptr, false);
   ASSERT_TRUE(body.is_object()) << result->body;
   EXPECT_EQ(body.value("code", 0), c.status);
+  EXPECT_FALSE(body.value("error", "").empty()) << result->body;
+  EXPECT_TRUE(body.contains("message")) << result->body;
   // The server is still healthy afterwards.
   auto health = client()->Get("/healthz");
   ASSERT_TRUE(health);

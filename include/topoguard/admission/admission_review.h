@@ -62,8 +62,13 @@ struct AdmissionResponse {
 [[nodiscard]] Json to_admission_review(const AdmissionResponse& response);
 [[nodiscard]] std::string to_admission_review_json(const AdmissionResponse& response);
 
-// The JSON body of a 4xx/5xx answer that is not an AdmissionReview (bad request, too large).
+// The JSON body of every 4xx/5xx answer that is not an AdmissionReview, on both ports:
+// {"code": <HTTP status>, "error": <stable name>, "message": <text>}, plus "field" when known.
+// With an Error (a review that cannot be read or decided) the name is its code's name.
 [[nodiscard]] std::string error_body_json(int http_status, const Error& error);
+// For a refusal with no Error of its own (malformed HTTP, no such route, overload): the name
+// is the status's ("bad_request", "not_found", "too_large", ...).
+[[nodiscard]] std::string error_body_json(int http_status, std::string_view message);
 
 // The patch as sent: compact JSON, the same bytes as patch.dump() with invalid UTF-8 replaced.
 [[nodiscard]] std::string patch_json(const Json& patch);

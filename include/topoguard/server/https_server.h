@@ -1,8 +1,8 @@
 // The webhook server: POST /mutate, POST /validate, GET /healthz, GET /readyz over TLS on the
 // main port; /healthz, /readyz and /metrics over plain HTTP on the metrics port; a watcher
-// thread that polls certificate and policy files. Both ports run on one TlsEventServer (epoll
-// event loops, one per core) with the same limits; admission decisions run on a DecisionPool
-// so the loops only move bytes. start() returns once both ports accept; shutdown() drains.
+// thread that polls certificate and policy files. Both ports run on one http::TlsEventServer
+// (epoll event loops, one per core) with the same limits; admission decisions run on a
+// DecisionPool so the loops only move bytes. start() returns once both ports accept; shutdown() drains.
 #pragma once
 
 #include <memory>

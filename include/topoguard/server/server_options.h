@@ -5,25 +5,16 @@
 #include <chrono>
 #include <cstddef>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "topoguard/admission/admission_handler.h"
-#include "topoguard/common/result.h"
+#include "topoguard/http/host_port.h"
 
 namespace topoguard::server {
 
-struct HostPort {
-  std::string host;  // "0.0.0.0", "127.0.0.1", "::1" (without brackets)
-  int port = 0;      // 0: any free port
-};
-
-// "ADDR:PORT", "[IPV6]:PORT" or ":PORT" (all interfaces).
-[[nodiscard]] Result<HostPort> parse_host_port(std::string_view text);
-
 struct ServerOptions {
-  HostPort listen{"0.0.0.0", 8443};
-  HostPort metrics_listen{"0.0.0.0", 9090};
+  http::HostPort listen{"0.0.0.0", 8443};
+  http::HostPort metrics_listen{"0.0.0.0", 9090};
   std::string tls_cert;
   std::string tls_key;
   std::string client_ca;              // empty: no client certificate is asked for
@@ -48,7 +39,7 @@ struct ServerOptions {
   // client address may hold half of them.
   std::size_t metrics_max_connections = 64;
   // Event-loop threads of both ports; each serves any number of connections. 0: two per usable
-  // CPU (server::default_event_loops()). Also the decision pool's threads when set; 0: one per
+  // CPU (http::default_event_loops()). Also the decision pool's threads when set; 0: one per
   // usable CPU.
   std::size_t threads = 0;
   std::chrono::seconds read_timeout{10};

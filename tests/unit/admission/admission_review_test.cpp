@@ -237,5 +237,19 @@ TEST(AdmissionReviewTest, ErrorBodyIsJson) {
   EXPECT_EQ(body["field"], "/request/uid");
 }
 
+// A refusal with no Error of its own (malformed HTTP, no route) has the same shape, named after
+// its status, and no field.
+TEST(AdmissionReviewTest, StatusErrorBodyHasTheSameShape) {
+  Json body = Json::parse(error_body_json(404, "no route for GET /nope"));
+  EXPECT_EQ(body["code"], 404);
+  EXPECT_EQ(body["error"], "not_found");
+  EXPECT_EQ(body["message"], "no route for GET /nope");
+  EXPECT_FALSE(body.contains("field"));
+  // A body too large is named as a review's kTooLarge error is.
+  EXPECT_EQ(Json::parse(error_body_json(413, "too large"))["error"],
+            error_code_name(ErrorCode::kTooLarge));
+  EXPECT_EQ(Json::parse(error_body_json(408, "slow"))["error"], "http_408");
+}
+
 }  // namespace
 }  // namespace topoguard::admission

@@ -34,7 +34,7 @@ class CertReloaderTest : public ::testing::Test {
 TEST_F(CertReloaderTest, LoadsInitialPair) {
   auto reloader = CertReloader::create(cert_path(), key_path());
   ASSERT_TRUE(reloader.has_value()) << reloader.error().to_string();
-  const KeyPairPtr pair = (*reloader)->current();
+  const http::KeyPairPtr pair = (*reloader)->current();
   EXPECT_GT(pair->not_after(), pair->not_before());
   EXPECT_TRUE(pair->valid_at(pair->not_before() + 120));
   EXPECT_FALSE(pair->valid_at(pair->not_after() + 1));
@@ -54,13 +54,13 @@ TEST_F(CertReloaderTest, ReloadsGoodAndKeepsOldOnBad) {
   auto created = CertReloader::create(cert_path(), key_path());
   ASSERT_TRUE(created.has_value());
   CertReloader& reloader = **created;
-  const KeyPairPtr first = reloader.current();
+  const http::KeyPairPtr first = reloader.current();
 
   const auto renewed = make_leaf(pki_.ca, "renewed", {"DNS:localhost"}, false, 10, 7200);
   write_file(cert_path(), renewed.cert);
   write_file(key_path(), renewed.key);
   ASSERT_EQ(reloader.poll().result, ReloadResult::kReloaded);
-  const KeyPairPtr second = reloader.current();
+  const http::KeyPairPtr second = reloader.current();
   EXPECT_NE(second.get(), first.get());
   EXPECT_GT(second->not_after(), first->not_after());
 

@@ -1,7 +1,7 @@
 // Boost assertions (debug builds only) go through assertion_failed below, see there.
 #define BOOST_ENABLE_ASSERT_DEBUG_HANDLER
 
-#include "topoguard/server/http_request_reader.h"
+#include "topoguard/http/http_request_reader.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -39,10 +39,10 @@ void assertion_failed_msg(char const* expr, char const* message, char const* fun
 
 }  // namespace boost
 
-namespace topoguard::server {
+namespace topoguard::http {
 namespace {
 
-namespace http = boost::beast::http;
+namespace beast_http = boost::beast::http;
 
 char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
@@ -100,11 +100,27 @@ bool names_another_http_version(std::string_view input) {
          digits[2] >= '0' && digits[2] <= '9' && digits != "1.0" && digits != "1.1";
 }
 
+// The status and reason for a request Beast refuses.
+std::pair<int, std::string> refusal(const boost::beast::error_code& error, std::string_view input,
+                                   const HttpParseLimits& limits) {
+  if (error == beast_http::error::header_limit) {
+    return {431, "request line and headers exceed " + std::to_string(limits.max_header_bytes) +
+                     " bytes"};
+  }
+  if (error == beast_http::error::body_limit) {
+    return {413, "body exceeds the limit of " + std::to_string(limits.max_body_bytes) + " bytes"};
+  }
+  if (error == beast_http::error::bad_version && names_another_http_version(input)) {
+    return {505, "HTTP version is not supported; use HTTP/1.1"};
+  }
+  return {400, "malformed request: " + error.message()};
+}
+
 }  // namespace
 
 struct HttpRequestReader::Beast {
   // A Beast parser reads one message; the next request gets a fresh one.
-  std::optional<http::request_parser<http::string_body>> parser;
+  std::optional<beast_http::request_parser<beast_http::string_body>> parser;
   // Tells the reader how much chunk data follows a chunk-size line (Beast keeps a reference).
   std::function<void(std::uint64_t, boost::beast::string_view, boost::beast::error_code&)>
       on_chunk_header;
@@ -255,11 +271,11 @@ HttpParseState HttpRequestReader::read_head(std::string_view input) {
   const std::size_t taken = parser.put(boost::asio::const_buffer(input.data(), head_end), error);
   consumed_ += taken;
   request_bytes_ += taken;
-  if (error == http::error::need_more || (!error && !parser.is_header_done())) {
+  if (error == beast_http::error::need_more || (!error && !parser.is_header_done())) {
     return fail(400, "malformed header");
   }
   if (error) {
-    return refuse(error, input.substr(0, head_end));
+    return refuse(refusal(error, input.substr(0, head_end), limits_));
   }
   const HttpParseState checked = check_head(input.substr(0, taken));
   if (checked != HttpParseState::kComplete) {
@@ -335,9 +351,9 @@ HttpParseState HttpRequestReader::read_body(std::string_view input) {
     } else if (chunked && taken > 0) {
       first_chunk_ = false;
     }
-    if (error && error != http::error::need_more) {
+    if (error && error != beast_http::error::need_more) {
       consumed_ += at;
-      return refuse(error, rest);
+      return refuse(refusal(error, rest, limits_));
     }
     if (request_bytes_ > framing_limit) {
       consumed_ += at;
@@ -364,23 +380,11 @@ HttpParseState HttpRequestReader::read_body(std::string_view input) {
   return HttpParseState::kIncomplete;
 }
 
-HttpParseState HttpRequestReader::refuse(const boost::beast::error_code& error,
-                                         std::string_view input) {
+HttpParseState HttpRequestReader::refuse(std::pair<int, std::string> refusal) {
   if (request_.path.empty()) {
     take_target();  // known once Beast has read the request line; answers and logs name it
   }
-  if (error == http::error::header_limit) {
-    return fail(431, "request line and headers exceed " +
-                         std::to_string(limits_.max_header_bytes) + " bytes");
-  }
-  if (error == http::error::body_limit) {
-    return fail(413, "body exceeds the limit of " + std::to_string(limits_.max_body_bytes) +
-                         " bytes");
-  }
-  if (error == http::error::bad_version && names_another_http_version(input)) {
-    return fail(505, "HTTP version is not supported; use HTTP/1.1");
-  }
-  return fail(400, "malformed request: " + error.message());
+  return fail(refusal.first, std::move(refusal.second));
 }
 
 void HttpRequestReader::take_target() {
@@ -422,14 +426,14 @@ HttpParseState HttpRequestReader::check_head(std::string_view head) {
     }
     const std::string_view value = to_view(field.value());
     request_.headers.emplace_back(lowered(to_view(field.name_string())), std::string(value));
-    if (field.name() == http::field::transfer_encoding) {
+    if (field.name() == beast_http::field::transfer_encoding) {
       // Beast treats an unknown coding as "no body"; what follows would then be read as the
       // next request, so anything but one plain "chunked" is refused.
       if (++transfer_encodings > 1 || !equals_ignoring_case(value, "chunked")) {
         return fail(501, "transfer coding \"" + std::string(value) +
                              "\" is not supported; use chunked");
       }
-    } else if (field.name() == http::field::expect) {
+    } else if (field.name() == beast_http::field::expect) {
       if (!equals_ignoring_case(value, "100-continue")) {
         return fail(417, "expectation \"" + std::string(value) + "\" is not supported");
       }
@@ -440,4 +444,4 @@ HttpParseState HttpRequestReader::check_head(std::string_view head) {
   return HttpParseState::kComplete;
 }
 
-}  // namespace topoguard::server
+}  // namespace topoguard::http

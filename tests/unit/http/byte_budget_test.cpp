@@ -1,8 +1,8 @@
-#include "topoguard/server/byte_budget.h"
+#include "topoguard/http/byte_budget.h"
 
 #include <gtest/gtest.h>
 
-namespace topoguard::server {
+namespace topoguard::http {
 namespace {
 
 constexpr std::size_t kKiB = 1024;
@@ -51,4 +51,4 @@ TEST(ByteBudgetTest, BurstEndsOnce) {
 }
 
 }  // namespace
-}  // namespace topoguard::server
+}  // namespace topoguard::http

@@ -1,6 +1,6 @@
-#include "topoguard/server/byte_budget.h"
+#include "topoguard/http/byte_budget.h"
 
-namespace topoguard::server {
+namespace topoguard::http {
 
 bool ByteBudget::update(std::size_t& held, std::size_t now) {
   std::size_t total = 0;
@@ -35,4 +35,4 @@ bool ByteBudget::burst_ended() {
   return in_burst_.load() && used_.load() < burst_low_ && in_burst_.exchange(false);
 }
 
-}  // namespace topoguard::server
+}  // namespace topoguard::http

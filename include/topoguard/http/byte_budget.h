@@ -7,7 +7,7 @@
 #include <atomic>
 #include <cstddef>
 
-namespace topoguard::server {
+namespace topoguard::http {
 
 class ByteBudget {
  public:
@@ -47,4 +47,4 @@ class ByteBudget {
   std::atomic<bool> in_burst_{false};
 };
 
-}  // namespace topoguard::server
+}  // namespace topoguard::http

@@ -7,7 +7,7 @@
 
 #include "topoguard/common/result.h"
 
-namespace topoguard::server {
+namespace topoguard::http {
 
 // `message` plus OpenSSL's reason for the last failure (if any); the queue is cleared.
 inline Error openssl_error(std::string message) {
@@ -21,4 +21,4 @@ inline Error openssl_error(std::string message) {
   return Error{ErrorCode::kInvalidValue, std::move(message), {}};
 }
 
-}  // namespace topoguard::server
+}  // namespace topoguard::http

@@ -1,10 +1,10 @@
-#include "topoguard/server/http_request_reader.h"
+#include "topoguard/http/http_request_reader.h"
 
 #include <gtest/gtest.h>
 
 #include "note_name.h"
 
-namespace topoguard::server {
+namespace topoguard::http {
 namespace {
 
 // Feeds bytes the way the event loop does: what the reader did not take stays in front of the
@@ -251,4 +251,4 @@ INSTANTIATE_TEST_SUITE_P(
     topoguard::testing::NoteName());
 
 }  // namespace
-}  // namespace topoguard::server
+}  // namespace topoguard::http

@@ -1,6 +1,6 @@
 // The event loop's fairness between connections, on a plain-HTTP endpoint with a handler that
 // records the order in which it is called; and the default number of loops.
-#include "topoguard/server/tls_event_server.h"
+#include "topoguard/http/tls_event_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -20,7 +20,7 @@
 
 #include "cpu_affinity.h"
 
-namespace topoguard::server {
+namespace topoguard::http {
 namespace {
 
 using namespace std::chrono_literals;
@@ -279,4 +279,4 @@ TEST(EventLoopDefaultsTest, TwoLoopsPerCpuOfTheAffinityMask) {
 }
 
 }  // namespace
-}  // namespace topoguard::server
+}  // namespace topoguard::http

@@ -18,11 +18,7 @@
 #include <utility>
 #include <vector>
 
-namespace boost::system {
-class error_code;
-}
-
-namespace topoguard::server {
+namespace topoguard::http {
 
 struct HttpRequest {
   std::string method;
@@ -87,7 +83,7 @@ class HttpRequestReader {
   HttpParseState read_body(std::string_view input);
   [[nodiscard]] std::size_t chunk_unit_end(std::string_view input) const;
   HttpParseState check_head(std::string_view head);
-  HttpParseState refuse(const boost::system::error_code& error, std::string_view input);
+  HttpParseState refuse(std::pair<int, std::string> refusal);  // status and reason
   void take_target();
 
   HttpParseLimits limits_;
@@ -105,4 +101,4 @@ class HttpRequestReader {
   std::string error_message_;
 };
 
-}  // namespace topoguard::server
+}  // namespace topoguard::http

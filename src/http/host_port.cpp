@@ -1,8 +1,8 @@
-#include "topoguard/server/server_options.h"
+#include "topoguard/http/host_port.h"
 
 #include <charconv>
 
-namespace topoguard::server {
+namespace topoguard::http {
 
 Result<HostPort> parse_host_port(std::string_view text) {
   auto usage = [&text](const std::string& why) {
@@ -31,4 +31,4 @@ Result<HostPort> parse_host_port(std::string_view text) {
   return HostPort{host.empty() ? std::string("0.0.0.0") : std::string(host), port};
 }
 
-}  // namespace topoguard::server
+}  // namespace topoguard::http

@@ -1,13 +1,11 @@
-// The HTTP/1.1 server of both ports: a few event-loop threads (epoll, non-blocking OpenSSL or
-// plain sockets), each owning its connections, serving every endpoint (the webhook's HTTPS port
-// and the plain metrics port) with the same limits and timeouts, so a slow client of one port
-// cannot starve the other. Per request it costs one read and one write system call (TLS
+// An HTTP/1.1 server of several ports: a few event-loop threads (epoll, non-blocking OpenSSL or
+// plain sockets), each owning its connections, serving every endpoint (an HTTPS port and a plain
+// one for metrics, say) with the same limits and timeouts, so a slow client of one port cannot
+// starve another. Per request it costs one read and one write system call (TLS
 // read-ahead, one record per response), and a connection costs a buffer instead of a thread.
 // Requests are read by HttpRequestReader (Boost.Beast's parser). Handlers run on the loop
-// thread: they must be short; long work goes to a DecisionPool and answers through a Responder.
+// thread: they must be short; long work goes to other threads and answers through a Responder.
 #pragma once
-
-#include <openssl/ssl.h>
 
 #include <chrono>
 #include <cstddef>
@@ -16,16 +14,18 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
 
 #include "topoguard/common/result.h"
-#include "topoguard/server/byte_budget.h"
-#include "topoguard/server/http_request_reader.h"
-#include "topoguard/server/server_options.h"
+#include "topoguard/http/byte_budget.h"
+#include "topoguard/http/host_port.h"
+#include "topoguard/http/http_request_reader.h"
+#include "topoguard/http/tls_context.h"
 
-namespace topoguard::server {
+namespace topoguard::http {
 
 struct HttpResponse {
   int status = 200;
@@ -56,20 +56,15 @@ using HttpHandler =
 using HttpErrorResponder =
     std::function<HttpResponse(int status, const std::string& message, const std::string& path)>;
 
-struct SslCtxDeleter {
-  void operator()(SSL_CTX* ctx) const { SSL_CTX_free(ctx); }
-};
-using SslCtxPtr = std::unique_ptr<SSL_CTX, SslCtxDeleter>;
-
 // One listening port: its address, TLS context (none: plain HTTP), routes and connection caps.
 // A new connection at max_connections closes the port's longest-idle connection (no byte of a
 // request received: new, or between requests) to make room, and is closed itself only when no
 // connection is idle. One beyond max_connections_per_address from the same client address is
 // closed as soon as it is accepted.
 struct EventEndpoint {
-  std::string name;  // for logs: "webhook", "metrics"
+  std::string name;  // for logs, e.g. "webhook"
   HostPort listen;
-  SslCtxPtr context;  // nullptr: plain HTTP
+  std::unique_ptr<TlsContext> context;  // nullptr: plain HTTP
   HttpHandler handler;
   HttpErrorResponder on_error;
   std::size_t max_connections = 4096;
@@ -86,6 +81,12 @@ struct EventEndpoint {
 // connections (with one loop per CPU, a client sharing the cores preempted a loop every second
 // request).
 [[nodiscard]] std::size_t default_event_loops();
+
+// What goes wrong outside any request (accepting, watching a connection, the event loop itself),
+// for the owner's log; `os_error` is the errno value, 0 when there is none.
+enum class EventSeverity { kWarn, kError };
+using EventLog =
+    std::function<void(EventSeverity severity, std::string_view message, int os_error)>;
 
 struct EventServerOptions {
   std::size_t threads = 0;  // 0: default_event_loops()
@@ -104,6 +105,7 @@ struct EventServerOptions {
   // Shared with what else holds request bytes (decisions in flight); nullptr: a budget of
   // max_buffered_bytes for the connections alone.
   std::shared_ptr<ByteBudget> budget;
+  EventLog log;  // nullptr: not reported
 };
 
 class TlsEventServer {
@@ -136,4 +138,4 @@ class TlsEventServer {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace topoguard::server
+}  // namespace topoguard::http

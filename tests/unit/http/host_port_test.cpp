@@ -1,10 +1,10 @@
-#include "topoguard/server/server_options.h"
+#include "topoguard/http/host_port.h"
 
 #include <gtest/gtest.h>
 
 #include "note_name.h"
 
-namespace topoguard::server {
+namespace topoguard::http {
 namespace {
 
 struct Case {
@@ -43,4 +43,4 @@ INSTANTIATE_TEST_SUITE_P(
     topoguard::testing::NoteName());
 
 }  // namespace
-}  // namespace topoguard::server
+}  // namespace topoguard::http

@@ -1,4 +1,4 @@
-#include "topoguard/server/tls_event_server.h"
+#include "topoguard/http/tls_event_server.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 #include <sched.h>
 #include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -27,9 +28,9 @@
 #include <unordered_map>
 #include <utility>
 
-#include "topoguard/server/json_log.h"
+#include "tls_native.h"
 
-namespace topoguard::server {
+namespace topoguard::http {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -121,10 +122,10 @@ void render_response(const HttpResponse& response, bool head_only, bool keep_ali
   }
 }
 
-void log_errno(LogLevel level, const char* message, int error) {
-  Json fields = Json::object();
-  fields["error"] = std::strerror(error);
-  log_event(level, message, fields);
+void report(const EventLog& log, EventSeverity severity, std::string_view message, int os_error) {
+  if (log) {
+    log(severity, message, os_error);
+  }
 }
 
 enum class Phase { kHandshake, kReading, kDeciding, kWriting, kLingering };
@@ -408,11 +409,12 @@ class TlsEventServer::Impl::Worker {
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
     SSL* ssl = nullptr;
     if (listener.endpoint.context) {
-      ssl = SSL_new(listener.endpoint.context.get());
+      ssl = SSL_new(listener.endpoint.context->native().context);
       if (ssl == nullptr || SSL_set_fd(ssl, fd) != 1) {
         SSL_free(ssl);
         ERR_clear_error();
-        log_event(LogLevel::kError, "cannot create a TLS session for a new connection");
+        report(server_.options.log, EventSeverity::kError,
+               "cannot create a TLS session for a new connection", 0);
         return;  // the Accepted destructor closes it
       }
       SSL_set_accept_state(ssl);
@@ -424,7 +426,7 @@ class TlsEventServer::Impl::Worker {
     event.events = EPOLLIN;
     event.data.ptr = connection.get();
     if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0) {
-      log_errno(LogLevel::kError, "cannot watch a new connection", errno);
+      report(server_.options.log, EventSeverity::kError, "cannot watch a new connection", errno);
       return;  // the Connection destructor closes it
     }
     Connection* key = connection.get();
@@ -445,7 +447,7 @@ class TlsEventServer::Impl::Worker {
       const int ready = ::epoll_wait(epoll_fd_, events, kMaxEvents,
                                      yielded_.empty() ? static_cast<int>(kTick.count()) : 0);
       if (ready < 0 && errno != EINTR) {
-        log_errno(LogLevel::kError, "event loop failed", errno);
+        report(server_.options.log, EventSeverity::kError, "event loop failed", errno);
         break;
       }
       for (int i = 0; i < ready; ++i) {
@@ -626,11 +628,12 @@ class TlsEventServer::Impl::Worker {
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
         // Out of descriptors or memory: stop listening for a moment instead of spinning on a
         // level-triggered listener; open connections keep being served.
-        log_errno(LogLevel::kWarn, "cannot accept connections; pausing accept", errno);
+        report(server_.options.log, EventSeverity::kWarn,
+               "cannot accept connections; pausing accept", errno);
         forget_listener();
         accept_paused_until_ = Clock::now() + kAcceptPause;
       } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        log_errno(LogLevel::kError, "accept failed", errno);
+        report(server_.options.log, EventSeverity::kError, "accept failed", errno);
       }
       return;
     }
@@ -1134,10 +1137,11 @@ TlsEventServer::TlsEventServer(EventServerOptions options, std::vector<EventEndp
     if (endpoint.context) {
       // One record per response, and a whole request in one read(2); the state machine resumes
       // a partial write from a moved buffer; an idle connection keeps no record buffers.
-      SSL_CTX_set_read_ahead(endpoint.context.get(), 1);
-      SSL_CTX_set_mode(endpoint.context.get(), SSL_MODE_ENABLE_PARTIAL_WRITE |
-                                                   SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
-                                                   SSL_MODE_RELEASE_BUFFERS);
+      SSL_CTX* context = endpoint.context->native().context;
+      SSL_CTX_set_read_ahead(context, 1);
+      SSL_CTX_set_mode(context, SSL_MODE_ENABLE_PARTIAL_WRITE |
+                                    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+                                    SSL_MODE_RELEASE_BUFFERS);
     }
     auto listener = std::make_unique<Listener>();
     listener->endpoint = std::move(endpoint);
@@ -1306,4 +1310,4 @@ bool TlsEventServer::drain(std::chrono::steady_clock::time_point deadline) {
   return impl.finished_signal.wait_until(lock, deadline, [&impl] { return impl.running == 0; });
 }
 
-}  // namespace topoguard::server
+}  // namespace topoguard::http

@@ -1,20 +1,21 @@
-#include "topoguard/server/tls_context.h"
+#include "topoguard/http/tls_context.h"
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
 #include "openssl_error.h"
+#include "tls_native.h"
 
-namespace topoguard::server {
+namespace topoguard::http {
 namespace {
 
 // SSL_CTX_set_cert_cb: runs in the handshake, before cipher selection.
 int install_current_pair(SSL* ssl, void* arg) {
-  const auto* certs = static_cast<const CertReloader*>(arg);
-  const KeyPairPtr pair = certs->current();
+  const auto* key_pairs = static_cast<const KeyPairSource*>(arg);
+  const KeyPairPtr pair = (*key_pairs)();
+  const KeyPair::Native& native = pair->native();
   // SSL_use_cert_and_key takes its own references, so the pair may be swapped out meanwhile.
-  return SSL_use_cert_and_key(ssl, pair->certificate(), pair->key(), pair->chain(), 1) == 1 ? 1
-                                                                                             : 0;
+  return SSL_use_cert_and_key(ssl, native.certificate, native.key, native.chain, 1) == 1 ? 1 : 0;
 }
 
 // ALPN: HTTP/1.1 is the one protocol served. A client that offers only h2 gets no ALPN answer
@@ -31,10 +32,7 @@ int select_http11(SSL* /*ssl*/, const unsigned char** out, unsigned char* out_le
   return SSL_TLSEXT_ERR_OK;
 }
 
-}  // namespace
-
-Status configure_tls_context(SSL_CTX& ctx, const CertReloader& certs,
-                             const std::string& client_ca) {
+Status configure(SSL_CTX& ctx, const KeyPairSource& key_pairs, const std::string& client_ca) {
   ERR_clear_error();
   if (SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION) != 1) {
     return openssl_error("cannot set the minimum TLS version");
@@ -50,7 +48,7 @@ Status configure_tls_context(SSL_CTX& ctx, const CertReloader& certs,
   }
   SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
                                 SSL_OP_CIPHER_SERVER_PREFERENCE);
-  SSL_CTX_set_cert_cb(&ctx, install_current_pair, const_cast<CertReloader*>(&certs));
+  SSL_CTX_set_cert_cb(&ctx, install_current_pair, const_cast<KeyPairSource*>(&key_pairs));
   SSL_CTX_set_alpn_select_cb(&ctx, select_http11, nullptr);
 
   // Session resumption with client verification needs a session id context.
@@ -71,4 +69,28 @@ Status configure_tls_context(SSL_CTX& ctx, const CertReloader& certs,
   return Ok{};
 }
 
-}  // namespace topoguard::server
+}  // namespace
+
+TlsContext::TlsContext(std::unique_ptr<Native> native, KeyPairSource key_pairs)
+    : native_(std::move(native)), key_pairs_(std::move(key_pairs)) {}
+
+TlsContext::~TlsContext() = default;
+
+Result<std::unique_ptr<TlsContext>> TlsContext::create(KeyPairSource key_pairs,
+                                                       const std::string& client_ca) {
+  SSL_CTX* context = SSL_CTX_new(TLS_server_method());
+  if (context == nullptr) {
+    Error error;
+    error.code = ErrorCode::kInternal;
+    error.message = "cannot create the TLS server context";
+    return error;
+  }
+  std::unique_ptr<TlsContext> created(
+      new TlsContext(std::make_unique<Native>(context), std::move(key_pairs)));
+  if (Status status = configure(*context, created->key_pairs_, client_ca); !status) {
+    return status.error();
+  }
+  return created;
+}
+
+}  // namespace topoguard::http
