@@ -145,8 +145,8 @@ quickstart() {
   in_root "$quickstart_root" "cd /src && bash tools/quickstart.sh --background --port ${port} \
     --metrics-port ${metrics_port}" >"${work}/quickstart.log" 2>&1 ||
     { tail -30 "${work}/quickstart.log" >&2; die "the README's first command failed"; }
-  local ca="${quickstart_root}/src/certs/dev/ca.crt"
-  [ -f "$ca" ] || die "no development CA at certs/dev/ca.crt after the quickstart"
+  local ca="${quickstart_root}/src/certs/dev/ca.pem"
+  [ -f "$ca" ] || die "no development CA at certs/dev/ca.pem after the quickstart"
   local review="${source_dir}/examples/admission/resourceclaimtemplate-create-unaligned.json"
   local path
   for path in mutate validate; do
