@@ -97,10 +97,10 @@ struct Suite {
 };
 
 // The lines of a finding's failure or skip text: where, what, the help link and the fix.
-std::string finding_detail(const ReportedFinding& reported, policy::RuleId rule) {
+std::string finding_detail(const ReportedFinding& reported, const std::string& help) {
   const engine::Finding& finding = reported.finding;
   std::string detail = location_text(reported.file, reported.line) + ": " + finding.pointer +
-                       "\n" + finding.message + "\nhelp: " + rule_help_uri(rule);
+                       "\n" + finding.message + "\nhelp: " + help;
   if (!finding.fix.empty()) {
     detail += "\nfix (JSONPatch): " + nlohmann::json(finding.fix).dump(
                                           -1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -108,8 +108,9 @@ std::string finding_detail(const ReportedFinding& reported, policy::RuleId rule)
   return detail;
 }
 
-void add_check(const RuleCheck& check, Suite& suite) {
+void add_check(const RuleCheck& check, const std::string& help_uri_base, Suite& suite) {
   const k8s::ObjectRef& ref = check.resource->ref;
+  const std::string help = rule_help_reference(check.rule, help_uri_base);
   const std::string namespace_name = display_namespace(ref);
   suite.cases += "    <testcase classname=\"" +
                  xml_escape(ref.kind + " " + namespace_name + "/" + ref.name) + "\" name=\"" +
@@ -126,14 +127,14 @@ void add_check(const RuleCheck& check, Suite& suite) {
     const engine::Finding& finding = reported->finding;
     suite.cases += "      <failure type=\"" + std::string(policy::action_name(finding.action)) +
                    "\" message=\"" + xml_escape(finding.message) + "\">" +
-                   xml_escape(finding_detail(*reported, check.rule), false) + "</failure>\n";
+                   xml_escape(finding_detail(*reported, help), false) + "</failure>\n";
   }
   // A case is failed or skipped: waived findings next to unwaived ones add nothing to a failure.
   if (check.findings.empty()) {
     std::string detail;
     for (const ReportedFinding* reported : check.exempted) {
       const engine::Finding& finding = reported->finding;
-      detail += (detail.empty() ? "" : "\n") + finding_detail(*reported, check.rule) +
+      detail += (detail.empty() ? "" : "\n") + finding_detail(*reported, help) +
                 "\nexception " + finding.exception + ": " + finding.exception_reason;
     }
     const engine::Finding& first = check.exempted.front()->finding;
@@ -157,7 +158,7 @@ void add_error(const Error& error, Suite& suite) {
 
 }  // namespace
 
-void write_junit(const AuditReport& report, std::ostream& out) {
+void write_junit(const AuditReport& report, const std::string& help_uri_base, std::ostream& out) {
   // One suite per file, in input order of first appearance.
   std::vector<std::string> files;
   std::map<std::string, Suite> suites;
@@ -172,7 +173,7 @@ void write_junit(const AuditReport& report, std::ostream& out) {
     add_error(error, suite_of(error.location.file));
   }
   for (const RuleCheck& check : rule_checks(report)) {
-    add_check(check, suite_of(check.resource->file));
+    add_check(check, help_uri_base, suite_of(check.resource->file));
   }
   Suite total;
   for (const auto& [file, suite] : suites) {

@@ -61,8 +61,10 @@ nlohmann::json result_entry(const RuleCheck& check, std::string_view result, std
 
 // One result per finding (`skip` for one an exception waives, naming the exception), or one
 // pass; properties are strings (the CRDs say so).
-void add_results(const RuleCheck& check, nlohmann::json& results) {
+void add_results(const RuleCheck& check, const std::string& help_uri_base,
+                 nlohmann::json& results) {
   const AuditedResource& resource = *check.resource;
+  const std::string help = rule_help_reference(check.rule, help_uri_base);
   if (check.passed()) {
     results.push_back(result_entry(
         check, "pass", "no " + std::string(policy::rule_name(check.rule)) + " finding",
@@ -75,7 +77,7 @@ void add_results(const RuleCheck& check, nlohmann::json& results) {
                                  {"line", std::to_string(reported->line)},
                                  {"path", finding.pointer},
                                  {"action", policy::action_name(finding.action)},
-                                 {"help", rule_help_uri(check.rule)}};
+                                 {"help", help}};
     if (!finding.fix.empty()) {
       properties["jsonPatch"] = nlohmann::json(finding.fix).dump();
     }
@@ -88,7 +90,7 @@ void add_results(const RuleCheck& check, nlohmann::json& results) {
                                     {"line", std::to_string(reported->line)},
                                     {"path", finding.pointer},
                                     {"action", policy::action_name(finding.action)},
-                                    {"help", rule_help_uri(check.rule)},
+                                    {"help", help},
                                     {"exception", finding.exception},
                                     {"exceptionReason", finding.exception_reason}}));
   }
@@ -136,7 +138,8 @@ nlohmann::json report_document(const ApiNames& names, const std::string& namespa
 
 }  // namespace
 
-nlohmann::json policy_reports(const AuditReport& report, ReportApi api) {
+nlohmann::json policy_reports(const AuditReport& report, ReportApi api,
+                              const std::string& help_uri_base) {
   const ApiNames names = names_of(api);
   // namespace ("" = cluster-scoped) -> results, namespaces in sorted order
   std::map<std::string, nlohmann::json> results;
@@ -144,7 +147,7 @@ nlohmann::json policy_reports(const AuditReport& report, ReportApi api) {
     return results.try_emplace(namespace_name, nlohmann::json::array()).first->second;
   };
   for (const RuleCheck& check : rule_checks(report)) {
-    add_results(check, results_of(display_namespace(check.resource->ref)));
+    add_results(check, help_uri_base, results_of(display_namespace(check.resource->ref)));
   }
   for (const Error& error : report.errors) {
     results_of("").push_back(error_result(error));

@@ -27,8 +27,10 @@ namespace topoguard::audit {
 // "file:line", or "file" when the line is unknown (0).
 [[nodiscard]] std::string location_text(const std::string& file, int line);
 
-// "<base>#rule-<name>", base from the TOPOGUARD_RULE_HELP_BASE CMake cache variable.
-[[nodiscard]] std::string rule_help_uri(policy::RuleId rule);
+// Where a report sends a reader for a rule's help: "<base>#rule-<name>" with a base URI (see
+// ReportOptions::help_uri_base), else "topoguard explain <name>".
+[[nodiscard]] std::string rule_help_reference(policy::RuleId rule,
+                                              const std::string& help_uri_base);
 
 // Each rule a resource was checked against under a policy, with its findings (none and none
 // exempted: passed).
@@ -46,15 +48,17 @@ struct RuleCheck {
 [[nodiscard]] std::vector<RuleCheck> rule_checks(const AuditReport& report);
 
 // JSON-based formats: a document built from the report, written by one JSON writer.
-[[nodiscard]] nlohmann::json sarif_report(const AuditReport& report);
+[[nodiscard]] nlohmann::json sarif_report(const AuditReport& report,
+                                          const std::string& help_uri_base);
 
 // Kubernetes report CRDs: OpenReports (openreports.io/v1alpha1 Report / ClusterReport) and the
 // wg-policy PolicyReport (wgpolicyk8s.io/v1alpha2 PolicyReport / ClusterPolicyReport), as a
 // `kind: List` that `kubectl apply -f` takes.
 enum class ReportApi { kOpenReports, kPolicyReport };
-[[nodiscard]] nlohmann::json policy_reports(const AuditReport& report, ReportApi api);
+[[nodiscard]] nlohmann::json policy_reports(const AuditReport& report, ReportApi api,
+                                            const std::string& help_uri_base);
 
 // JUnit XML: one test case per resource and rule.
-void write_junit(const AuditReport& report, std::ostream& out);
+void write_junit(const AuditReport& report, const std::string& help_uri_base, std::ostream& out);
 
 }  // namespace topoguard::audit

@@ -5,15 +5,12 @@
 #include <iterator>
 #include <ostream>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "report_formats.h"
 #include "topoguard/common/json_writer.h"
 #include "topoguard/k8s/object.h"
-
-#ifndef TOPOGUARD_RULE_HELP_BASE
-#error "TOPOGUARD_RULE_HELP_BASE comes from the CMake cache variable of the same name"
-#endif
 
 namespace topoguard::audit {
 
@@ -31,7 +28,7 @@ std::string summary_text(const AuditSummary& summary, std::size_t errors) {
 // line order.
 class TextReportWriter final : public ReportWriter {
  public:
-  explicit TextReportWriter(ReportOptions options) : options_(options) {}
+  explicit TextReportWriter(ReportOptions options) : options_(std::move(options)) {}
 
   // ReportWriter
   void write(const AuditReport& report, std::ostream& out, std::ostream& errors) const override {
@@ -56,6 +53,10 @@ class TextReportWriter final : public ReportWriter {
       out << '\n';
     }
     out << summary_text(report.summary, report.errors.size()) << '\n';
+    // Findings are short; why a rule matters and how to fix it is told once, on request.
+    if (!report.findings.empty()) {
+      out << "why and how to fix: topoguard explain RULE\n";
+    }
   }
 
  private:
@@ -81,10 +82,16 @@ class JsonDocumentWriter final : public ReportWriter {
 
 class JunitReportWriter final : public ReportWriter {
  public:
+  explicit JunitReportWriter(std::string help_uri_base)
+      : help_uri_base_(std::move(help_uri_base)) {}
+
   // ReportWriter
   void write(const AuditReport& report, std::ostream& out, std::ostream& /*errors*/) const override {
-    write_junit(report, out);
+    write_junit(report, help_uri_base_, out);
   }
+
+ private:
+  const std::string help_uri_base_;
 };
 
 }  // namespace
@@ -97,8 +104,9 @@ std::string display_namespace(const k8s::ObjectRef& ref) {
   return ref.kind == "ClusterResourceClaimTemplate" ? std::string() : k8s::effective_namespace(ref);
 }
 
-std::string rule_help_uri(policy::RuleId rule) {
-  return std::string(TOPOGUARD_RULE_HELP_BASE) + "#" + policy::help_anchor(rule);
+std::string rule_help_reference(policy::RuleId rule, const std::string& help_uri_base) {
+  return help_uri_base.empty() ? "topoguard explain " + std::string(policy::rule_name(rule))
+                               : help_uri_base + "#" + policy::help_anchor(rule);
 }
 
 std::vector<RuleCheck> rule_checks(const AuditReport& report) {
@@ -165,23 +173,27 @@ bool in_report_order(const ReportedFinding* a, const ReportedFinding* b) {
 }
 
 std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, ReportOptions options) {
+  const std::string base = options.help_uri_base;
   switch (format) {
     case ReportFormat::kText:
       break;
     case ReportFormat::kJson:
       return std::make_unique<JsonDocumentWriter>(&report_to_json);
     case ReportFormat::kSarif:
-      return std::make_unique<JsonDocumentWriter>(&sarif_report);
+      return std::make_unique<JsonDocumentWriter>(
+          [base](const AuditReport& report) { return sarif_report(report, base); });
     case ReportFormat::kOpenReports:
-      return std::make_unique<JsonDocumentWriter>(
-          [](const AuditReport& report) { return policy_reports(report, ReportApi::kOpenReports); });
+      return std::make_unique<JsonDocumentWriter>([base](const AuditReport& report) {
+        return policy_reports(report, ReportApi::kOpenReports, base);
+      });
     case ReportFormat::kPolicyReport:
-      return std::make_unique<JsonDocumentWriter>(
-          [](const AuditReport& report) { return policy_reports(report, ReportApi::kPolicyReport); });
+      return std::make_unique<JsonDocumentWriter>([base](const AuditReport& report) {
+        return policy_reports(report, ReportApi::kPolicyReport, base);
+      });
     case ReportFormat::kJUnit:
-      return std::make_unique<JunitReportWriter>();
+      return std::make_unique<JunitReportWriter>(base);
   }
-  return std::make_unique<TextReportWriter>(options);
+  return std::make_unique<TextReportWriter>(std::move(options));
 }
 
 nlohmann::json report_to_json(const AuditReport& report) {

@@ -80,19 +80,18 @@ std::string friendly_name(std::string_view id) {
   return name;
 }
 
-nlohmann::json rule_descriptor(policy::RuleId rule) {
+// The rule's whole explanation is its help (what `topoguard explain` prints); helpUri only with
+// a configured base, since a link to a page that may not exist helps no one.
+nlohmann::json rule_descriptor(policy::RuleId rule, const std::string& help_uri_base) {
   const policy::RuleInfo& info = policy::rule_info(rule);
-  const std::string uri = rule_help_uri(rule);
-  return {
+  nlohmann::json descriptor = {
       {"id", info.name},
       {"name", friendly_name(info.name)},
       {"shortDescription", {{"text", info.title}}},
       {"fullDescription", {{"text", info.description}}},
-      {"helpUri", uri},
       {"help",
-       {{"text", std::string(info.description) + " See " + uri},
-        {"markdown", std::string(info.description) + " See [" + std::string(info.name) + "](" +
-                         uri + ")."}}},
+       {{"text", policy::rule_help(rule, policy::HelpFormat::kText)},
+        {"markdown", policy::rule_help(rule, policy::HelpFormat::kMarkdown)}}},
       {"defaultConfiguration", {{"level", level_of(info.default_action)}}},
       {"properties",
        {{"tags", {"kubernetes", "dra", "gpu", "pcie"}},
@@ -100,6 +99,10 @@ nlohmann::json rule_descriptor(policy::RuleId rule) {
         {"problem.severity", problem_severity_of(info.default_action)},
         {"severity", policy::severity_name(info.severity)}}},
   };
+  if (!help_uri_base.empty()) {
+    descriptor["helpUri"] = rule_help_reference(rule, help_uri_base);
+  }
+  return descriptor;
 }
 
 // The lines of the document that `topoguard fix` changes (with every enabled fix of that
@@ -175,10 +178,10 @@ nlohmann::json notification_of(const Error& error) {
 
 }  // namespace
 
-nlohmann::json sarif_report(const AuditReport& report) {
+nlohmann::json sarif_report(const AuditReport& report, const std::string& help_uri_base) {
   nlohmann::json rules = nlohmann::json::array();
   for (policy::RuleId rule : policy::kAllRules) {
-    rules.push_back(rule_descriptor(rule));
+    rules.push_back(rule_descriptor(rule, help_uri_base));
   }
   nlohmann::json results = nlohmann::json::array();
   for (const ReportedFinding* reported : listed_findings(report, true)) {
@@ -188,16 +191,17 @@ nlohmann::json sarif_report(const AuditReport& report) {
   for (const Error& error : report.errors) {
     notifications.push_back(notification_of(error));
   }
+  nlohmann::json driver = {{"name", "topoguard"},
+                           {"version", TOPOGUARD_VERSION},
+                           {"rules", std::move(rules)}};
+  if (!help_uri_base.empty()) {
+    driver["informationUri"] = help_uri_base;
+  }
   return {
       {"$schema", kSarifSchema},
       {"version", "2.1.0"},
       {"runs",
-       {{{"tool",
-          {{"driver",
-            {{"name", "topoguard"},
-             {"version", TOPOGUARD_VERSION},
-             {"informationUri", TOPOGUARD_RULE_HELP_BASE},
-             {"rules", std::move(rules)}}}}},
+       {{{"tool", {{"driver", std::move(driver)}}},
          {"results", std::move(results)},
          {"invocations",
           {{{"executionSuccessful", report.errors.empty()},

@@ -19,6 +19,7 @@ struct AuditOptions {
   std::string format = "text";
   std::string fail_on = "deny";
   bool show_exempted = false;
+  std::string help_uri_base;
   std::vector<std::string> paths;
   std::vector<std::string> cluster_state;
 };
@@ -38,8 +39,8 @@ int run_audit_command(const AuditOptions& options) {
     std::cerr << "topoguard audit: " << policies.error().to_string() << '\n';
     return kExitUsage;
   }
-  if (options.paths.empty() && options.cluster_state.empty()) {
-    std::cerr << "topoguard audit: nothing to audit: give manifest paths or --cluster-state\n";
+  if (!input_given("audit", !options.paths.empty() || !options.cluster_state.empty(),
+                   ", or --cluster-state")) {
     return kExitUsage;
   }
   // The cluster's own claims, templates and DeviceClasses are audited with the manifests; its
@@ -63,7 +64,8 @@ int run_audit_command(const AuditOptions& options) {
   if (*format == audit::ReportFormat::kSarif) {
     audit::attach_fix_edits(manifests, run);  // SARIF results carry fixes as text edits
   }
-  audit::make_report_writer(*format, audit::ReportOptions{options.show_exempted})
+  audit::make_report_writer(*format,
+                            audit::ReportOptions{options.show_exempted, options.help_uri_base})
       ->write(run.report, std::cout, std::cerr);
   return audit::exit_code(run.report, *fail_on);
 }
@@ -81,21 +83,31 @@ void add_audit_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember(
           std::vector<std::string>(audit::kReportFormatNames.begin(), audit::kReportFormatNames.end())))
       ->capture_default_str();
-  command->add_option("--fail-on", options->fail_on,
-                      "Exit 1 when a finding reaches this action: deny, warn, audit or never")
-      ->check(CLI::IsMember({"deny", "warn", "audit", "never"}))
-      ->capture_default_str();
+  add_fail_on_option(*command, options->fail_on, "a finding");
   command->add_flag("--show-exempted", options->show_exempted,
                     "Text: also list the findings that policy exceptions waive (JSON always "
                     "lists them, marked \"exempted\"; default: off)");
+  command
+      ->add_option("--help-uri-base", options->help_uri_base,
+                   "Where the rules are documented (e.g. your copy of the README's URL): reports "
+                   "link each rule to URL#rule-<id>, SARIF as helpUri (default: none; reports "
+                   "point to `topoguard explain RULE`)")
+      ->type_name("URL")
+      ->check([](const std::string& url) {
+        return url.find("://") == std::string::npos
+                   ? "must be an absolute URL such as https://git.example.com/README.md"
+                   : std::string();
+      });
   command->add_option("--cluster-state", options->cluster_state,
                       "kubectl get resourceslices,deviceclasses,resourceclaimtemplates,"
                       "resourceclaims,networkattachmentdefinitions -A -o yaml|json output (files, "
                       "dirs, - for stdin): audited too, and claims are checked against its devices "
                       "(default: none, no feasibility check)")
-      ->expected(1, -1);
+      ->expected(1, -1)
+      ->type_name("FILE");
   command->add_option("paths", options->paths,
-                      "Manifest files, directories, or - for stdin (optional with --cluster-state)");
+                      "Manifest files, directories, or - for stdin (optional with --cluster-state)")
+      ->type_name("PATH");
   command->callback([options, &exit_code] { exit_code = run_audit_command(*options); });
 }
 

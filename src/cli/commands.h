@@ -2,7 +2,10 @@
 // wires the modules and stores its exit code; main() only dispatches.
 #pragma once
 
+#include <iostream>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -14,9 +17,14 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFindings = 1;  // a finding reached --fail-on (audit) or lint errors
 inline constexpr int kExitUsage = 2;     // usage error, unreadable or invalid input
 
+// --help shows what to write for each option (FILE, N, {text,json}, ...) rather than CLI11's
+// C++ types and checks. Subcommands added after it is set take it from the app.
+[[nodiscard]] std::shared_ptr<CLI::Formatter> make_help_formatter();
+
 // Each adds its subcommand to `app`; when it runs, it writes its exit code to `exit_code`.
 void add_policy_command(CLI::App& app, int& exit_code);
 void add_audit_command(CLI::App& app, int& exit_code);
+void add_explain_command(CLI::App& app, int& exit_code);
 void add_fix_command(CLI::App& app, int& exit_code);
 void add_serve_command(CLI::App& app, int& exit_code);
 void add_review_command(CLI::App& app, int& exit_code);
@@ -24,13 +32,37 @@ void add_topology_command(CLI::App& app, int& exit_code);
 
 // --policies PATH, one value per flag (repeat the flag for more), so that the manifest paths
 // after it stay positional arguments instead of being read as policies.
-inline CLI::Option* add_policies_option(CLI::App& command, std::vector<std::string>& paths) {
+inline CLI::Option* add_policies_option(
+    CLI::App& command, std::vector<std::string>& paths,
+    const std::string& use = "policies combine as policies/README.md describes") {
   return command
       .add_option("--policies", paths,
                   "Policy file or directory; repeat the flag for more. Replaces the built-in "
-                  "policy; policies combine as policies/README.md describes")
-      ->allow_extra_args(false)
-      ->default_str("built-in policy");
+                  "policy; " + use + " (default: the built-in policy)")
+      ->type_name("PATH")
+      ->allow_extra_args(false);
+}
+
+// --fail-on for audit and fix, so both read it alike (audit::parse_fail_on, default deny).
+inline CLI::Option* add_fail_on_option(CLI::App& command, std::string& fail_on,
+                                       const std::string& which_findings) {
+  return command
+      .add_option("--fail-on", fail_on,
+                  "Exit 1 when " + which_findings + " reaches this action: deny, warn, audit or "
+                  "never")
+      ->check(CLI::IsMember({"deny", "warn", "audit", "never"}))
+      ->capture_default_str();
+}
+
+// audit and fix say alike that they were given nothing to read; `alternative` names another
+// input the command takes. False (after saying so on stderr) when nothing was given.
+inline bool input_given(std::string_view command, bool given, std::string_view alternative = "") {
+  if (!given) {
+    std::cerr << "topoguard " << command
+              << ": no input: give manifest files, directories or - for stdin" << alternative
+              << '\n';
+  }
+  return given;
 }
 
 }  // namespace topoguard::cli

@@ -1,7 +1,13 @@
-// `topoguard fix`: flags -> load policies -> read manifests -> apply enabled fixes -> write.
+// `topoguard fix`: flags -> load policies -> read manifests -> apply enabled fixes -> write ->
+// say what it could not fix -> exit code by --fail-on over those findings, as audit's.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "commands.h"
 #include "topoguard/audit/audit_runner.h"
@@ -20,6 +26,7 @@ struct FixOptions {
   std::string output_dir;
   bool in_place = false;
   bool diff = false;
+  std::string fail_on = "deny";
   std::vector<std::string> paths;
 };
 
@@ -52,9 +59,52 @@ fs::path output_path(const std::string& output_dir, const std::string& input) {
   return fs::path(output_dir) / (escapes ? relative.filename() : relative);
 }
 
+// What the fixes leave: the findings of the fixed output, audited as the input was (so a
+// workload whose claim template a fix aligned no longer counts).
+audit::AuditReport audit_fixed(const audit::FixOutcome& outcome,
+                               const policy::PolicySet& policies) {
+  std::vector<std::pair<std::string, std::string>> texts;
+  texts.reserve(outcome.files.size());
+  for (const audit::FixedFile& file : outcome.files) {
+    texts.emplace_back(file.path, file.text);
+  }
+  return audit::run_audit(audit::parse_manifests(std::move(texts)), policies).report;
+}
+
+// "left 4 findings unfixed: split-claims 1 (deny), device-plugin-pairing 3 (warn)": per rule,
+// with the most severe action among its findings.
+std::string unfixed_text(const audit::AuditReport& left) {
+  std::map<policy::RuleId, std::pair<std::size_t, policy::Action>> per_rule;
+  for (const audit::ReportedFinding& reported : left.findings) {
+    auto [entry, inserted] =
+        per_rule.try_emplace(reported.finding.rule, 0, reported.finding.action);
+    ++entry->second.first;
+    entry->second.second = std::min(entry->second.second, reported.finding.action);
+  }
+  const std::size_t total = left.findings.size();
+  std::string text = "left " + std::to_string(total) + (total == 1 ? " finding" : " findings") +
+                     " unfixed";
+  const char* separator = ": ";
+  for (const auto& [rule, count_and_action] : per_rule) {
+    text += separator + std::string(policy::rule_name(rule)) + " " +
+            std::to_string(count_and_action.first) + " (" +
+            std::string(policy::action_name(count_and_action.second)) + ")";
+    separator = ", ";
+  }
+  return text;
+}
+
 int run_fix_command(const FixOptions& options) {
   if (options.in_place && !options.output_dir.empty()) {
     std::cerr << "topoguard fix: use either -o DIR or --in-place, not both\n";
+    return kExitUsage;
+  }
+  if (!input_given("fix", !options.paths.empty())) {
+    return kExitUsage;
+  }
+  auto fail_on = audit::parse_fail_on(options.fail_on);
+  if (!fail_on) {
+    std::cerr << "topoguard fix: " << fail_on.error().message << '\n';
     return kExitUsage;
   }
   auto policies = policy::load_policies(options.policies);
@@ -110,7 +160,12 @@ int run_fix_command(const FixOptions& options) {
   std::cerr << "topoguard fix: applied " << fixes << (fixes == 1 ? " fix" : " fixes")
             << ", changed " << changed << " of " << outcome.files.size()
             << (outcome.files.size() == 1 ? " file\n" : " files\n");
-  return exit_code;
+  const audit::AuditReport left = fixes == 0 ? run.report : audit_fixed(outcome, *policies);
+  if (!left.findings.empty()) {
+    std::cerr << "topoguard fix: " << unfixed_text(left)
+              << "; `topoguard audit` on the output lists them\n";
+  }
+  return exit_code != kExitOk ? exit_code : audit::exit_code(left, *fail_on);
 }
 
 }  // namespace
@@ -121,14 +176,16 @@ void add_fix_command(CLI::App& app, int& exit_code) {
       "fix", "Write manifests with every enabled fix applied (stdout, -o DIR or --in-place)");
   add_policies_option(*command, options->policies);
   command->add_option("-o,--output-dir", options->output_dir,
-                      "Write fixed files under DIR (default: all files to stdout)");
+                      "Write fixed files under DIR (default: all files to stdout)")
+      ->type_name("DIR");
   command->add_flag("--in-place", options->in_place,
                     "Rewrite changed files in place (default: off)");
   command->add_flag("--diff", options->diff,
                     "Print a unified diff of the changes to stdout (instead of the fixed files "
                     "when neither -o nor --in-place is given; default: off)");
+  add_fail_on_option(*command, options->fail_on, "a finding the fixes leave");
   command->add_option("paths", options->paths, "Manifest files, directories, or - for stdin")
-      ->required();
+      ->type_name("PATH");
   command->callback([options, &exit_code] { exit_code = run_fix_command(*options); });
 }
 

@@ -1,20 +1,61 @@
 // topoguard: one binary, subcommands dispatched with CLI11. No logic lives here.
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "commands.h"
 
+namespace {
+
+// CLI11 reports a mistyped subcommand as a missing one ("A subcommand is required"). Following
+// the leading words down the subcommand tree, this names the first word that is no subcommand
+// where one is expected, with the ones there are. False when there is none.
+bool reported_unknown_subcommand(CLI::App& app, int argc, char** argv) {
+  CLI::App* current = &app;
+  std::string path = "topoguard";
+  for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
+    const std::vector<CLI::App*> subcommands =
+        current->get_subcommands([](CLI::App*) { return true; });
+    if (subcommands.empty()) {
+      return false;
+    }
+    const std::string word = argv[i];
+    CLI::App* next = nullptr;
+    std::string names;
+    for (CLI::App* subcommand : subcommands) {
+      next = subcommand->check_name(word) ? subcommand : next;
+      names += (names.empty() ? "" : ", ") + subcommand->get_name();
+    }
+    if (next == nullptr) {
+      std::cerr << path << ": unknown subcommand \"" << word << "\"; the subcommands are: " << names
+                << "\nRun with --help for more information.\n";
+      return true;
+    }
+    current = next;
+    path += " " + next->get_name();
+  }
+  return false;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"topoguard: keep each GPU and its RDMA NIC on the same PCIe root"};
+  app.formatter(topoguard::cli::make_help_formatter());
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(TOPOGUARD_VERSION));
   int exit_code = topoguard::cli::kExitOk;
   topoguard::cli::add_audit_command(app, exit_code);
   topoguard::cli::add_fix_command(app, exit_code);
+  topoguard::cli::add_explain_command(app, exit_code);
   topoguard::cli::add_policy_command(app, exit_code);
   topoguard::cli::add_serve_command(app, exit_code);
   topoguard::cli::add_review_command(app, exit_code);
   topoguard::cli::add_topology_command(app, exit_code);
 
+  if (reported_unknown_subcommand(app, argc, argv)) {
+    return topoguard::cli::kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

@@ -92,7 +92,8 @@ void add_policy_command(CLI::App& app, int& exit_code) {
       "policies that can match nothing or change nothing relative to the built-in policy");
   auto paths = std::make_shared<std::vector<std::string>>();
   lint->add_option("paths", *paths, "Policy files or directories (*.yaml, *.yml, *.json)")
-      ->required();
+      ->required()
+      ->type_name("PATH");
   lint->callback([paths, &exit_code] { exit_code = run_lint(*paths); });
 
   CLI::App* show = policy->add_subcommand(
@@ -103,7 +104,8 @@ void add_policy_command(CLI::App& app, int& exit_code) {
                  "Also print what each policy inherits from the built-in policy (devices, "
                  "alignment, rules it leaves out; default: off)");
   show->add_option("paths", *show_paths, "Policy files or directories (*.yaml, *.yml, *.json)")
-      ->required();
+      ->required()
+      ->type_name("PATH");
   show->callback([show_paths, effective, &exit_code] {
     exit_code = run_show(*show_paths, *effective);
   });

@@ -84,9 +84,11 @@ void add_review_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"closed", "open"}))
       ->capture_default_str();
   review->add_option("--body-limit", flags->body_limit, "Largest request in bytes")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("BYTES");
   review->add_option("input", flags->input, "AdmissionReview JSON file, or - for stdin")
-      ->required();
+      ->required()
+      ->type_name("FILE");
   review->callback([flags, &exit_code] { exit_code = run_review(*flags); });
 }
 

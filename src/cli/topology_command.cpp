@@ -53,10 +53,10 @@ void add_topology_command(CLI::App& app, int& exit_code) {
                       "kubectl get resourceslices,deviceclasses -A -o yaml|json output "
                       "(files, dirs, - for stdin; repeatable)")
       ->required()
-      ->expected(1, -1);
-  command->add_option("--policies", options->policies,
-                      "Policy file or directory: GPU/NIC drivers and the alignment attribute")
-      ->default_str("built-in policy");
+      ->expected(1, -1)
+      ->type_name("FILE");
+  add_policies_option(*command, options->policies,
+                      "the first one's GPU/NIC drivers and alignment attribute are used");
   command->add_option("--format", options->format, "Output format: text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

@@ -6,17 +6,16 @@ namespace topoguard::engine::messages {
 
 namespace {
 
-// Measured on A100 + ConnectX-6 (200 Gbit/s InfiniBand), GPUDirect RDMA.
-constexpr const char* kNumbers =
-    "measured on A100 + ConnectX-6: 194.6 Gbit/s on one PCIe root, 127.1 on the same NUMA node "
-    "but another root, 110.0 across NUMA nodes";
-
 std::string join(const std::vector<std::string>& items) {
   std::string text;
   for (const std::string& item : items) {
     text += (text.empty() ? "" : ", ") + item;
   }
   return text;
+}
+
+std::string count_of(std::size_t count, const char* noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
 }
 
 std::string quoted_list(const RequestList& requests) {
@@ -32,83 +31,71 @@ std::string constraint_text(const std::string& first, const std::string& second,
   return "{requests: [" + first + ", " + second + "], matchAttribute: " + attribute + "}";
 }
 
+// One pair by name; several by count, since the constraints that follow name them.
 std::string pairs_text(const PairList& pairs) {
-  std::string text;
-  for (const auto& [gpu, nic] : pairs) {
-    text += (text.empty() ? "" : ", ") + std::string("GPU request \"") + gpu +
-            "\" with NIC request \"" + nic + "\"";
+  if (pairs.size() == 1) {
+    return "GPU request \"" + pairs[0].first + "\" with NIC request \"" + pairs[0].second + "\"";
   }
-  return text;
+  return std::to_string(pairs.size()) + " GPU/NIC request pairs";
 }
 
+// "constraint {...}" for one pair, "constraints [{...}, {...}]" for several.
 std::string constraints_text(const PairList& pairs, const std::string& attribute) {
+  if (pairs.size() == 1) {
+    return "constraint " + constraint_text(pairs[0].first, pairs[0].second, attribute);
+  }
   std::string text;
   for (const auto& [gpu, nic] : pairs) {
     text += (text.empty() ? "" : ", ") + constraint_text(gpu, nic, attribute);
   }
-  return "[" + text + "]";
+  return "constraints [" + text + "]";
 }
 
-std::string ambiguous_advice(const RequestList& untied_gpus, const RequestList& untied_nics,
-                             const RequestList& gpus, const RequestList& nics,
-                             const std::string& attribute) {
+// `state` says how the requests are (not) tied; the user has to choose the pairs.
+std::string ambiguous(const std::string& state, const RequestList& untied_gpus,
+                      const RequestList& untied_nics, const RequestList& gpus,
+                      const RequestList& nics, const std::string& attribute) {
   const RequestList& some_gpus = untied_gpus.empty() ? gpus : untied_gpus;
   const RequestList& some_nics = untied_nics.empty() ? nics : untied_nics;
-  std::string all_names;
-  for (const RequestList* list : {&some_gpus, &some_nics}) {
-    for (const k8s::DeviceRequest* request : *list) {
-      all_names += (all_names.empty() ? "" : ", ") + request->name;
-    }
-  }
-  return "cannot be paired automatically (" + std::to_string(gpus.size()) + " GPU request(s) " +
-         quoted_list(gpus) + ", " + std::to_string(nics.size()) + " NIC request(s) " +
-         quoted_list(nics) + "): decide which NIC feeds which GPU and add one constraint per pair, "
-         "e.g. " + constraint_text(some_gpus.front()->name, some_nics.front()->name, attribute) +
-         ", or one constraint naming all of them if they must share a root: {requests: [" +
-         all_names + "], matchAttribute: " + attribute + "}";
+  return count_of(gpus.size(), "GPU request") + " " + quoted_list(gpus) + " and " +
+         count_of(nics.size(), "NIC request") + " " + quoted_list(nics) + ": " + state +
+         ", with no pairing to infer; add one constraint per GPU/NIC pair, e.g. " +
+         constraint_text(some_gpus.front()->name, some_nics.front()->name, attribute);
 }
+
+constexpr const char* kNotTied = "not tied to one PCIe root";
+constexpr const char* kNumaOnly = "aligned only by NUMA node, not to one PCIe root";
 
 }  // namespace
 
 std::string missing(const PairList& pairs, const std::string& attribute) {
-  return pairs_text(pairs) + ": not tied by a " + attribute +
-         " constraint, so the scheduler may pick a NIC on another PCIe root or NUMA node (" +
-         kNumbers + "). Fix: add constraints " + constraints_text(pairs, attribute);
+  return pairs_text(pairs) + ": " + kNotTied + "; add " + constraints_text(pairs, attribute);
 }
 
 std::string missing_ambiguous(const RequestList& untied_gpus, const RequestList& untied_nics,
                               const RequestList& gpus, const RequestList& nics,
                               const std::string& attribute) {
-  return "GPU and NIC requests are not tied by a " + attribute + " constraint (" + kNumbers +
-         ") and " + ambiguous_advice(untied_gpus, untied_nics, gpus, nics, attribute);
+  return ambiguous(kNotTied, untied_gpus, untied_nics, gpus, nics, attribute);
 }
 
 std::string numa_only(const PairList& pairs, const std::string& attribute) {
-  return pairs_text(pairs) +
-         ": aligned only by NUMA node, which does not put them on one PCIe root (" + kNumbers +
-         "). Fix: keep the NUMA constraint or selectors and add constraints " +
+  return pairs_text(pairs) + ": " + kNumaOnly + "; keep the NUMA constraint or selectors and add " +
          constraints_text(pairs, attribute);
 }
 
 std::string numa_only_ambiguous(const RequestList& untied_gpus, const RequestList& untied_nics,
                                 const RequestList& gpus, const RequestList& nics,
                                 const std::string& attribute) {
-  return "GPU and NIC requests are aligned only by NUMA node, which does not put them on one "
-         "PCIe root (" + std::string(kNumbers) + "), and " +
-         ambiguous_advice(untied_gpus, untied_nics, gpus, nics, attribute);
+  return ambiguous(kNumaOnly, untied_gpus, untied_nics, gpus, nics, attribute);
 }
 
 std::string multi_device_pairing(const RequestList& untied_gpus, const RequestList& untied_nics,
                                  bool numa_only, const std::string& attribute) {
   const RequestList& named = untied_gpus.empty() ? untied_nics : untied_gpus;
-  return std::string(numa_only ? "GPU and NIC requests are aligned only by NUMA node"
-                               : "GPU and NIC requests are not tied by a " + attribute +
-                                     " constraint") +
-         " (" + kNumbers + "), and " + quoted_list(named) +
-         " asks for several devices: one constraint over them would need every device on one "
-         "PCIe root, which typical servers cannot satisfy. Split them into one-device requests "
-         "(gpu-0, nic-0, gpu-1, nic-1, ...) and add one constraint per pair, e.g. {requests: "
-         "[gpu-0, nic-0], matchAttribute: " + attribute + "}";
+  return quoted_list(named) + " asks for several devices and is " +
+         (numa_only ? kNumaOnly : kNotTied) +
+         ": split them into one-device requests with one constraint per GPU/NIC pair, e.g. " +
+         constraint_text("gpu-0", "nic-0", attribute);
 }
 
 std::string describe_choice(const k8s::DeviceRequest& request, const k8s::DeviceChoice& choice) {
@@ -127,31 +114,24 @@ std::string multi_device(const std::vector<std::string>& offenders, std::size_t 
   const std::string more =
       total > offenders.size() ? " and " + std::to_string(total - offenders.size()) + " more" : "";
   return "constraint on " + constraint.match_attribute + " covers " + join(offenders) + more +
-         ": every device of these requests must share one PCIe root, which typical servers "
-         "cannot satisfy (one NIC per GPU root), so the claim stays Pending. Use one request per "
-         "GPU and per NIC (count 1) and one constraint per GPU/NIC pair";
+         ": all their devices must share one PCIe root, so on typical servers the claim stays "
+         "Pending; use count-1 requests and one constraint per GPU/NIC pair";
 }
 
 std::string device_plugin_pairing(const std::vector<std::string>& gpu_sources,
                                   const std::vector<std::string>& nic_sources,
                                   const std::string& attribute) {
   return "GPU from " + join(gpu_sources) + " and NIC from " + join(nic_sources) +
-         ": device plugins and DRA extended resources (whose generated claim has no constraints) "
-         "cannot express PCIe alignment; at best Topology Manager aligns by NUMA node (" +
-         kNumbers +
-         "). Request both in one ResourceClaim(Template): requests [{name: gpu, exactly: "
-         "{deviceClassName: gpu.nvidia.com}}, {name: nic, exactly: {deviceClassName: <NIC "
-         "class>}}], constraints [{requests: [gpu, nic], matchAttribute: " + attribute +
-         "}], and reference it from spec.resourceClaims";
+         ": extended resources cannot be aligned; request both in one claim with constraint " +
+         constraint_text("gpu", "nic", attribute);
 }
 
 std::string split_claims(const std::vector<std::string>& gpu_sources,
                          const std::vector<std::string>& nic_sources,
                          const std::string& attribute) {
   return "GPU from " + join(gpu_sources) + " and NIC from " + join(nic_sources) +
-         ": constraints never span claims, so nothing ties them to one PCIe root. Put the GPU "
-         "and NIC requests in one ResourceClaim(Template) with constraints [{requests: [gpu, "
-         "nic], matchAttribute: " + attribute + "}]";
+         ": constraints never span claims; put both requests in one claim with constraint " +
+         constraint_text("gpu", "nic", attribute);
 }
 
 std::string inherited(const std::string& claim_source, bool numa_only,
@@ -170,10 +150,6 @@ std::string unresolved(const std::string& pod_claim, const std::string& kind,
 }
 
 namespace {
-
-std::string count_of(std::size_t count, const char* noun) {
-  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
-}
 
 // "a, b, c" with at most five names, then "and N more".
 std::string some_names(const std::vector<std::string>& names) {
@@ -247,8 +223,7 @@ std::string attribute_not_published(const cluster::AttributePublication& publica
   if (!publication.nonstandard_values.empty()) {
     text += std::string(publication.nodes_without.empty() ? "" : "; it") + " publishes " +
             publication.attribute + " values not in the form pci<domain>:<bus> (" +
-            some_names(publication.nonstandard_values) +
-            "), as dra-driver-sriov builds before November 2025 did: they never equal a GPU's root";
+            some_names(publication.nonstandard_values) + "), which never equal a GPU's root";
   }
   text += what_if ? ": the constraint topoguard's fix would add can never be met there"
                   : ": the claim's constraint can never be met there";

@@ -1,5 +1,7 @@
-// The text of every finding, in one place so that wording, numbers and the fix a user should
-// write stay consistent across rules.
+// The text of every finding, in one place so that wording and the fix a user should write stay
+// consistent across rules. A finding says what is wrong and what to write, short enough for a CI
+// log line; why it matters (with the measured figures) is told once, by the rule table
+// (topoguard/policy/rule_info.h: `topoguard explain RULE`, the SARIF help).
 #pragma once
 
 #include <string>

@@ -22,12 +22,18 @@ check "findings exit 1" test "$code" -eq 1
 check "text line format" grep -qE '^[^:]+/unaligned-template-v1\.yaml:10: deny missing-pcie-alignment ResourceClaimTemplate inference/gpu-nic-unaligned \(policy default\): ' "$work/out"
 check "summary line" grep -qE '^summary: 12 resources, 0 skipped, 6 deny, 2 warn, 0 audit, 0 exempted, 0 errors$' "$work/out"
 
-run audit --fail-on never "$examples"
-check "fail-on never exit 0" test "$code" -eq 0
-run audit --fail-on warn "$examples/device-plugin-leaderworkerset.yaml"
-check "fail-on warn reached" test "$code" -eq 1
-run audit "$examples/device-plugin-leaderworkerset.yaml"
-check "warn below fail-on deny" test "$code" -eq 0
+# --fail-on reads alike in audit and fix (fix: over the findings its fixes leave).
+for command in audit fix; do
+  run "$command" --fail-on never "$examples"
+  check "$command --fail-on never exit 0" test "$code" -eq 0
+  run "$command" --fail-on warn "$examples/device-plugin-leaderworkerset.yaml"
+  check "$command --fail-on warn reached" test "$code" -eq 1
+  run "$command" --fail-on bogus "$examples"
+  check "$command: bad --fail-on is a usage error" test "$code" -eq 2
+  run "$command" "$examples/device-plugin-leaderworkerset.yaml"
+  check "$command: warn below --fail-on deny" test "$code" -eq 0
+done
+check "fix: warn left is told" grep -qE '^topoguard fix: left 1 finding unfixed: device-plugin-pairing 1 \(warn\)' "$work/err"
 run audit "$examples/aligned-template-v1.yaml"
 check "aligned is clean" test "$code" -eq 0
 check "aligned has no finding lines" test "$(grep -c 'missing-pcie' "$work/out")" -eq 0
@@ -61,12 +67,50 @@ check "wrong type names line and field" grep -qE 'wrongtype\.yaml:6: /spec/devic
 
 run audit --format xml "$examples"
 check "bad format is a usage error" test "$code" -eq 2
+# audit and fix word a missing input alike.
 run audit
 check "no path is a usage error" test "$code" -eq 2
+check "no path named as such" grep -q '^topoguard audit: no input: give manifest files, directories or - for stdin, or --cluster-state$' "$work/err"
+run fix
+check "fix: no path is a usage error" test "$code" -eq 2
+check "fix: no path worded as audit's" grep -q '^topoguard fix: no input: give manifest files, directories or - for stdin$' "$work/err"
+run fix "$work/does-not-exist.yaml"
+check "fix: missing path exit 2" test "$code" -eq 2
+check "fix: missing path worded as audit's" test "$(head -1 "$work/err")" == "$(
+  "$binary" audit "$work/does-not-exist.yaml" 2>&1 >/dev/null | head -1)"
+
+# A mistyped subcommand is named, with the ones there are.
+run frobnicate
+check "unknown subcommand exit 2" test "$code" -eq 2
+check "unknown subcommand named" grep -q '^topoguard: unknown subcommand "frobnicate"; the subcommands are: audit, fix, explain, policy, serve, review, topology$' "$work/err"
+run policy frobnicate
+check "unknown policy subcommand exit 2" test "$code" -eq 2
+check "unknown policy subcommand named" grep -q '^topoguard policy: unknown subcommand "frobnicate"; the subcommands are: lint, show, show-default$' "$work/err"
+run
+check "no subcommand is a usage error" test "$code" -eq 2
+
+# explain: the rule's whole explanation, told once instead of in every finding.
+run explain missing-pcie-alignment
+check "explain exit 0" test "$code" -eq 0
+check "explain heads with id and title" test "$(head -1 "$work/out")" == "missing-pcie-alignment: GPU and NIC requests not tied to one PCIe root"
+check "explain gives the measured figures" grep -q '194.6 Gbit/s' "$work/out"
+check "explain gives the fix" grep -q '^Fix: Add one constraint per GPU/NIC pair' "$work/out"
+check "explain fits a terminal" test "$(awk 'length > 100' "$work/out" | wc -l)" -eq 0
+run explain no-such-rule
+check "explain: unknown rule exit 2" test "$code" -eq 2
+check "explain: unknown rule lists the rules" grep -q '^topoguard explain: unknown rule "no-such-rule"; the rules are: missing-pcie-alignment, numa-only-alignment, .*, attribute-not-published$' "$work/err"
+run audit "$examples"
+check "findings carry no measured figures" test "$(grep -c 'Gbit' "$work/out")" -eq 0
+check "finding messages fit a CI log line" test "$(awk -F '[(]policy default[)]: ' 'length($2) > 300' "$work/out" | wc -l)" -eq 0
+check "audit text says where rules are explained" grep -q '^why and how to fix: topoguard explain RULE$' "$work/out"
 
 run fix "$examples"
-check "fix exit 0" test "$code" -eq 0
+check "fix exit 1: deny findings it cannot fix are left" test "$code" -eq 1
 check "fix reports changes on stderr" grep -q 'fixed missing-pcie-alignment ResourceClaimTemplate inference/gpu-nic-unaligned' "$work/err"
+check "fix says what it left, per rule" grep -qE '^topoguard fix: left [0-9]+ findings unfixed: .*split-claims 1 \(deny\)' "$work/err"
+# Of the 4 missing-pcie-alignment findings only the ambiguous template's is left: the StatefulSet
+# whose template the fix aligned no longer counts.
+check "fix counts nothing it fixed as left" grep -q 'unfixed: missing-pcie-alignment 1 (deny),' "$work/err"
 cp "$work/out" "$work/fixed.yaml"
 run audit --format json "$work/fixed.yaml"
 check "fixed output re-audits clean of fixable findings" jq_true '[.findings[] | select(has("fix"))] | length == 0' "$work/out"
@@ -85,6 +129,9 @@ check "in-place result is clean" test "$code" -eq 0
 check "-o writes the relative path" test -s "$work/outdir/manifests/unaligned-claim-v1beta1.yaml"
 run fix -o "$work/x" --in-place "$examples"
 check "-o with --in-place is a usage error" test "$code" -eq 2
+run fix "$examples/unaligned-template-v1.yaml"
+check "fix: everything fixed exit 0" test "$code" -eq 0
+check "fix: nothing left, nothing told" test "$(grep -c 'unfixed' "$work/err")" -eq 0
 
 # --policies takes one value per flag: the paths after it stay manifests.
 "$binary" policy show-default >"$work/policy.yaml"
@@ -106,9 +153,17 @@ check "fix: no manifests exit 2" test "$code" -eq 2
 check "fix: no manifests named" grep -q "no manifests found in $work/comment.yaml" "$work/err"
 
 run audit --help
-check "help shows the --format default" grep -qE -- '--format TEXT:\{text,json\}=text|--format [A-Z]+.*=text' "$work/out"
+check "help shows the --format default" grep -qE -- '--format \{text,json,sarif,openreports,policyreport,junit\}=text' "$work/out"
 check "help shows the --fail-on default" grep -qE -- '--fail-on .*=deny' "$work/out"
-check "help shows the --policies default" grep -qE -- '--policies .*=built-in policy' "$work/out"
+check "help shows the --policies default" grep -qE -- '--policies PATH .*' "$work/out"
+check "help says the --policies default in words" grep -q 'default: the built-in policy' "$work/out"
+# Every option of every command shows what to write (FILE, N, {a,b}, ...), not CLI11's C++ types
+# and checks (TEXT, UINT:INT in [1 - 300]).
+for command in audit fix explain review serve topology "policy lint" "policy show"; do
+  # shellcheck disable=SC2086 # the policy subcommands are two words
+  run $command --help
+  check "help of $command names values, not C++ types" test "$(grep -cE ' (TEXT|UINT|INT|FLOAT)\b|:INT in|=built-in' "$work/out")" -eq 0
+done
 # Every option of every command shows its default ("=VALUE" or "default:" in its description),
 # unless it is required.
 options_without_default() {  # options_without_default HELP_FILE: prints the offending options
@@ -124,7 +179,7 @@ for i, line in enumerate(lines):
         print(match.group(1))
 PY
 }
-for command in audit fix review serve topology "policy lint" "policy show" "policy show-default"; do
+for command in audit fix explain review serve topology "policy lint" "policy show" "policy show-default"; do
   # shellcheck disable=SC2086 # the policy subcommands are two words
   run $command --help
   check "help of $command shows every default" test -z "$(options_without_default "$work/out")"

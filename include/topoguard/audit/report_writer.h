@@ -29,6 +29,10 @@ inline constexpr std::array<std::string_view, 6> kReportFormatNames{
 
 struct ReportOptions {
   bool show_exempted = false;  // text: also list the findings exceptions waive
+  // Where the rules are documented, e.g. a README's URL: report formats then link each rule to
+  // "<base>#rule-<id>" (SARIF helpUri). Empty: they point to `topoguard explain RULE` instead,
+  // and SARIF carries no helpUri (there is no page to link that is sure to exist).
+  std::string help_uri_base;
 };
 
 [[nodiscard]] Result<ReportFormat> parse_report_format(const std::string& text);

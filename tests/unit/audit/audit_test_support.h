@@ -83,10 +83,11 @@ inline AuditReport exempted_sample_report() {
 }
 
 // What the writer of `format` prints to its output stream.
-inline std::string render(ReportFormat format, const AuditReport& report) {
+inline std::string render(ReportFormat format, const AuditReport& report,
+                          ReportOptions options = {}) {
   std::ostringstream out;
   std::ostringstream errors;
-  make_report_writer(format)->write(report, out, errors);
+  make_report_writer(format, std::move(options))->write(report, out, errors);
   return out.str();
 }
 

@@ -25,7 +25,8 @@ TEST(JunitReportTest, TestCasePerResourceAndRule) {
                              "      <failure type=\"deny\" message=\"GPU request &quot;gpu&quot; "
                              "with NIC request &quot;nic&quot;: not tied"));
   EXPECT_THAT(xml, HasSubstr("\">in.yaml:9: /spec/spec/devices\nGPU request"));
-  EXPECT_THAT(xml, HasSubstr("\nfix (JSONPatch): [{&quot;op&quot;:&quot;add&quot;"));
+  EXPECT_THAT(xml, HasSubstr("\nhelp: topoguard explain missing-pcie-alignment\nfix (JSONPatch): "
+                             "[{&quot;op&quot;:&quot;add&quot;"));
   EXPECT_THAT(xml, HasSubstr("    <testcase classname=\"ResourceClaimTemplate ml/gpu-nic\" "
                              "name=\"default/numa-only-alignment\"/>\n"));
   EXPECT_THAT(xml, HasSubstr("    <testcase classname=\"Pod default/p\" "
@@ -34,6 +35,15 @@ TEST(JunitReportTest, TestCasePerResourceAndRule) {
   EXPECT_THAT(xml, HasSubstr("    <testcase classname=\"Pod default/p\" "
                              "name=\"default/unresolved-claim\"/>\n"));
   EXPECT_THAT(xml, ::testing::EndsWith("  </testsuite>\n</testsuites>\n"));
+}
+
+// With a help URI base, a failure's help is the rule's row there.
+TEST(JunitReportTest, HelpLinksTheConfiguredBase) {
+  const std::string xml =
+      testing::render(ReportFormat::kJUnit, testing::sample_report(),
+                      ReportOptions{false, "https://git.example.com/README.md"});
+  EXPECT_THAT(xml, HasSubstr("\nhelp: https://git.example.com/README.md"
+                             "#rule-missing-pcie-alignment\n"));
 }
 
 // A check whose findings an exception waives is a skipped test case naming the exception,

@@ -26,13 +26,14 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 // One line per finding, `file:line: <action> <rule> <Kind> <namespace>/<name> (policy <policy>):
 // <message>`, in
-// file/line order, then the summary line; nothing on the error stream.
+// file/line order, then the summary line and where the rules are explained; nothing on the
+// error stream.
 TEST(TextReportTest, OneLinePerFindingThenSummary) {
   std::ostringstream out;
   std::ostringstream errors;
   make_report_writer(ReportFormat::kText)->write(sample_report(), out, errors);
   const std::vector<std::string> lines = lines_of(out.str());
-  ASSERT_EQ(lines.size(), 3u) << out.str();
+  ASSERT_EQ(lines.size(), 4u) << out.str();
   EXPECT_THAT(lines[0], StartsWith("in.yaml:9: deny missing-pcie-alignment "
                                    "ResourceClaimTemplate ml/gpu-nic (policy default): GPU request \"gpu\" with "
                                    "NIC request \"nic\": not tied"));
@@ -42,6 +43,7 @@ TEST(TextReportTest, OneLinePerFindingThenSummary) {
                                    "from extended resource nvidia.com/gpu and NIC from extended "
                                    "resource rdma/ib"));
   EXPECT_EQ(lines[2], "summary: 2 resources, 1 skipped, 1 deny, 1 warn, 0 audit, 0 exempted, 0 errors");
+  EXPECT_EQ(lines[3], "why and how to fix: topoguard explain RULE");
   EXPECT_EQ(errors.str(), "");
 }
 
@@ -116,9 +118,9 @@ TEST(ExemptedReportTest, WaivedFindingsAreReported) {
   EXPECT_THAT(plain.str(), ::testing::Not(HasSubstr("exempted deny")));
   EXPECT_THAT(plain.str(), HasSubstr(" 0 deny, 1 warn, 0 audit, 1 exempted, 0 errors"));
   std::ostringstream shown;
-  make_report_writer(ReportFormat::kText, ReportOptions{true})->write(report, shown, errors);
+  make_report_writer(ReportFormat::kText, ReportOptions{true, ""})->write(report, shown, errors);
   const std::vector<std::string> lines = lines_of(shown.str());
-  ASSERT_EQ(lines.size(), 3u) << shown.str();
+  ASSERT_EQ(lines.size(), 4u) << shown.str();  // and where rules are explained
   EXPECT_THAT(lines[0], StartsWith("in.yaml:9: exempted deny missing-pcie-alignment "
                                    "ResourceClaimTemplate ml/gpu-nic (policy default, exception "
                                    "team-a-legacy: validated by hand (TICKET-42)): GPU request"));

@@ -10,15 +10,16 @@
 namespace topoguard::audit {
 namespace {
 
-using ::testing::EndsWith;
 using ::testing::HasSubstr;
 
-nlohmann::json sarif_of(const AuditReport& report) {
-  return nlohmann::json::parse(testing::render(ReportFormat::kSarif, report));
+nlohmann::json sarif_of(const AuditReport& report, const std::string& help_uri_base = "") {
+  return nlohmann::json::parse(
+      testing::render(ReportFormat::kSarif, report, ReportOptions{false, help_uri_base}));
 }
 
 // The driver lists every rule in RuleId order (so ruleIndex is the RuleId), with title,
-// description, help linking the README's rules table and the default action as level.
+// description, its whole explanation as help and the default action as level; no helpUri, and
+// no informationUri, without a configured base (a link to a page that may not exist).
 TEST(SarifReportTest, DriverListsEveryRuleWithHelp) {
   const nlohmann::json sarif = sarif_of(AuditReport{});
   EXPECT_EQ(sarif.at("version"), "2.1.0");
@@ -32,14 +33,29 @@ TEST(SarifReportTest, DriverListsEveryRuleWithHelp) {
     EXPECT_EQ(descriptor.at("id"), info.name);
     EXPECT_EQ(descriptor.at("shortDescription").at("text"), info.title);
     EXPECT_EQ(descriptor.at("fullDescription").at("text"), info.description);
-    EXPECT_THAT(descriptor.at("helpUri").get<std::string>(),
-                EndsWith("#rule-" + std::string(info.name)));
+    EXPECT_EQ(descriptor.at("help").at("text"), policy::rule_help(rule, policy::HelpFormat::kText));
+    EXPECT_EQ(descriptor.at("help").at("markdown"),
+              policy::rule_help(rule, policy::HelpFormat::kMarkdown));
+    EXPECT_FALSE(descriptor.contains("helpUri")) << descriptor.dump();
   }
+  EXPECT_FALSE(driver.contains("informationUri"));
   EXPECT_EQ(rules.at(0).at("name"), "MissingPcieAlignment");
   EXPECT_EQ(rules.at(0).at("defaultConfiguration").at("level"), "error");   // deny
   EXPECT_EQ(rules.at(2).at("defaultConfiguration").at("level"), "warning");  // warn
   EXPECT_EQ(rules.at(5).at("defaultConfiguration").at("level"), "note");     // audit
   EXPECT_EQ(sarif.at("runs").at(0).at("results"), nlohmann::json::array());
+}
+
+// With --help-uri-base, each rule links its row of the rules table there, and the tool the base.
+TEST(SarifReportTest, HelpUriOnlyWithConfiguredBase) {
+  const std::string base = "https://git.example.com/platform/topoguard/README.md";
+  const nlohmann::json driver =
+      sarif_of(AuditReport{}, base).at("runs").at(0).at("tool").at("driver");
+  EXPECT_EQ(driver.at("informationUri"), base);
+  for (policy::RuleId rule : policy::kAllRules) {
+    EXPECT_EQ(driver.at("rules").at(static_cast<std::size_t>(rule)).at("helpUri"),
+              base + "#rule-" + std::string(policy::rule_name(rule)));
+  }
 }
 
 // One result per finding: rule, level from the action, message, file and line of the offending
