@@ -13,17 +13,18 @@ case "${1:-}" in
   *) echo "setup: unknown argument: $1" >&2; usage; exit 2 ;;
 esac
 
-# Building the binary and running the quickstart (certificates, readiness check).
+# Building the binary and its Debian package (file: for dpkg-shlibdeps via CPack), and running
+# the quickstart (certificates, readiness check).
 build_packages=(
   build-essential g++ cmake ninja-build pkg-config git ca-certificates
   libcpp-httplib-dev libssl-dev openssl nlohmann-json3-dev libre2-dev libspdlog-dev
   libyaml-cpp-dev libcli11-dev libboost1.81-dev libsimdjson-dev libjemalloc-dev
-  curl iproute2 procps
+  curl iproute2 procps file
 )
 # The tests, benchmarks and sanitizer builds; nodejs/npm only install the pinned Node below.
 test_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev jq wrk nginx-light
-  umoci skopeo libxml2-utils python3-yaml binutils golang-go nodejs npm debootstrap
+  umoci skopeo libxml2-utils python3-yaml binutils golang-go nodejs npm debootstrap rsync
 )
 
 packages=("${build_packages[@]}")

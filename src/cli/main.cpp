@@ -7,32 +7,43 @@
 
 namespace {
 
-// CLI11 reports a mistyped subcommand as a missing one ("A subcommand is required"). Following
-// the leading words down the subcommand tree, this names the first word that is no subcommand
-// where one is expected, with the ones there are. False when there is none.
-bool reported_unknown_subcommand(CLI::App& app, int argc, char** argv) {
+std::string subcommand_names(CLI::App& app) {
+  std::string names;
+  for (CLI::App* subcommand : app.get_subcommands([](CLI::App*) { return true; })) {
+    names += (names.empty() ? "" : ", ") + subcommand->get_name();
+  }
+  return names;
+}
+
+// CLI11 reports a mistyped subcommand, and a missing one, as "A subcommand is required".
+// Following the leading words down the subcommand tree, this names the first word that is no
+// subcommand where one is expected, or says that one is needed when the words end there, with
+// the subcommands there are. False when neither happened.
+bool reported_subcommand_error(CLI::App& app, int argc, char** argv) {
   CLI::App* current = &app;
   std::string path = "topoguard";
-  for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
-    const std::vector<CLI::App*> subcommands =
-        current->get_subcommands([](CLI::App*) { return true; });
-    if (subcommands.empty()) {
+  int i = 1;
+  for (; i < argc && argv[i][0] != '-'; ++i) {
+    if (current->get_subcommands([](CLI::App*) { return true; }).empty()) {
       return false;
     }
     const std::string word = argv[i];
     CLI::App* next = nullptr;
-    std::string names;
-    for (CLI::App* subcommand : subcommands) {
+    for (CLI::App* subcommand : current->get_subcommands([](CLI::App*) { return true; })) {
       next = subcommand->check_name(word) ? subcommand : next;
-      names += (names.empty() ? "" : ", ") + subcommand->get_name();
     }
     if (next == nullptr) {
-      std::cerr << path << ": unknown subcommand \"" << word << "\"; the subcommands are: " << names
-                << "\nRun with --help for more information.\n";
+      std::cerr << path << ": unknown subcommand \"" << word << "\"; the subcommands are: "
+                << subcommand_names(*current) << "\nRun with --help for more information.\n";
       return true;
     }
     current = next;
     path += " " + next->get_name();
+  }
+  if (i == argc && current->get_require_subcommand_min() > 0) {
+    std::cerr << path << ": a subcommand is needed: " << subcommand_names(*current)
+              << "\nRun with --help for more information.\n";
+    return true;
   }
   return false;
 }
@@ -53,7 +64,7 @@ int main(int argc, char** argv) {
   topoguard::cli::add_review_command(app, exit_code);
   topoguard::cli::add_topology_command(app, exit_code);
 
-  if (reported_unknown_subcommand(app, argc, argv)) {
+  if (reported_subcommand_error(app, argc, argv)) {
     return topoguard::cli::kExitUsage;
   }
   try {

@@ -11,16 +11,20 @@
 #               makes a binary that runs, and the image tree it assembles runs the binary alone;
 #   test-setup  the test command's setup (tools/setup.sh) installs the test tools and the Node.js
 #               they run on, in the quickstart root.
-# Prints each step's wall time. usage: pristine_root_test.sh [--work DIR] [--keep]
+# Prints each step's wall time. usage: pristine_root_test.sh [--work DIR] [--keep] [--from STEP]
+#   --keep       leave the roots in DIR (default /var/tmp/topoguard-pristine)
+#   --from STEP  package, image or test-setup: start there, on the roots a --keep run left
 set -euo pipefail
 
 source_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 work="/var/tmp/topoguard-pristine"
 keep=0
+from=debootstrap
 while [ $# -gt 0 ]; do
   case "$1" in
     --work) work="${2:?--work needs a directory}"; shift 2 ;;
     --keep) keep=1; shift ;;
+    --from) from="${2:?--from needs a step}"; shift 2 ;;
     *) echo "pristine_root_test: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -106,10 +110,15 @@ new_root() {
   local root="${work}/$1"
   rm -rf --one-file-system "$root"
   cp -a "$base" "$root"
-  roots+=("$root")
   cp /etc/resolv.conf "${root}/etc/resolv.conf"
   printf '#!/bin/sh\nexit 101\n' >"${root}/usr/sbin/policy-rc.d"
   chmod +x "${root}/usr/sbin/policy-rc.d"
+  mount_root "$1"
+}
+mount_root() {
+  local root="${work}/$1"
+  [ -d "${root}/proc" ] || die "no root ${root} (run with --keep first)"
+  roots+=("$root")
   mkdir -p "${work}/cache/archives/partial"
   mount -t proc proc "${root}/proc"; mounted+=("${root}/proc")
   mount --rbind /dev "${root}/dev"; mount --make-rslave "${root}/dev"; mounted+=("${root}/dev")
@@ -170,7 +179,8 @@ PY
 # --- package ------------------------------------------------------------------------------------
 
 package() {
-  in_root "$quickstart_root" "cd /src && cmake --workflow --preset package" \
+  # The README's recipe: the build packages, then the package workflow.
+  in_root "$quickstart_root" "cd /src && bash tools/setup.sh --build-only && cmake --workflow --preset package" \
     >"${work}/package-build.log" 2>&1 || { tail -30 "${work}/package-build.log" >&2; die "cmake --workflow --preset package"; }
   local deb
   deb="$(ls "${quickstart_root}"/src/build/topoguard_*.deb 2>/dev/null | head -1)"
@@ -181,7 +191,7 @@ package() {
   in_root "$root" "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
     --no-install-recommends /tmp/topoguard.deb" >"${work}/package-install.log" 2>&1 ||
     { tail -30 "${work}/package-install.log" >&2; die "apt-get install of the package"; }
-  in_root "$root" "topoguard --version" | grep -q '^topoguard ' || die "topoguard --version"
+  in_root "$root" "topoguard --version" | grep -qx '[0-9]*\.[0-9]*\.[0-9]*' || die "topoguard --version"
   local status=0
   in_root "$root" "topoguard audit /usr/share/doc/topoguard/examples/manifests" \
     >"${work}/package-audit.txt" 2>&1 || status=$?
@@ -254,7 +264,7 @@ PY
     esac
   done <"${work}/build-stage.tsv"
   [ -x "${root}/src/build/topoguard" ] || die "the build stage made no /src/build/topoguard"
-  in_root "$root" "/src/build/topoguard --version" | grep -q '^topoguard ' || die "the built binary does not run"
+  in_root "$root" "/src/build/topoguard --version" | grep -qx '[0-9]*\.[0-9]*\.[0-9]*' || die "the built binary does not run"
   # The image's tree alone (no shell, no other files), as the runtime stage's user.
   local tree="${root}/rootfs"
   [ -x "${tree}/usr/local/bin/topoguard" ] || die "the build stage assembled no /rootfs/usr/local/bin/topoguard"
@@ -280,11 +290,26 @@ test_setup() {
     die "the test tools do not load on the pinned Node"
 }
 
-timed debootstrap make_base
+steps=(debootstrap quickstart package image test-setup)
+case " ${steps[*]} " in *" ${from} "*) ;; *) die "--from: one of ${steps[*]}" ;; esac
+run_from() {  # run_from STEP FUNCTION: FUNCTION, timed, unless --from names a later step
+  local step
+  for step in "${steps[@]}"; do
+    [ "$step" = "$from" ] && break
+    [ "$step" = "$1" ] && { seconds[$1]="skipped"; return 0; }
+  done
+  timed "$1" "$2"
+}
+run_from debootstrap make_base
 make_context
-timed quickstart quickstart
-timed package package
-timed image image
-timed test-setup test_setup
+if [ "$from" != debootstrap ] && [ "$from" != quickstart ]; then
+  mount_root quickstart
+  # Only the files that changed, stamped now, so the kept build directory rebuilds what they touch.
+  rsync -r --checksum --perms "${context}/" "${quickstart_root}/src/"
+fi
+run_from quickstart quickstart
+run_from package package
+run_from image image
+run_from test-setup test_setup
 say "all passed; seconds: debootstrap ${seconds[debootstrap]}, quickstart ${seconds[quickstart]}," \
   "package ${seconds[package]}, image ${seconds[image]}, test-setup ${seconds[test-setup]}"
