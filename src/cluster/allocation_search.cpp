@@ -53,7 +53,11 @@ Take take_of(const Choice& choice, Scenario scenario) {
     // Every device it might take must be acceptable, and it must surely take at least one.
     take.all = true;
     take.secondary = &choice.maybe;
-    take.impossible = choice.definite.empty();
+    take.impossible = choice.definite.empty() || choice.blocked || choice.maybe_blocked;
+    return take;
+  }
+  if (choice.blocked) {
+    take.impossible = true;  // it surely takes a device it cannot have
     return take;
   }
   if (!choice.definite.empty()) {
@@ -70,12 +74,14 @@ Take take_of(const Choice& choice, Scenario scenario) {
 class Searcher {
  public:
   Searcher(const std::vector<Device>& devices, const std::vector<Request>& requests,
-           const std::vector<Constraint>& constraints, Scenario scenario, std::size_t max_steps)
+           const std::vector<Constraint>& constraints, Scenario scenario, std::size_t max_steps,
+           const Sharing& sharing)
       : devices_(devices),
         requests_(requests),
         constraints_(constraints),
         scenario_(scenario),
-        max_steps_(max_steps) {}
+        max_steps_(max_steps),
+        sharing_(sharing) {}
 
   SearchResult run() {
     chosen_.assign(requests_.size(), 0);
@@ -141,6 +147,7 @@ class Searcher {
       }
     }
     active_.clear();
+    distinct_.clear();
     for (const Constraint& constraint : constraints_) {
       Active active{&constraint, {}, {}};
       for (std::size_t r = 0; r < requests_.size(); ++r) {
@@ -149,6 +156,12 @@ class Searcher {
         }
       }
       if (active.requests.empty()) {
+        continue;
+      }
+      if (constraint.distinct) {
+        if (!sharing_.ignore) {
+          distinct_.push_back(std::move(active));
+        }
         continue;
       }
       // The common value must be one of the values of the smallest covered request.
@@ -173,6 +186,12 @@ class Searcher {
       }
       active_.push_back(std::move(active));
     }
+    coupled_ = !distinct_.empty() || (std::any_of(
+        takes_.begin(), takes_.end(), [&](const Take& take) {
+          bool any = false;
+          take.for_each([&](std::size_t index) { any = any || interacts(index); });
+          return any;
+        }));
     picked_.assign(active_.size(), 0);
     while (true) {
       if (!step()) {
@@ -210,7 +229,15 @@ class Searcher {
     return true;
   }
 
+  // Whether `device` may be shared between requests or takes counters.
+  bool interacts(std::size_t device) const {
+    return sharing_.multiple.count(device) != 0 || sharing_.counters.count(device) != 0;
+  }
+
   bool try_values() {
+    if (coupled_) {
+      return assign_in_order();
+    }
     reserved_.clear();
     for (std::size_t r = 0; r < takes_.size(); ++r) {
       const Take& take = takes_[r];
@@ -267,6 +294,152 @@ class Searcher {
     return true;
   }
 
+  // The allocator's way, for devices that interact: requests in order, each request's devices
+  // in increasing order of its candidates, every device checked against what is taken so far.
+  bool assign_in_order() {
+    candidates_.assign(takes_.size(), {});
+    for (std::size_t r = 0; r < takes_.size(); ++r) {
+      bool rejected = false;
+      takes_[r].for_each([&](std::size_t index) {
+        if (eligible(r, index)) {
+          candidates_[r].push_back(index);
+        } else {
+          rejected = rejected || takes_[r].all;  // All takes a device the constraint rejects
+        }
+      });
+      if (rejected) {
+        return false;
+      }
+      if (candidates_[r].size() < (takes_[r].all ? 1 : takes_[r].need)) {
+        return false;
+      }
+    }
+    taken_.clear();
+    taken_count_.clear();
+    used_.assign(sharing_.available.size(), cel::Quantity::from_integer(0));
+    if (!assign(0, 0, 0)) {
+      return false;
+    }
+    result_.devices.assign(takes_.size(), {});
+    for (const auto& [request, device] : taken_) {
+      result_.devices[request].push_back(device);
+    }
+    for (std::vector<std::size_t>& taken : result_.devices) {
+      std::sort(taken.begin(), taken.end());
+    }
+    return true;
+  }
+
+  // Fills device `slot` of request `r`, trying its candidates from position `from`.
+  bool assign(std::size_t r, std::size_t slot, std::size_t from) {
+    if (r == takes_.size()) {
+      return true;
+    }
+    const Take& take = takes_[r];
+    const std::size_t need = take.all ? candidates_[r].size() : take.need;
+    if (slot == need) {
+      return assign(r + 1, 0, 0);
+    }
+    if (!step()) {
+      return false;
+    }
+    const std::vector<std::size_t>& candidates = candidates_[r];
+    // All takes exactly its devices, in order; a count picks any later candidate.
+    const std::size_t last = take.all ? slot + 1 : candidates.size();
+    for (std::size_t position = take.all ? slot : from; position < last; ++position) {
+      const std::size_t device = candidates[position];
+      if (!take_device(r, device)) {
+        continue;
+      }
+      if (assign(r, slot + 1, position + 1)) {
+        return true;
+      }
+      release_device(r, device);
+      if (bound_hit_) {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  const std::vector<Use>* uses_of(std::size_t r, std::size_t device) const {
+    const auto& uses = requests_[r].choices[chosen_[r]].uses;
+    auto it = uses.find(device);
+    return it == uses.end() ? nullptr : &it->second;
+  }
+
+  const std::vector<Use>* counters_of(std::size_t device) const {
+    auto it = sharing_.counters.find(device);
+    return it == sharing_.counters.end() ? nullptr : &it->second;
+  }
+
+  bool fits(const std::vector<Use>* uses) const {
+    return uses == nullptr ||
+           std::all_of(uses->begin(), uses->end(), [&](const Use& use) {
+             return used_[use.resource].plus(use.amount).compare(
+                        sharing_.available[use.resource]) <= 0;
+           });
+  }
+
+  void apply(const std::vector<Use>* uses, bool add) {
+    for (std::size_t i = 0; uses != nullptr && i < uses->size(); ++i) {
+      const Use& use = (*uses)[i];
+      used_[use.resource] = add ? used_[use.resource].plus(use.amount)
+                                : used_[use.resource].minus(use.amount);
+    }
+  }
+
+  // Pairwise disjoint values with every device already taken under each distinct constraint
+  // covering request `r`; a device without the attribute is never chosen.
+  bool distinct_ok(std::size_t r, std::size_t device) const {
+    for (const Active& active : distinct_) {
+      if (std::find(active.requests.begin(), active.requests.end(), r) == active.requests.end()) {
+        continue;
+      }
+      const AttributeValue* value = devices_[device].attribute(active.constraint->attribute);
+      if (value == nullptr) {
+        return false;
+      }
+      for (const auto& [other_request, other] : taken_) {
+        if (std::find(active.requests.begin(), active.requests.end(), other_request) ==
+            active.requests.end()) {
+          continue;
+        }
+        const AttributeValue* other_value = devices_[other].attribute(active.constraint->attribute);
+        if (other_value != nullptr && value->shares_element(*other_value)) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  bool take_device(std::size_t r, std::size_t device) {
+    const std::size_t count = taken_count_[device];
+    if (count > 0 && sharing_.multiple.count(device) == 0) {
+      return false;  // a device that does not allow multiple allocations serves one request
+    }
+    // Ignoring interactions, a shareable device is still shared, but without limits.
+    const std::vector<Use>* uses = sharing_.ignore ? nullptr : uses_of(r, device);
+    const std::vector<Use>* counters =
+        count == 0 && !sharing_.ignore ? counters_of(device) : nullptr;
+    if (!fits(uses) || !fits(counters) || !distinct_ok(r, device)) {
+      return false;
+    }
+    apply(uses, true);
+    apply(counters, true);
+    ++taken_count_[device];
+    taken_.emplace_back(r, device);
+    return true;
+  }
+
+  void release_device(std::size_t r, std::size_t device) {
+    taken_.pop_back();
+    const std::size_t count = --taken_count_[device];
+    apply(sharing_.ignore ? nullptr : uses_of(r, device), false);
+    apply(count == 0 && !sharing_.ignore ? counters_of(device) : nullptr, false);
+  }
+
   // Kuhn's augmenting path: give `slot` a device, moving earlier slots to others if needed.
   bool augment(std::size_t slot) {
     for (std::size_t device : adjacency_[slots_[slot]]) {
@@ -287,12 +460,21 @@ class Searcher {
   const std::vector<Constraint>& constraints_;
   Scenario scenario_;
   std::size_t max_steps_;
+  const Sharing& sharing_;
   bool bound_hit_ = false;
+  bool coupled_ = false;
   SearchResult result_;
 
   std::vector<std::size_t> chosen_;
   std::vector<Take> takes_;
   std::vector<Active> active_;
+  std::vector<Active> distinct_;
+  // assign_in_order(): per request its eligible candidates; the devices taken, in order, with
+  // their request; how often each device is taken; what is used of each shared resource.
+  std::vector<std::vector<std::size_t>> candidates_;
+  std::vector<std::pair<std::size_t, std::size_t>> taken_;
+  std::unordered_map<std::size_t, std::size_t> taken_count_;
+  std::vector<cel::Quantity> used_;
   std::vector<std::size_t> picked_;
   std::unordered_set<std::size_t> reserved_;
   std::vector<std::size_t> slots_;
@@ -317,8 +499,8 @@ bool has_value(const Device& device, const std::string& attribute, AttributeValu
 
 SearchResult search(const std::vector<Device>& devices, const std::vector<Request>& requests,
                     const std::vector<Constraint>& constraints, Scenario scenario,
-                    std::size_t max_steps) {
-  return Searcher(devices, requests, constraints, scenario, max_steps).run();
+                    std::size_t max_steps, const Sharing& sharing) {
+  return Searcher(devices, requests, constraints, scenario, max_steps, sharing).run();
 }
 
 }  // namespace topoguard::cluster::search

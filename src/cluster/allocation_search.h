@@ -5,16 +5,31 @@
 // published value and matching devices to requests (augmenting paths) decides existence exactly,
 // like the allocator's backtracking, in steps bounded by choices x values instead of device
 // combinations.
+// Devices that interact make the matching inexact: a distinctAttribute constraint, a device that
+// allows multiple allocations (its capacity is shared) or one that consumes shared counters. When
+// one of those is in play, the devices of a value are assigned as the allocator does it, by
+// backtracking over them in order (a request's devices in increasing order, a shareable device
+// reused across requests while its capacity lasts), with the same step budget.
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
+#include "topoguard/cel/value.h"
 #include "topoguard/cluster/cluster_state.h"
 
 namespace topoguard::cluster::search {
+
+// An amount taken from one shared resource (a capacity of a shareable device, or a counter of a
+// counter set): indexes into Sharing::available.
+struct Use {
+  std::size_t resource = 0;
+  cel::Quantity amount = cel::Quantity::from_integer(0);
+};
 
 struct Choice {
   std::string label;  // "gpu" or "gpu/sub"
@@ -22,6 +37,12 @@ struct Choice {
   std::size_t count = 1;
   std::vector<std::size_t> definite;  // device indexes whose selectors are all true
   std::vector<std::size_t> maybe;     // device indexes that may match
+  // allocationMode All: a device it would take is tainted or held, so it cannot be satisfied
+  // (`definite`), or might not be (`maybe`).
+  bool blocked = false;
+  bool maybe_blocked = false;
+  // What taking a shareable device for this choice uses of its capacities, by device index.
+  std::unordered_map<std::size_t, std::vector<Use>> uses = {};
 };
 
 struct Request {
@@ -32,6 +53,9 @@ struct Constraint {
   std::string attribute;
   // (request index, choice index); a choice index of kAnyChoice covers every choice.
   std::vector<std::pair<std::size_t, std::size_t>> covers;
+  // distinctAttribute: the covered devices' values must be pairwise disjoint sets, instead of
+  // sharing one element (matchAttribute).
+  bool distinct = false;
   static constexpr std::size_t kAnyChoice = static_cast<std::size_t>(-1);
 
   [[nodiscard]] bool covers_choice(std::size_t request, std::size_t choice) const;
@@ -42,6 +66,18 @@ struct Constraint {
 // do not serve counted requests, and All requests must accept every device they might take (so
 // "found" is certain).
 enum class Scenario { kOptimistic, kPessimistic };
+
+// What devices share beyond the claim: the resources' remaining amounts, the devices that allow
+// multiple allocations, and the counters each device takes the first time it is allocated
+// (nothing for a shareable device that already holds an allocation: it paid them).
+struct Sharing {
+  std::vector<cel::Quantity> available;
+  std::unordered_set<std::size_t> multiple;
+  std::unordered_map<std::size_t, std::vector<Use>> counters;
+  // Assign devices as if none interacted (for diagnosis: does sharing decide the answer?):
+  // no distinctAttribute, capacity or counters; shareable devices are shared without limit.
+  bool ignore = false;
+};
 
 enum class Outcome { kFound, kNotFound, kBoundHit };
 
@@ -55,7 +91,7 @@ struct SearchResult {
 [[nodiscard]] SearchResult search(const std::vector<Device>& devices,
                                   const std::vector<Request>& requests,
                                   const std::vector<Constraint>& constraints, Scenario scenario,
-                                  std::size_t max_steps);
+                                  std::size_t max_steps, const Sharing& sharing = {});
 
 // The element `device` publishes for `attribute` that equals `value` (same type), for callers
 // counting devices per value.

@@ -157,6 +157,177 @@ std::string qualify(std::string_view driver, std::string_view name) {
   return std::string(driver) + "/" + std::string(name);
 }
 
+// A quantity as text; YAML reads an unquoted `value: 8` as a number.
+Result<std::string> read_quantity(const Json& value, const std::string& pointer) {
+  std::string text;
+  if (value.is_string()) {
+    text = value.get<std::string>();
+  } else if (value.is_number_integer()) {
+    text = value.dump();
+  } else {
+    return type_error(pointer, "quantity string", value);
+  }
+  if (!cel::Quantity::parse(text)) {
+    return field_error(ErrorCode::kInvalidValue, pointer,
+                       "\"" + text + "\" is not a quantity (e.g. 40Gi, 100m, 8)");
+  }
+  return text;
+}
+
+// An optional quantity member.
+Result<std::optional<std::string>> optional_quantity(const Json& holder, const std::string& pointer,
+                                                     std::string_view key) {
+  const Json* value = member(holder, key);
+  if (value == nullptr || value->is_null()) {
+    return std::optional<std::string>();
+  }
+  auto text = read_quantity(*value, append_pointer(pointer, key));
+  if (!text) {
+    return text.error();
+  }
+  return std::optional<std::string>(std::move(text).value());
+}
+
+// Moves what `read` holds into `out`; its error when it holds none.
+template <typename T, typename Out>
+std::optional<Error> take(Result<T>&& read, Out& out) {
+  if (!read) {
+    return read.error();
+  }
+  out = std::move(read).value();
+  return std::nullopt;
+}
+
+// Every element of the optional array member `key`, read by `read(element, pointer)` (a Result).
+template <typename Read>
+auto read_list(const Json& holder, const std::string& pointer, std::string_view key, Read&& read)
+    -> Result<std::vector<std::decay_t<decltype(*read(holder, pointer))>>> {
+  std::vector<std::decay_t<decltype(*read(holder, pointer))>> out;
+  auto list = optional(holder, pointer, key, "array", &Json::is_array);
+  if (!list) {
+    return list.error();
+  }
+  const std::string list_pointer = append_pointer(pointer, key);
+  for (std::size_t i = 0; *list != nullptr && i < (*list)->size(); ++i) {
+    auto element = read((**list)[i], append_pointer(list_pointer, i));
+    if (!element) {
+      return element.error();
+    }
+    out.push_back(std::move(element).value());
+  }
+  return out;
+}
+
+// `{<name>: {value: <quantity>}}`: counters of a counter set or of a device's consumption.
+Result<std::map<std::string, std::string, std::less<>>> read_counters(const Json& holder,
+                                                                      const std::string& pointer) {
+  std::map<std::string, std::string, std::less<>> counters;
+  auto list = optional(holder, pointer, "counters", "object", &Json::is_object);
+  if (!list) {
+    return list.error();
+  }
+  if (*list == nullptr) {
+    return counters;
+  }
+  const std::string list_pointer = append_pointer(pointer, "counters");
+  for (const auto& [name, counter] : (*list)->items()) {
+    const std::string counter_pointer = append_pointer(list_pointer, name);
+    if (!counter.is_object()) {
+      return type_error(counter_pointer, "object", counter);
+    }
+    auto value = optional_quantity(counter, counter_pointer, "value");
+    if (!value) {
+      return value.error();
+    }
+    if (!*value) {
+      return field_error(ErrorCode::kMissingField, append_pointer(counter_pointer, "value"),
+                         "counter has no value");
+    }
+    counters.emplace(name, std::move(**value));
+  }
+  return counters;
+}
+
+Result<RequestPolicy> read_request_policy(const Json& policy, const std::string& pointer) {
+  if (!policy.is_object()) {
+    return type_error(pointer, "object", policy);
+  }
+  RequestPolicy out;
+  if (auto error = take(optional_quantity(policy, pointer, "default"), out.default_value)) {
+    return *error;
+  }
+  if (auto error = take(read_list(policy, pointer, "validValues", read_quantity), out.valid_values)) {
+    return *error;
+  }
+  auto range = optional(policy, pointer, "validRange", "object", &Json::is_object);
+  if (!range) {
+    return range.error();
+  }
+  if (*range != nullptr) {
+    const std::string range_pointer = append_pointer(pointer, "validRange");
+    for (auto [key, out_field] : {std::pair<std::string_view, std::optional<std::string>*>{"min", &out.min},
+                                  {"max", &out.max},
+                                  {"step", &out.step}}) {
+      auto value = optional_quantity(**range, range_pointer, key);
+      if (!value) {
+        return value.error();
+      }
+      *out_field = std::move(value).value();
+    }
+  }
+  return out;
+}
+
+Result<DeviceTaint> read_taint(const Json& taint, const std::string& pointer) {
+  if (!taint.is_object()) {
+    return type_error(pointer, "object", taint);
+  }
+  DeviceTaint out;
+  for (auto [key, field] : {std::pair<std::string_view, std::string*>{"key", &out.key},
+                            {"value", &out.value},
+                            {"effect", &out.effect}}) {
+    auto value = optional(taint, pointer, key, "string", &Json::is_string);
+    if (!value) {
+      return value.error();
+    }
+    if (*value != nullptr) {
+      *field = (*value)->get<std::string>();
+    }
+  }
+  return out;
+}
+
+// `{<key>: <name>, counters: {...}}`: a counter set of a slice's sharedCounters (key "name") or
+// a device's consumption from one (key "counterSet").
+using NamedCounters = std::pair<std::string, std::map<std::string, std::string, std::less<>>>;
+Result<NamedCounters> read_named_counters(const Json& entry, const std::string& pointer,
+                                          std::string_view key) {
+  if (!entry.is_object()) {
+    return type_error(pointer, "object", entry);
+  }
+  auto name = required_string(entry, pointer, key, "counters");
+  if (!name) {
+    return name.error();
+  }
+  auto counters = read_counters(entry, pointer);
+  if (!counters) {
+    return counters.error();
+  }
+  return NamedCounters(std::move(name).value(), std::move(counters).value());
+}
+
+Result<NamedCounters> read_counter_set(const Json& set, const std::string& pointer) {
+  return read_named_counters(set, pointer, "name");
+}
+
+Result<CounterConsumption> read_consumption(const Json& entry, const std::string& pointer) {
+  auto read = read_named_counters(entry, pointer, "counterSet");
+  if (!read) {
+    return read.error();
+  }
+  return CounterConsumption{std::move(read->first), std::move(read->second)};
+}
+
 // Reads attributes, capacity and taints from a v1/v1beta2 device or a v1beta1 `basic` object.
 Status read_device_properties(const Json& holder, const std::string& pointer, Device& device) {
   auto attributes = optional(holder, pointer, "attributes", "object", &Json::is_object);
@@ -188,35 +359,42 @@ Status read_device_properties(const Json& holder, const std::string& pointer, De
     const std::string capacity_pointer = append_pointer(pointer, "capacity");
     for (const auto& [name, entry] : (*capacity)->items()) {
       std::string entry_pointer = append_pointer(capacity_pointer, name);
-      // {value: <quantity>} since v1beta1; a bare quantity in v1alpha3.
+      // {value: <quantity>, requestPolicy} since v1beta1; a bare quantity in v1alpha3.
       const Json* value = &entry;
       if (entry.is_object()) {
         value = member(entry, "value");
-        entry_pointer = append_pointer(entry_pointer, "value");
         if (value == nullptr) {
-          return field_error(ErrorCode::kMissingField, entry_pointer, "capacity has no value");
+          return field_error(ErrorCode::kMissingField, append_pointer(entry_pointer, "value"),
+                             "capacity has no value");
         }
+        if (const Json* policy = member(entry, "requestPolicy"); policy != nullptr && !policy->is_null()) {
+          auto read = read_request_policy(*policy, append_pointer(entry_pointer, "requestPolicy"));
+          if (!read) {
+            return read.error();
+          }
+          device.request_policies.insert_or_assign(qualify(device.driver, name), std::move(read).value());
+        }
+        entry_pointer = append_pointer(entry_pointer, "value");
       }
-      std::string text;
-      if (value->is_string()) {
-        text = value->get<std::string>();
-      } else if (value->is_number_integer()) {
-        text = value->dump();  // YAML reads an unquoted `value: 8` as a number
-      } else {
-        return type_error(entry_pointer, "quantity string", *value);
+      auto text = read_quantity(*value, entry_pointer);
+      if (!text) {
+        return text.error();
       }
-      if (!cel::Quantity::parse(text)) {
-        return field_error(ErrorCode::kInvalidValue, entry_pointer,
-                           "\"" + text + "\" is not a quantity (e.g. 40Gi, 100m, 8)");
-      }
-      device.capacity.insert_or_assign(qualify(device.driver, name), std::move(text));
+      device.capacity.insert_or_assign(qualify(device.driver, name), std::move(text).value());
     }
   }
-  auto taints = optional(holder, pointer, "taints", "array", &Json::is_array);
-  if (!taints) {
-    return taints.error();
+  auto multiple = optional(holder, pointer, "allowMultipleAllocations", "boolean", &Json::is_boolean);
+  if (!multiple) {
+    return multiple.error();
   }
-  device.tainted = *taints != nullptr && !(*taints)->empty();
+  device.allow_multiple_allocations = *multiple != nullptr && (*multiple)->get<bool>();
+  if (auto error = take(read_list(holder, pointer, "taints", read_taint), device.taints)) {
+    return *error;
+  }
+  if (auto error = take(read_list(holder, pointer, "consumesCounters", read_consumption),
+                        device.consumes_counters)) {
+    return *error;
+  }
   return Ok{};
 }
 
@@ -309,6 +487,11 @@ const AttributeValue* Device::attribute(std::string_view qualified_name) const {
 
 std::string Device::id() const { return driver + "/" + pool + "/" + name; }
 
+std::optional<std::size_t> ClusterState::device_index(std::string_view id) const {
+  auto it = device_ids_.find(id);
+  return it == device_ids_.end() ? std::nullopt : std::optional(it->second);
+}
+
 const DeviceClass* ClusterState::device_class(std::string_view name) const {
   auto it = device_classes_.find(name);
   return it == device_classes_.end() ? nullptr : &it->second;
@@ -369,6 +552,14 @@ Result<ClusterStateBuilder::Slice> ClusterStateBuilder::read_slice(const Json& o
     return field_error(ErrorCode::kMissingField, spec_pointer,
                        "ResourceSlice spec needs one of nodeName, nodeSelector, allNodes, "
                        "perDeviceNodeSelection");
+  }
+
+  auto shared = read_list(*spec, spec_pointer, "sharedCounters", read_counter_set);
+  if (!shared) {
+    return shared.error();
+  }
+  for (auto& [name, counters] : *shared) {
+    slice.counter_sets.insert_or_assign(std::move(name), std::move(counters));
   }
 
   auto devices = optional(*spec, spec_pointer, "devices", "array", &Json::is_array);
@@ -449,9 +640,119 @@ Result<bool> ClusterStateBuilder::add(const Json& object) {
     slices_.push_back(std::move(slice).value());
     return true;
   }
-  if (kind != "DeviceClass") {
-    return false;
+  if (kind == "DeviceClass") {
+    return add_device_class(object);
   }
+  if (kind == "DeviceTaintRule") {
+    return add_taint_rule(object);
+  }
+  if (kind == "ResourceClaim") {
+    return add_claim(object);
+  }
+  return false;
+}
+
+// DeviceTaintRule (v1alpha3 1.33, v1beta2 1.36, v1 1.37): spec.taint applies to every device
+// that spec.deviceSelector's driver, pool and device pick (each unset one matches all); without
+// a selector it applies to none.
+Result<bool> ClusterStateBuilder::add_taint_rule(const Json& object) {
+  const Json* spec = member(object, "spec");
+  if (spec == nullptr || !spec->is_object()) {
+    return spec == nullptr ? field_error(ErrorCode::kMissingField, "/spec", "DeviceTaintRule has no spec")
+                           : type_error("/spec", "object", *spec);
+  }
+  auto selector = optional(*spec, "/spec", "deviceSelector", "object", &Json::is_object);
+  if (!selector) {
+    return selector.error();
+  }
+  const Json* taint = member(*spec, "taint");
+  if (taint == nullptr) {
+    return field_error(ErrorCode::kMissingField, "/spec/taint", "DeviceTaintRule has no taint");
+  }
+  auto read = read_taint(*taint, "/spec/taint");
+  if (!read) {
+    return read.error();
+  }
+  if (*selector == nullptr) {
+    return true;
+  }
+  TaintRule rule;
+  rule.taint = std::move(read).value();
+  rule.taint.rule = k8s::object_ref(object).name;
+  rule.taint.uncertain =
+      member(**selector, "deviceClassName") != nullptr || member(**selector, "selectors") != nullptr;
+  for (auto [key, field] : {std::pair<std::string_view, std::optional<std::string>*>{"driver", &rule.driver},
+                            {"pool", &rule.pool},
+                            {"device", &rule.device}}) {
+    auto value = optional(**selector, "/spec/deviceSelector", key, "string", &Json::is_string);
+    if (!value) {
+      return value.error();
+    }
+    if (*value != nullptr) {
+      *field = (*value)->get<std::string>();
+    }
+  }
+  taint_rules_.push_back(std::move(rule));
+  return true;
+}
+
+// status.allocation.devices.results[] of a ResourceClaim, as the scheduler counts them: a result
+// with adminAccess takes nothing; one with a shareID is one share of a device that allows
+// multiple allocations, holding its consumedCapacity; any other takes its device.
+Result<bool> ClusterStateBuilder::add_claim(const Json& object) {
+  const Json* results = find_at(object, "/status/allocation/devices/results");
+  if (results == nullptr || results->is_null()) {
+    return true;
+  }
+  if (!results->is_array()) {
+    return type_error("/status/allocation/devices/results", "array", *results);
+  }
+  const k8s::ObjectRef ref = k8s::object_ref(object);
+  for (std::size_t i = 0; i < results->size(); ++i) {
+    const Json& result = (*results)[i];
+    const std::string pointer = append_pointer("/status/allocation/devices/results", i);
+    if (!result.is_object()) {
+      return type_error(pointer, "object", result);
+    }
+    std::array<std::string, 3> id;
+    for (std::size_t part = 0; part < id.size(); ++part) {
+      static constexpr std::array<std::string_view, 3> kParts{"driver", "pool", "device"};
+      auto value = required_string(result, pointer, kParts[part], "allocation result");
+      if (!value) {
+        return value.error();
+      }
+      id[part] = std::move(value).value();
+    }
+    auto admin = optional(result, pointer, "adminAccess", "boolean", &Json::is_boolean);
+    if (!admin) {
+      return admin.error();
+    }
+    if (*admin != nullptr && (*admin)->get<bool>()) {
+      continue;
+    }
+    Allocation allocation;
+    allocation.claim = ref.namespace_name + "/" + ref.name;
+    allocation.device = id[0] + "/" + id[1] + "/" + id[2];
+    const Json* share = member(result, "shareID");
+    allocation.shared = share != nullptr && share->is_string();
+    auto consumed = optional(result, pointer, "consumedCapacity", "object", &Json::is_object);
+    if (!consumed) {
+      return consumed.error();
+    }
+    static const Json kNone = Json::object();
+    for (const auto& [name, quantity] : (*consumed != nullptr ? **consumed : kNone).items()) {
+      auto text = read_quantity(quantity, append_pointer(append_pointer(pointer, "consumedCapacity"), name));
+      if (!text) {
+        return text.error();
+      }
+      allocation.consumed.insert_or_assign(qualify(id[0], name), std::move(text).value());
+    }
+    allocations_.push_back(std::move(allocation));
+  }
+  return true;
+}
+
+Result<bool> ClusterStateBuilder::add_device_class(const Json& object) {
   DeviceClass device_class;
   device_class.name = k8s::object_ref(object).name;
   const Json* spec = member(object, "spec");
@@ -498,6 +799,7 @@ Result<bool> ClusterStateBuilder::add(const Json& object) {
 ClusterState ClusterStateBuilder::finish() && {
   ClusterState state;
   state.device_classes_ = std::move(device_classes_);
+  state.allocations_ = std::move(allocations_);
   state.incomplete_ = broken_without_node_;
 
   // Only the newest generation of a pool counts; a pool with fewer slices than it announces is
@@ -533,7 +835,18 @@ ClusterState ClusterStateBuilder::finish() && {
     }
     ++state.slice_count_;
     const bool pool_incomplete = seen < slice.slice_count;
+    for (auto& [name, counters] : slice.counter_sets) {
+      state.counter_sets_.insert_or_assign(slice.driver + "/" + slice.pool + "/" + name,
+                                           std::move(counters));
+    }
     for (Device& device : slice.devices) {
+      for (const TaintRule& rule : taint_rules_) {
+        if ((!rule.driver || *rule.driver == device.driver) &&
+            (!rule.pool || *rule.pool == device.pool) &&
+            (!rule.device || *rule.device == device.name)) {
+          device.taints.push_back(rule.taint);
+        }
+      }
       if (!seen_devices.insert(device.id()).second) {
         // The same device in two slices of one pool: the scheduler rejects such a pool.
         if (device.scope == NodeScope::kNode) {
@@ -544,6 +857,7 @@ ClusterState ClusterStateBuilder::finish() && {
         continue;
       }
       const std::size_t index = state.devices_.size();
+      state.device_ids_.emplace(device.id(), index);
       switch (device.scope) {
         case NodeScope::kNode:
           node_of(device.node).devices.push_back(index);

@@ -4,19 +4,66 @@
 #include <map>
 #include <set>
 
+#include <unordered_set>
+
 #include "allocation_search.h"
+#include "consumable_capacity.h"
 #include "topoguard/cluster/selector_match.h"
 
 namespace topoguard::cluster {
 
 namespace {
 
+// Why a device whose selectors match is still not one a request can get.
+enum class Block {
+  kNone,
+  kTaint,     // a NoSchedule/NoExecute taint the request does not tolerate
+  kHeld,      // allocated to another claim, not shareable
+  kTooSmall,  // its capacity cannot hold the request (or the request names one it lacks)
+  kUnknown,   // not judged exactly (capacity arithmetic, a pool whose counters do not resolve)
+};
+
 // One request choice with its selectors compiled and its match against every device.
 struct ChoiceMatch {
   std::string label;
   const k8s::DeviceChoice* choice = nullptr;
   std::vector<Match> matches;  // per device of the state
+  // Per device, for the allocations considered (see ClaimChecker::prepare).
+  std::vector<Block> blocks;
+  std::unordered_map<std::size_t, std::vector<search::Use>> uses;  // shareable devices
 };
+
+// The allocator's toleration test (resourceclaim.ToleratesTaint), as for core taints: an empty
+// effect or key matches any; Exists matches any value, Equal (the default) the same value.
+bool tolerates(const k8s::DeviceToleration& toleration, const DeviceTaint& taint) {
+  if (!toleration.effect.empty() && toleration.effect != taint.effect) {
+    return false;
+  }
+  if (!toleration.key.empty() && toleration.key != taint.key) {
+    return false;
+  }
+  if (toleration.op == "Exists") {
+    return true;
+  }
+  return toleration.op == "Equal" && toleration.value == taint.value;
+}
+
+// kTaint when a taint of the device keeps it from the choice, kUnknown when only taints that
+// may not apply do, else kNone.
+Block taint_block(const Device& device, const k8s::DeviceChoice& choice) {
+  Block block = Block::kNone;
+  for (const DeviceTaint& taint : device.taints) {
+    if (taint.prevents_allocation() &&
+        std::none_of(choice.tolerations.begin(), choice.tolerations.end(),
+                     [&](const k8s::DeviceToleration& t) { return tolerates(t, taint); })) {
+      if (!taint.uncertain) {
+        return Block::kTaint;
+      }
+      block = Block::kUnknown;
+    }
+  }
+  return block;
+}
 
 std::string plural(std::size_t count, const char* noun) {
   return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
@@ -39,6 +86,30 @@ class ClaimChecker {
     if (!state_.selector_devices().empty()) {
       notes_.insert("devices of slices with a node selector are not assigned to nodes");
     }
+    const bool others_hold = options_.with_allocations && std::any_of(
+        state_.allocations().begin(), state_.allocations().end(), [&](const Allocation& a) {
+          return a.claim != options_.own_claim && state_.device_index(a.device).has_value();
+        });
+    evaluate(others_hold);
+    if (others_hold && out_.verdict == Verdict::kUnsatisfiable) {
+      // Would the same hardware hold it once the other claims are gone?
+      ClaimFeasibility now = std::move(out_);
+      out_ = ClaimFeasibility{};
+      std::set<std::string> notes_now = notes_;
+      evaluate(false);
+      now.only_now = out_.verdict == Verdict::kSatisfiable;
+      out_ = std::move(now);
+      notes_ = std::move(notes_now);
+    }
+    out_.notes.assign(notes_.begin(), notes_.end());
+    record_publications();
+    return std::move(out_);
+  }
+
+ private:
+  // Every node, with the allocations of other claims (`with_allocations`) or without them.
+  void evaluate(bool with_allocations) {
+    prepare(with_allocations);
     bool any_unknown = false;
     for (const Node& node : state_.nodes()) {
       NodeFeasibility result = check_node(node);
@@ -53,12 +124,143 @@ class ClaimChecker {
                            state_.selector_devices().empty() && !state_.incomplete();
       out_.verdict = certain ? Verdict::kUnsatisfiable : Verdict::kUnknown;
     }
-    out_.notes.assign(notes_.begin(), notes_.end());
-    record_publications();
-    return std::move(out_);
   }
 
- private:
+  // What other claims hold (when `with_allocations`), the resources shareable devices and counter
+  // sets offer, and per choice and matching device whether the request can get it and what it
+  // uses of shared capacity.
+  void prepare(bool with_allocations) {
+    const auto& devices = state_.devices();
+    std::unordered_set<std::size_t> held;
+    std::unordered_set<std::size_t> in_use;
+    std::map<std::size_t, std::map<std::string, cel::Quantity, std::less<>>> aggregated;
+    static const std::vector<Allocation> kNoAllocations;
+    for (const Allocation& allocation : with_allocations ? state_.allocations() : kNoAllocations) {
+      const auto index = state_.device_index(allocation.device);
+      if (allocation.claim == options_.own_claim || !index) {
+        continue;
+      }
+      in_use.insert(*index);
+      if (!allocation.shared) {
+        held.insert(*index);
+        continue;
+      }
+      auto& sum = aggregated[*index];
+      for (const auto& [name, text] : allocation.consumed) {
+        const cel::Quantity amount = *cel::Quantity::parse(text);
+        auto it = sum.find(name);
+        if (it == sum.end()) {
+          sum.emplace(name, amount);
+        } else {
+          it->second = it->second.plus(amount);
+        }
+      }
+    }
+    sharing_ = search::Sharing{};
+    std::map<std::pair<std::size_t, std::string>, std::size_t> capacity_resource;
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+      if (!devices[d].allow_multiple_allocations) {
+        continue;
+      }
+      sharing_.multiple.insert(d);
+      for (const auto& [name, text] : devices[d].capacity) {
+        cel::Quantity left = *cel::Quantity::parse(text);
+        if (auto it = aggregated[d].find(name); it != aggregated[d].end()) {
+          left = left.minus(it->second);
+        }
+        capacity_resource.emplace(std::pair(d, name), sharing_.available.size());
+        sharing_.available.push_back(left);
+      }
+    }
+    std::map<std::string, std::size_t, std::less<>> counter_resource;
+    for (const auto& [set, counters] : state_.counter_sets()) {
+      for (const auto& [name, text] : counters) {
+        counter_resource.emplace(set + "/" + name, sharing_.available.size());
+        sharing_.available.push_back(*cel::Quantity::parse(text));
+      }
+    }
+    std::unordered_set<std::size_t> unresolved;  // counters that name no counter of the pool
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+      std::vector<search::Use> uses;
+      for (const CounterConsumption& consumption : devices[d].consumes_counters) {
+        const std::string set = devices[d].driver + "/" + devices[d].pool + "/" +
+                                consumption.counter_set;
+        for (const auto& [name, text] : consumption.counters) {
+          auto it = counter_resource.find(set + "/" + name);
+          if (it == counter_resource.end()) {
+            unresolved.insert(d);
+            continue;
+          }
+          uses.push_back(search::Use{it->second, *cel::Quantity::parse(text)});
+        }
+      }
+      if (uses.empty() || unresolved.count(d) != 0) {
+        continue;
+      }
+      if (in_use.count(d) != 0) {
+        // Devices other claims hold keep their counters taken; a shareable one paid them.
+        for (const search::Use& use : uses) {
+          sharing_.available[use.resource] = sharing_.available[use.resource].minus(use.amount);
+        }
+        if (devices[d].allow_multiple_allocations) {
+          continue;
+        }
+      }
+      sharing_.counters.emplace(d, std::move(uses));
+    }
+    if (!unresolved.empty()) {
+      notes_.insert("a device consumes counters its pool's sharedCounters do not define (the "
+                    "scheduler treats the pool as invalid)");
+    }
+    for (auto& choices : choices_) {
+      for (ChoiceMatch& match : choices) {
+        match.blocks.assign(devices.size(), Block::kNone);
+        match.uses.clear();
+        for (std::size_t d = 0; d < devices.size(); ++d) {
+          if (match.matches[d] == Match::kNo) {
+            continue;
+          }
+          const k8s::DeviceChoice& choice = *match.choice;
+          if (const Block taint = taint_block(devices[d], choice); taint != Block::kNone) {
+            match.blocks[d] = taint;
+            if (taint == Block::kUnknown) {
+              notes_.insert("a DeviceTaintRule selects devices by DeviceClass or CEL selectors, "
+                            "which are not evaluated: the devices it names may match");
+            }
+            continue;
+          }
+          if (held.count(d) != 0 && !choice.admin_access) {
+            match.blocks[d] = Block::kHeld;
+            continue;
+          }
+          if (unresolved.count(d) != 0) {
+            match.blocks[d] = Block::kUnknown;
+            continue;
+          }
+          const capacity::Demand demand =
+              capacity::demand(devices[d], choice.capacity_requests, aggregated[d]);
+          if (demand.fit == capacity::Fit::kNo) {
+            match.blocks[d] = Block::kTooSmall;
+            continue;
+          }
+          if (demand.fit == capacity::Fit::kUnknown) {
+            notes_.insert("request " + in_quotes(match.label) + ": " + demand.why);
+            match.blocks[d] = Block::kUnknown;
+            continue;
+          }
+          if (!devices[d].allow_multiple_allocations) {
+            continue;
+          }
+          std::vector<search::Use> uses;
+          for (const auto& [name, amount] : demand.consumed) {
+            uses.push_back(search::Use{capacity_resource.at(std::pair(d, name)), amount});
+          }
+          match.uses.emplace(d, std::move(uses));
+        }
+      }
+    }
+  }
+
   void match_choices() {
     const std::size_t device_count = state_.devices().size();
     for (const k8s::DeviceRequest& request : spec_.requests) {
@@ -120,10 +322,6 @@ class ClaimChecker {
       notes_.insert("request " + in_quotes(label) + " may match " +
                     in_quotes(state_.devices()[d].driver) + " devices: " + why);
     }
-    if (match == Match::kYes && state_.devices()[d].tainted) {
-      notes_.insert("tainted devices may match: tolerations are not modelled");
-      match = Match::kUnknown;
-    }
     return match;
   }
 
@@ -133,14 +331,12 @@ class ClaimChecker {
       request_index.emplace(spec_.requests[r].name, r);
     }
     for (const k8s::DeviceConstraint& constraint : spec_.constraints) {
-      if (!constraint.distinct_attribute.empty()) {
-        notes_.insert("distinctAttribute is not modelled");
-      }
-      if (constraint.match_attribute.empty()) {
-        continue;
+      if (constraint.match_attribute.empty() == constraint.distinct_attribute.empty()) {
+        continue;  // neither (or both, which the API server rejects)
       }
       search::Constraint out;
-      out.attribute = constraint.match_attribute;
+      out.distinct = !constraint.distinct_attribute.empty();
+      out.attribute = out.distinct ? constraint.distinct_attribute : constraint.match_attribute;
       if (constraint.requests.empty()) {
         for (std::size_t r = 0; r < spec_.requests.size(); ++r) {
           out.covers.emplace_back(r, search::Constraint::kAnyChoice);
@@ -165,6 +361,16 @@ class ClaimChecker {
         }
       }
       constraints_.push_back(std::move(out));
+      const search::Constraint& added = constraints_.back();
+      for (std::size_t r = 0; r < choices_.size(); ++r) {
+        for (std::size_t c = 0; c < choices_[r].size(); ++c) {
+          const k8s::DeviceChoice& choice = *choices_[r][c].choice;
+          distinct_over_several_ =
+              distinct_over_several_ ||
+              (added.distinct && added.covers_choice(r, c) &&
+               (choice.allocation_mode == k8s::AllocationMode::kAll || choice.count > 1));
+        }
+      }
     }
   }
 
@@ -178,10 +384,24 @@ class ClaimChecker {
         choice.all = match.choice->allocation_mode == k8s::AllocationMode::kAll;
         choice.count = static_cast<std::size_t>(std::max<std::int64_t>(match.choice->count, 0));
         for (std::size_t d : node.devices) {
-          if (match.matches[d] == Match::kYes) {
-            choice.definite.push_back(d);
-          } else if (match.matches[d] == Match::kUnknown) {
-            choice.maybe.push_back(d);
+          if (match.matches[d] == Match::kNo) {
+            continue;
+          }
+          const Block block = match.blocks[d];
+          if (block == Block::kTaint || block == Block::kHeld) {
+            // All takes every matching device, so it fails on one it cannot have; a count
+            // just skips it.
+            (match.matches[d] == Match::kYes ? choice.blocked : choice.maybe_blocked) |= choice.all;
+            continue;
+          }
+          if (block == Block::kTooSmall) {
+            continue;  // the allocator leaves it out of All's devices too
+          }
+          (match.matches[d] == Match::kYes && block == Block::kNone ? choice.definite
+                                                                    : choice.maybe)
+              .push_back(d);
+          if (auto it = match.uses.find(d); it != match.uses.end()) {
+            choice.uses.emplace(d, it->second);
           }
         }
         request.choices.push_back(std::move(choice));
@@ -196,9 +416,10 @@ class ClaimChecker {
     result.node = node.name;
     const std::vector<search::Request> requests = candidates_on(node);
     const auto& devices = state_.devices();
-    const search::SearchResult optimistic = search::search(
-        devices, requests, constraints_, search::Scenario::kOptimistic, options_.max_steps_per_node);
-    describe_requests(requests, result);
+    const search::SearchResult optimistic =
+        search::search(devices, requests, constraints_, search::Scenario::kOptimistic,
+                       options_.max_steps_per_node, sharing_);
+    describe_requests(node, requests, result);
     if (optimistic.outcome == search::Outcome::kBoundHit) {
       result.reason = "search bound of " + std::to_string(options_.max_steps_per_node) +
                       " steps reached";
@@ -207,6 +428,18 @@ class ClaimChecker {
     }
     if (optimistic.outcome == search::Outcome::kNotFound) {
       diagnose(requests, result);
+      if (distinct_over_several_ && result.shortfall == Shortfall::kConflict) {
+        // constraint.go keeps one value per request name, so a device is compared only with the
+        // last one taken for each request: with several devices per request the allocator may
+        // accept values that pairwise distinctness rules out.
+        result.verdict = Verdict::kUnknown;
+        result.reason += " (but the allocator compares a device's distinctAttribute only with "
+                         "the last device of each request, and a constrained request takes "
+                         "several)";
+        notes_.insert("distinctAttribute over requests of several devices: the allocator "
+                      "compares each device only with the last one of each request");
+        return result;
+      }
       if (node.incomplete || state_.incomplete()) {
         result.verdict = Verdict::kUnknown;
         result.reason += " (but the node's slices are incomplete)";
@@ -221,7 +454,7 @@ class ClaimChecker {
     });
     const search::SearchResult sure =
         any_maybe ? search::search(devices, requests, constraints_, search::Scenario::kPessimistic,
-                                   options_.max_steps_per_node)
+                                   options_.max_steps_per_node, sharing_)
                   : optimistic;
     if (sure.outcome != search::Outcome::kFound) {
       result.reason = sure.outcome == search::Outcome::kBoundHit
@@ -247,7 +480,7 @@ class ClaimChecker {
       for (std::size_t r = 0; r < choices_.size(); ++r) {
         for (std::size_t c = 0; c < choices_[r].size(); ++c) {
           const ChoiceMatch& match = choices_[r][c];
-          if (!constraint.covers_choice(r, c) ||
+          if (constraint.distinct || !constraint.covers_choice(r, c) ||
               state_.device_class(match.choice->device_class_name) == nullptr) {
             continue;
           }
@@ -304,7 +537,7 @@ class ClaimChecker {
     });
   }
 
-  void describe_requests(const std::vector<search::Request>& requests,
+  void describe_requests(const Node& node, const std::vector<search::Request>& requests,
                          NodeFeasibility& result) const {
     for (std::size_t r = 0; r < requests.size(); ++r) {
       if (requests[r].choices.empty()) {
@@ -316,6 +549,14 @@ class ClaimChecker {
       summary.needed = choice.all ? 1 : choice.count;
       summary.matching = choice.definite.size();
       summary.maybe = choice.maybe.size();
+      const ChoiceMatch& match = choices_[r][0];
+      for (std::size_t d : node.devices) {
+        if (match.matches[d] != Match::kNo) {
+          summary.tainted += match.blocks[d] == Block::kTaint ? 1 : 0;
+          summary.held += match.blocks[d] == Block::kHeld ? 1 : 0;
+          summary.too_small += match.blocks[d] == Block::kTooSmall ? 1 : 0;
+        }
+      }
       const auto attributes = constrained(r, 0);
       for (const auto* list : {&choice.definite, &choice.maybe}) {
         summary.with_attribute += static_cast<std::size_t>(std::count_if(
@@ -338,16 +579,39 @@ class ClaimChecker {
       }
       return needed_total == 0 ? 1.0 : static_cast<double>(covered) / static_cast<double>(needed_total);
     };
-    for (const RequestOnNode& request : result.requests) {
-      if (request.matching + request.maybe < request.needed) {
-        result.shortfall = Shortfall::kNotEnoughDevices;
-        result.reason = "request " + in_quotes(request.request) + " needs " +
-                        plural(request.needed, "device") + ", " +
-                        std::to_string(request.matching + request.maybe) + " match";
-        result.closeness =
-            coverage([](const RequestOnNode& r) { return r.matching + r.maybe; });
+    for (std::size_t r = 0; r < result.requests.size(); ++r) {
+      const RequestOnNode& request = result.requests[r];
+      const bool all = requests[r].choices.at(0).all;
+      const std::size_t usable = request.matching + request.maybe;
+      const std::size_t excluded = request.tainted + request.held + request.too_small;
+      // All fails on a device it cannot have (a count just skips it).
+      if (usable >= request.needed && !(all && request.tainted + request.held != 0)) {
+        continue;
+      }
+      result.shortfall = Shortfall::kNotEnoughDevices;
+      result.closeness = coverage([](const RequestOnNode& q) { return q.matching + q.maybe; });
+      result.reason = "request " + in_quotes(request.request) + " needs " +
+                      plural(request.needed, "device") + ", " + std::to_string(usable) + " match";
+      if (excluded == 0) {
         return;
       }
+      std::string why;
+      for (const auto& [count, text] :
+           {std::pair{request.tainted, "with a taint it does not tolerate"},
+            std::pair{request.held, "held by other claims"},
+            std::pair{request.too_small, "whose capacity cannot hold its capacity request"}}) {
+        if (count != 0) {
+          why += (why.empty() ? "" : ", ") + std::to_string(count) + " " + text;
+        }
+      }
+      result.reason = "request " + in_quotes(request.request) +
+                      (all ? " (allocationMode All) takes every device its selectors pick, " +
+                                 std::to_string(usable + excluded) + ", and cannot have some ("
+                           : " needs " + plural(request.needed, "device") + ", " +
+                                 std::to_string(usable) + " usable of the " +
+                                 std::to_string(usable + excluded) + " its selectors pick (") +
+                      why + ")";
+      return;
     }
     for (std::size_t r = 0; r < result.requests.size(); ++r) {
       const RequestOnNode& request = result.requests[r];
@@ -377,19 +641,71 @@ class ClaimChecker {
         return;
       }
     }
+    const bool any_distinct = std::any_of(constraints_.begin(), constraints_.end(),
+                                          [](const auto& c) { return c.distinct; });
+    search::Sharing ignoring = sharing_;
+    ignoring.ignore = true;
+    const bool interactions_decide =
+        (any_distinct || !sharing_.multiple.empty() || !sharing_.counters.empty()) &&
+        search::search(state_.devices(), requests, constraints_, search::Scenario::kOptimistic,
+                       options_.max_steps_per_node, ignoring)
+            .outcome == search::Outcome::kFound;
+    if (interactions_decide) {
+      result.shortfall = Shortfall::kConflict;
+      result.reason = "enough devices share the constrained values, but no combination of them "
+                      "satisfies " + interactions(requests);
+      result.closeness = 1.0;
+      return;
+    }
     result.shortfall = Shortfall::kNoSharedValue;
     describe_best_value(requests, result);
+  }
+
+  // What makes the candidates of `requests` interact: distinctAttribute constraints, capacity of
+  // shareable devices, shared counters.
+  std::string interactions(const std::vector<search::Request>& requests) const {
+    std::vector<std::string> parts;
+    for (const search::Constraint& constraint : constraints_) {
+      if (constraint.distinct) {
+        parts.push_back("distinctAttribute " + constraint.attribute);
+      }
+    }
+    bool shared_capacity = false;
+    bool counters = false;
+    for (const search::Request& request : requests) {
+      for (const search::Choice& choice : request.choices) {
+        shared_capacity = shared_capacity || !choice.uses.empty();
+        for (const auto* list : {&choice.definite, &choice.maybe}) {
+          counters = counters || std::any_of(list->begin(), list->end(), [&](std::size_t d) {
+                       return sharing_.counters.count(d) != 0;
+                     });
+        }
+      }
+    }
+    if (shared_capacity) {
+      parts.push_back("the capacity of devices shared between allocations");
+    }
+    if (counters) {
+      parts.push_back("the shared counters of partitionable devices");
+    }
+    std::string text;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      text += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+    }
+    return text.empty() ? std::string("the requests' competition for the same devices") : text;
   }
 
   // For the first constraint: the value that serves most of the needed devices, and what each
   // request lacks there.
   void describe_best_value(const std::vector<search::Request>& requests,
                            NodeFeasibility& result) const {
-    if (constraints_.empty()) {
+    const auto match_constraint = std::find_if(constraints_.begin(), constraints_.end(),
+                                               [](const auto& c) { return !c.distinct; });
+    if (match_constraint == constraints_.end()) {
       result.reason = "the requests compete for the same devices";
       return;
     }
-    const search::Constraint& constraint = constraints_.front();
+    const search::Constraint& constraint = *match_constraint;
     std::vector<std::pair<AttributeValue::Type, AttributeValue::Scalar>> values;
     for (const auto& request : requests) {
       const search::Choice& choice = request.choices.at(0);
@@ -449,6 +765,8 @@ class ClaimChecker {
   std::map<std::string, std::optional<SelectorSet>, std::less<>> class_selectors_;
   std::vector<std::vector<ChoiceMatch>> choices_;  // per request
   std::vector<search::Constraint> constraints_;
+  bool distinct_over_several_ = false;  // a distinctAttribute covers a choice of several devices
+  search::Sharing sharing_;             // for the allocations being considered
   std::set<std::string> notes_;
   ClaimFeasibility out_;
 };
@@ -460,18 +778,20 @@ bool is_hex(std::string_view text) {
 
 int shortfall_rank(Shortfall shortfall) {
   switch (shortfall) {
-    case Shortfall::kNoSharedValue:
+    case Shortfall::kConflict:
       return 0;
-    case Shortfall::kAttributeMissing:
+    case Shortfall::kNoSharedValue:
       return 1;
-    case Shortfall::kAllModeRejected:
+    case Shortfall::kAttributeMissing:
       return 2;
-    case Shortfall::kNotEnoughDevices:
+    case Shortfall::kAllModeRejected:
       return 3;
+    case Shortfall::kNotEnoughDevices:
+      return 4;
     case Shortfall::kNone:
       break;
   }
-  return 4;
+  return 5;
 }
 
 }  // namespace

@@ -68,6 +68,42 @@ void write_devices(std::ostream& out, const char* role, const std::vector<Topolo
   }
 }
 
+// The strongest attribute pairing a GPU with a NIC of `node`: accepted alignment attributes
+// before NUMA attributes; within a kind, more pairs first, then by name.
+Pairing best_pairing(const ClusterState& state, const Node& node, const policy::Policy& policy) {
+  // attribute -> value -> (GPUs, NICs) publishing it
+  std::map<std::string, std::map<std::string, std::pair<std::size_t, std::size_t>>> counts;
+  for (std::size_t index : node.devices) {
+    const Device& device = state.devices()[index];
+    const bool gpu = policy.gpu.drivers.matches_any(device.driver);
+    if (!gpu && !policy.nic.drivers.matches_any(device.driver)) {
+      continue;
+    }
+    for (const auto& [name, value] : device.attributes) {
+      if (!policy.is_alignment_attribute(name) && !policy.numa_attributes.matches_any(name)) {
+        continue;
+      }
+      auto& [gpus, nics] = counts[name][value.to_string()];
+      ++(gpu ? gpus : nics);
+    }
+  }
+  Pairing best;
+  bool best_alignment = false;
+  for (const auto& [name, values] : counts) {
+    std::size_t pairs = 0;
+    for (const auto& [value, count] : values) {
+      pairs += std::min(count.first, count.second);
+    }
+    const bool alignment = policy.is_alignment_attribute(name);
+    if (pairs != 0 && (best.pairs == 0 || (alignment && !best_alignment) ||
+                       (alignment == best_alignment && pairs > best.pairs))) {
+      best = Pairing{name, pairs};
+      best_alignment = alignment;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 std::size_t NodeTopology::aligned_pairs() const {
@@ -101,6 +137,14 @@ Topology build_topology(const ClusterState& state, const policy::Policy& policy)
     }
     for (auto& [name, root] : roots) {
       out.roots.push_back(std::move(root));
+    }
+    const auto has = [&](auto member) {
+      return !(out.unrooted.*member).empty() ||
+             std::any_of(out.roots.begin(), out.roots.end(),
+                         [&](const PcieRoot& root) { return !(root.*member).empty(); });
+    };
+    if (out.aligned_pairs() == 0 && has(&PcieRoot::gpus) && has(&PcieRoot::nics)) {
+      out.best_available = best_pairing(state, node, policy);
     }
     topology.nodes.push_back(std::move(out));
   }
@@ -136,6 +180,13 @@ Json topology_to_json(const Topology& topology) {
     unrooted["nics"] = devices_to_json(node.unrooted.nics);
     Json entry = Json::object();
     entry["alignedPairs"] = node.aligned_pairs();
+    entry["bestAvailable"] = Json();
+    if (node.best_available) {
+      entry["bestAvailable"]["attribute"] = node.best_available->attribute.empty()
+                                                ? Json()
+                                                : Json(node.best_available->attribute);
+      entry["bestAvailable"]["pairs"] = node.best_available->pairs;
+    }
     entry["incomplete"] = node.incomplete;
     entry["name"] = node.name;
     entry["roots"] = std::move(roots);
@@ -163,6 +214,15 @@ std::string topology_to_text(const Topology& topology) {
   for (const NodeTopology& node : topology.nodes) {
     out << "node " << node.name << ": " << plural(node.aligned_pairs(), "aligned GPU+NIC pair")
         << (node.incomplete ? " (incomplete: some of its slices could not be read)" : "") << '\n';
+    if (node.best_available) {
+      out << "  no GPU and NIC share a " << topology.attribute << "; "
+          << (node.best_available->attribute.empty()
+                  ? std::string("no alignment or NUMA attribute pairs them either")
+                  : "the strongest attribute that pairs them is " +
+                        node.best_available->attribute + " (" +
+                        plural(node.best_available->pairs, "pair") + ")")
+          << '\n';
+    }
     for (const PcieRoot& root : node.roots) {
       out << "  " << root.root << ": " << plural(root.gpus.size(), "GPU") << ", "
           << plural(root.nics.size(), "NIC") << '\n';

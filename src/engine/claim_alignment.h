@@ -20,6 +20,9 @@ struct ClaimFinding {
   std::string pointer;
   std::string message;
   Json fix = Json::array();  // RFC 6902 operations, empty when not fixable
+  // numa-only-alignment when the cluster state shows the alignment attribute impossible on every
+  // node that could hold the claim: the rule's whenAlignmentImpossible action applies.
+  bool alignment_impossible = false;
 };
 
 struct ClaimVerdict {

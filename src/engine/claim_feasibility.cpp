@@ -6,6 +6,7 @@
 #include "messages.h"
 #include "topoguard/cluster/feasibility.h"
 #include "topoguard/engine/json_patch.h"
+#include "topoguard/k8s/object.h"
 
 namespace topoguard::engine {
 
@@ -47,23 +48,56 @@ std::string request_pointer(const k8s::ClaimSpec& spec, const std::string& label
   return spec.devices_pointer;
 }
 
+// The nodes that could hold `spec` as written, when on each of them (and there is one) the
+// hardware cannot hold `fixed`, the claim with the alignment constraint; empty otherwise.
+std::vector<std::string> alignment_impossible_on(const k8s::ClaimSpec& spec,
+                                                 const k8s::ClaimSpec& fixed,
+                                                 const cluster::ClusterState& state,
+                                                 cluster::FeasibilityOptions options) {
+  options.with_allocations = false;
+  const cluster::ClaimFeasibility as_written = cluster::check_feasibility(spec, state, options);
+  const cluster::ClaimFeasibility aligned = cluster::check_feasibility(fixed, state, options);
+  std::vector<std::string> nodes;
+  for (std::size_t i = 0; i < as_written.nodes.size() && i < aligned.nodes.size(); ++i) {
+    if (as_written.nodes[i].verdict != cluster::Verdict::kSatisfiable) {
+      continue;
+    }
+    if (aligned.nodes[i].verdict != cluster::Verdict::kUnsatisfiable) {
+      return {};
+    }
+    nodes.push_back(as_written.nodes[i].node);
+  }
+  return nodes;
+}
+
 }  // namespace
 
-std::vector<ClaimFinding> check_claim_feasibility(const Json& object, const k8s::ClaimSpec& spec,
-                                                  const ClaimVerdict& verdict,
-                                                  const cluster::ClusterState& state,
-                                                  const policy::Policy& policy) {
-  std::vector<ClaimFinding> findings;
+void check_claim_feasibility(const Json& object, const k8s::ClaimSpec& spec, ClaimVerdict& verdict,
+                             const cluster::ClusterState& state, const policy::Policy& policy) {
+  std::vector<ClaimFinding>& findings = verdict.findings;
   const bool what_if = !has_alignment_constraint(spec, policy);
   std::optional<k8s::ClaimSpec> fixed;
   if (what_if) {
     fixed = fixed_spec(object, verdict);
     if (!fixed || !has_alignment_constraint(*fixed, policy)) {
-      return findings;
+      return;
     }
   }
   const k8s::ClaimSpec& target = what_if ? *fixed : spec;
-  const cluster::ClaimFeasibility feasibility = cluster::check_feasibility(target, state);
+  cluster::FeasibilityOptions options;
+  const k8s::ObjectRef ref = k8s::object_ref(object);
+  options.own_claim = ref.namespace_name + "/" + ref.name;
+  const cluster::ClaimFeasibility feasibility = cluster::check_feasibility(target, state, options);
+  if (what_if && verdict.misalignment == policy::RuleId::kNumaOnlyAlignment) {
+    const std::vector<std::string> nodes = alignment_impossible_on(spec, target, state, options);
+    for (ClaimFinding& finding : findings) {
+      if (!nodes.empty() && finding.rule == policy::RuleId::kNumaOnlyAlignment) {
+        finding.alignment_impossible = true;
+        finding.fix = Json::array();
+        finding.message += messages::alignment_impossible(nodes, policy.alignment_attribute);
+      }
+    }
+  }
 
   if (feasibility.verdict == cluster::Verdict::kUnsatisfiable) {
     const auto constraint = std::find_if(
@@ -85,7 +119,6 @@ std::vector<ClaimFinding> check_claim_feasibility(const Json& object, const k8s:
                                     messages::attribute_not_published(publication, what_if),
                                     Json::array()});
   }
-  return findings;
 }
 
 }  // namespace topoguard::engine

@@ -2,7 +2,10 @@
 // unsatisfiable-alignment when no node can hold a claim with an alignment constraint, and
 // attribute-not-published when a driver a constrained request may get publishes no alignment
 // attribute (or one in a format that never matches). A claim without an alignment constraint
-// is judged as the fix topoguard would inject (what-if). Pure.
+// is judged as the fix topoguard would inject (what-if). A numa-only-alignment finding of
+// `verdict` is marked alignment_impossible (its fix dropped: it would keep the pods Pending) when
+// the hardware could hold the claim as written but, on every node that could, not with the fix.
+// Pure.
 #pragma once
 
 #include <vector>
@@ -16,9 +19,8 @@
 namespace topoguard::engine {
 
 // `object` is the claim or template `spec` was read from; `verdict` its alignment verdict
-// (its fixes are the what-if).
-[[nodiscard]] std::vector<ClaimFinding> check_claim_feasibility(
-    const Json& object, const k8s::ClaimSpec& spec, const ClaimVerdict& verdict,
-    const cluster::ClusterState& state, const policy::Policy& policy);
+// (its fixes are the what-if), which gets the new findings.
+void check_claim_feasibility(const Json& object, const k8s::ClaimSpec& spec, ClaimVerdict& verdict,
+                             const cluster::ClusterState& state, const policy::Policy& policy);
 
 }  // namespace topoguard::engine

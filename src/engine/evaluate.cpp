@@ -116,15 +116,14 @@ class PolicyEvaluator {
     }
     ClaimVerdict verdict = analyze_claim(*spec, roles_, policy_);
     if (const cluster::ClusterState* state = inventory_.cluster_state();
-        state != nullptr && (enabled(RuleId::kUnsatisfiableAlignment) ||
-                             enabled(RuleId::kAttributeNotPublished))) {
-      for (ClaimFinding& finding :
-           check_claim_feasibility(object_, *spec, verdict, *state, policy_)) {
-        verdict.findings.push_back(std::move(finding));
-      }
+        state != nullptr &&
+        (enabled(RuleId::kUnsatisfiableAlignment) || enabled(RuleId::kAttributeNotPublished) ||
+         policy_.rule(RuleId::kNumaOnlyAlignment).when_alignment_impossible)) {
+      check_claim_feasibility(object_, *spec, verdict, *state, policy_);
     }
     for (ClaimFinding& finding : verdict.findings) {
-      emit(finding.rule, finding.pointer, std::move(finding.message), std::move(finding.fix));
+      emit(finding.rule, finding.pointer, std::move(finding.message), std::move(finding.fix),
+           finding.alignment_impossible);
     }
   }
 
@@ -234,11 +233,12 @@ class PolicyEvaluator {
                     analyze_claim(*spec, roles_, policy_)};
   }
 
-  // The rule's action on this object: its own, or an action override's.
-  policy::Action action_of(RuleId rule) const {
-    return policy_.action_for(rule, [&](const policy::Match& match) {
-      return matches(match, object_, ref_, templates_);
-    });
+  // The rule's action on this object: its own (for a finding where alignment is impossible, its
+  // whenAlignmentImpossible action), or an action override's.
+  policy::Action action_of(RuleId rule, bool alignment_impossible = false) const {
+    return policy_.action_for(
+        rule, [&](const policy::Match& match) { return matches(match, object_, ref_, templates_); },
+        alignment_impossible);
   }
 
   bool enabled(RuleId rule) const { return action_of(rule) != policy::Action::kOff; }
@@ -263,9 +263,10 @@ class PolicyEvaluator {
     return *known;
   }
 
-  void emit(RuleId rule, std::string pointer, std::string message, Json fix = Json::array()) {
+  void emit(RuleId rule, std::string pointer, std::string message, Json fix = Json::array(),
+            bool alignment_impossible = false) {
     const policy::RuleSettings& settings = policy_.rule(rule);
-    const policy::Action action = action_of(rule);
+    const policy::Action action = action_of(rule, alignment_impossible);
     if (action == policy::Action::kOff) {
       return;
     }

@@ -174,6 +174,8 @@ const char* shortfall_text(cluster::Shortfall shortfall) {
       return "not enough devices";
     case cluster::Shortfall::kAllModeRejected:
       return "allocationMode All takes a device the constraint rejects";
+    case cluster::Shortfall::kConflict:
+      return "distinct attributes, shared capacity or counters rule out the devices";
     case cluster::Shortfall::kNone:
       break;
   }
@@ -185,7 +187,8 @@ const char* shortfall_text(cluster::Shortfall shortfall) {
 std::string unsatisfiable(const cluster::ClaimFeasibility& feasibility, bool what_if) {
   std::vector<std::string> parts;
   for (cluster::Shortfall shortfall :
-       {cluster::Shortfall::kNoSharedValue, cluster::Shortfall::kAttributeMissing,
+       {cluster::Shortfall::kConflict, cluster::Shortfall::kNoSharedValue,
+        cluster::Shortfall::kAttributeMissing,
         cluster::Shortfall::kAllModeRejected, cluster::Shortfall::kNotEnoughDevices}) {
     const auto nodes = static_cast<std::size_t>(
         std::count_if(feasibility.nodes.begin(), feasibility.nodes.end(),
@@ -196,7 +199,11 @@ std::string unsatisfiable(const cluster::ClaimFeasibility& feasibility, bool wha
   }
   std::string text = what_if ? "the alignment constraint topoguard's fix would add cannot be met "
                                "by any node, so after the fix its pods would stay Pending: "
-                             : "no node can satisfy this claim, so its pods would stay Pending: ";
+                 : feasibility.only_now
+                     ? "no node can satisfy this claim now, only because ResourceClaims already "
+                       "allocated hold the devices it needs (the hardware could hold it once "
+                       "they are freed), so its pods would stay Pending until then: "
+                     : "no node can satisfy this claim, so its pods would stay Pending: ";
   text += join(parts);
   if (const cluster::NodeFeasibility* closest = feasibility.closest()) {
     text += "; closest node " + closest->node + ": " + closest->reason;
@@ -205,6 +212,15 @@ std::string unsatisfiable(const cluster::ClaimFeasibility& feasibility, bool wha
     text += " (not modelled: " + join(feasibility.notes) + ")";
   }
   return text;
+}
+
+std::string alignment_impossible(const std::vector<std::string>& nodes,
+                                 const std::string& attribute) {
+  return "; but with the cluster state, a " + attribute +
+         " constraint can be met on none of the nodes that could hold the claim (" +
+         some_names(nodes) +
+         "), so NUMA is the best alignment this hardware offers, and the fix is withheld (it would "
+         "keep the pods Pending)";
 }
 
 std::string attribute_not_published(const cluster::AttributePublication& publication,

@@ -53,6 +53,10 @@ using PairList = std::vector<std::pair<std::string, std::string>>;
 // Feasibility against the cluster state; `what_if`: judged on the constraint topoguard's fix
 // would add rather than on the claim's own.
 [[nodiscard]] std::string unsatisfiable(const cluster::ClaimFeasibility& feasibility, bool what_if);
+// Appended to a numa-only-alignment message: `attribute` can be met on none of `nodes`, the
+// nodes that could hold the claim as written.
+[[nodiscard]] std::string alignment_impossible(const std::vector<std::string>& nodes,
+                                               const std::string& attribute);
 [[nodiscard]] std::string attribute_not_published(const cluster::AttributePublication& publication,
                                                   bool what_if);
 

@@ -61,6 +61,55 @@ const auto kIsString = [](const Json& v) { return v.is_string(); };
 const auto kIsArray = [](const Json& v) { return v.is_array(); };
 const auto kIsObject = [](const Json& v) { return v.is_object(); };
 const auto kIsInteger = [](const Json& v) { return v.is_number_integer(); };
+const auto kIsBoolean = [](const Json& v) { return v.is_boolean(); };
+
+Result<std::vector<DeviceToleration>> read_tolerations(const Json& list, const std::string& pointer) {
+  std::vector<DeviceToleration> tolerations;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string item_pointer = append_pointer(pointer, i);
+    if (!list[i].is_object()) {
+      return type_error(item_pointer, "object", list[i]);
+    }
+    DeviceToleration toleration;
+    for (auto [key, out] : {std::pair<std::string_view, std::string*>{"key", &toleration.key},
+                            {"operator", &toleration.op},
+                            {"value", &toleration.value},
+                            {"effect", &toleration.effect}}) {
+      const Json* value = nullptr;
+      if (auto error = optional_member(list[i], item_pointer, key, "string", kIsString, value)) {
+        return *error;
+      }
+      if (value != nullptr && !(key == "operator" && value->get_ref<const std::string&>().empty())) {
+        *out = value->get<std::string>();
+      }
+    }
+    tolerations.push_back(std::move(toleration));
+  }
+  return tolerations;
+}
+
+// `capacity: {requests: {<name>: <quantity>}}`; a quantity may be written as a YAML number.
+std::optional<Error> read_capacity_requests(const Json& capacity, const std::string& pointer,
+                                            DeviceChoice& choice) {
+  const Json* requests = nullptr;
+  if (auto error = optional_member(capacity, pointer, "requests", "object", kIsObject, requests)) {
+    return *error;
+  }
+  if (requests == nullptr) {
+    return std::nullopt;
+  }
+  for (const auto& [name, quantity] : requests->items()) {
+    if (quantity.is_string()) {
+      choice.capacity_requests.insert_or_assign(name, quantity.get<std::string>());
+    } else if (quantity.is_number_integer()) {
+      choice.capacity_requests.insert_or_assign(name, quantity.dump());
+    } else {
+      return type_error(append_pointer(append_pointer(pointer, "requests"), name),
+                        "quantity string", quantity);
+    }
+  }
+  return std::nullopt;
+}
 
 Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer) {
   DeviceChoice choice;
@@ -151,6 +200,28 @@ Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer)
   }
   if (value != nullptr) {
     choice.count = value->get<std::int64_t>();
+  }
+  if (auto error = optional_member(holder, pointer, "adminAccess", "boolean", kIsBoolean, value)) {
+    return *error;
+  }
+  choice.admin_access = value != nullptr && value->get<bool>();
+  if (auto error = optional_member(holder, pointer, "tolerations", "array", kIsArray, value)) {
+    return *error;
+  }
+  if (value != nullptr) {
+    auto tolerations = read_tolerations(*value, append_pointer(pointer, "tolerations"));
+    if (!tolerations) {
+      return tolerations.error();
+    }
+    choice.tolerations = std::move(tolerations).value();
+  }
+  if (auto error = optional_member(holder, pointer, "capacity", "object", kIsObject, value)) {
+    return *error;
+  }
+  if (value != nullptr) {
+    if (auto error = read_capacity_requests(*value, append_pointer(pointer, "capacity"), choice)) {
+      return *error;
+    }
   }
   return choice;
 }

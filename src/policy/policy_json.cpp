@@ -99,6 +99,9 @@ Json policy_to_json(const Policy& policy) {
     if (rule_is_fixable(rule)) {
       entry["mutate"] = settings.mutate;
     }
+    if (settings.when_alignment_impossible) {
+      entry["whenAlignmentImpossible"] = action_name(*settings.when_alignment_impossible);
+    }
     spec["rules"][std::string(rule_name(rule))] = std::move(entry);
   }
   spec["actionOverrides"] = Json::array();

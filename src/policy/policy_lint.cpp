@@ -108,6 +108,16 @@ std::vector<Error> policy_warnings(const Policy& policy, const Policy& builtin) 
                   [](const RuleSettings& settings) { return settings.action == Action::kOff; })) {
     warn("/spec/rules", "can match nothing: every rule is off");
   }
+  const RuleSettings& numa_only = policy.rule(RuleId::kNumaOnlyAlignment);
+  if (numa_only.when_alignment_impossible) {
+    const std::string field = "/spec/rules/numa-only-alignment/whenAlignmentImpossible";
+    if (numa_only.action == Action::kOff) {
+      warn(field, "sets whenAlignmentImpossible on numa-only-alignment, which is off: the rule "
+                  "reports nothing, so its impossible case never applies");
+    } else if (*numa_only.when_alignment_impossible == numa_only.action) {
+      warn(field, "sets whenAlignmentImpossible to the rule's own action, which changes nothing");
+    }
+  }
   if (auto reason = empty_match_reason(policy.match)) {
     warn("/spec/match", "can match nothing: " + *reason);
   }

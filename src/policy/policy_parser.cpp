@@ -503,16 +503,30 @@ class DocumentParser {
         continue;
       }
       RuleSettings& target = policy.rules[static_cast<std::size_t>(*rule)];
-      reject_unknown(*settings, rule_pointer, {"action", "mutate"});
-      if (const Json* action = present(*settings, "action")) {
-        const std::string action_pointer = append_pointer(rule_pointer, "action");
-        if (auto name = as_string(*action, action_pointer)) {
-          if (auto parsed = parse_action_name(*name)) {
-            target.action = *parsed;
-          } else {
+      reject_unknown(*settings, rule_pointer, {"action", "mutate", "whenAlignmentImpossible"});
+      const auto read_action = [&](const Json& action, const std::string& action_pointer) {
+        std::optional<Action> parsed;
+        if (auto name = as_string(action, action_pointer)) {
+          parsed = parse_action_name(*name);
+          if (!parsed) {
             fail(ErrorCode::kInvalidValue, action_pointer,
                  "unknown action " + in_quotes(*name) + "; expected deny, warn, audit or off");
           }
+        }
+        return parsed;
+      };
+      if (const Json* action = present(*settings, "action")) {
+        if (auto parsed = read_action(*action, append_pointer(rule_pointer, "action"))) {
+          target.action = *parsed;
+        }
+      }
+      if (const Json* action = present(*settings, "whenAlignmentImpossible")) {
+        const std::string action_pointer = append_pointer(rule_pointer, "whenAlignmentImpossible");
+        if (*rule != RuleId::kNumaOnlyAlignment) {
+          fail(ErrorCode::kUnknownField, action_pointer,
+               "only numa-only-alignment takes whenAlignmentImpossible");
+        } else if (auto parsed = read_action(*action, action_pointer)) {
+          target.when_alignment_impossible = *parsed;
         }
       }
       if (const Json* mutate = present(*settings, "mutate")) {
@@ -631,7 +645,7 @@ class DocumentParser {
 
 RuleSettings default_rule_settings(RuleId rule) {
   const RuleInfo& info = rule_info(rule);
-  return RuleSettings{info.default_action, info.fixable};
+  return RuleSettings{info.default_action, info.fixable, std::nullopt};
 }
 
 bool is_qualified_attribute_name(std::string_view name) {

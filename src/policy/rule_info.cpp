@@ -48,10 +48,16 @@ constexpr std::array<RuleEntry, kRuleCount> kRules{{
       "roots of one socket, and their traffic then crosses the CPU.",
       "GPU and NIC requests are tied only by a NUMA attribute (resource.kubernetes.io/numaNode, "
       "dra.net/numaNode, gpu.nvidia.com/numa, ...: the policy's alignment.numaAttributes) or "
-      "pinned to one NUMA node by CEL selectors, with no alignment constraint.",
+      "pinned to one NUMA node by CEL selectors, with no alignment constraint. With "
+      "`topoguard audit --cluster-state`, when the alignment attribute is impossible on every "
+      "node that could hold the claim (GPUs on roots of their own, as on GB200/GB300 nodes), "
+      "the message says so, no fix is offered and the rule's whenAlignmentImpossible action "
+      "applies.",
       "Keep the NUMA constraint or selectors and add constraints: [{requests: [gpu, nic], "
       "matchAttribute: resource.kubernetes.io/pcieRoot}]. `topoguard fix` adds it as for "
-      "missing-pcie-alignment."},
+      "missing-pcie-alignment. On hardware where no GPU and NIC share a root, the NUMA "
+      "constraint is the best path there is: `topoguard topology --cluster-state` names the "
+      "strongest attribute that pairs them."},
      true},
     {{RuleId::kDevicePluginPairing, "device-plugin-pairing",
       "GPU and NIC from device plugins cannot be aligned",
@@ -119,8 +125,10 @@ constexpr std::array<RuleEntry, kRuleCount> kRules{{
       "under one value of the alignment attribute, for a claim or template with an alignment "
       "constraint or for the constraint topoguard's fix would add (what-if). The message gives "
       "the reason per node (no shared root value, the attribute is missing, not enough "
-      "devices, allocationMode: All takes a device the constraint rejects) and the closest "
-      "node. Unknown answers (selectors that cannot be evaluated exactly, incomplete slices, "
+      "devices it can have (taints, capacity, held by other claims), allocationMode: All takes "
+      "a device the constraint rejects, distinct attributes, shared capacity or counters) and "
+      "the closest node, and says when the claim cannot be met only now because ResourceClaims "
+      "in the state hold the devices. Unknown answers (selectors that cannot be evaluated exactly, incomplete slices, "
       "the search bound) never fire it.",
       "Ask for what one root of a node holds (`topoguard topology --cluster-state` lists the "
       "GPUs and NICs under each root and the aligned pairs per node), or add nodes that have "

@@ -41,6 +41,47 @@ struct AttributeValue {
 [[nodiscard]] std::string_view attribute_type_name(AttributeValue::Type type);
 [[nodiscard]] std::string scalar_to_string(const AttributeValue::Scalar& value);
 
+// A device taint (GA in 1.37): effects NoSchedule and NoExecute keep claims that do not
+// tolerate it off the device; None and effects unknown to this version do nothing.
+struct DeviceTaint {
+  std::string key;
+  std::string value;
+  std::string effect;
+  std::string rule;  // the DeviceTaintRule that applied it; empty for a slice's own taint
+  // From a rule whose deviceSelector also has deviceClassName or CEL selectors (v1alpha3 before
+  // 1.35), which topoguard does not evaluate: the device may not be tainted at all.
+  bool uncertain = false;
+
+  [[nodiscard]] bool prevents_allocation() const {
+    return effect == "NoSchedule" || effect == "NoExecute";
+  }
+};
+
+// capacity.<name>.requestPolicy of a device that allows multiple allocations: quantities as
+// written (validated when read). validRange wins over validValues, as in the allocator.
+struct RequestPolicy {
+  std::optional<std::string> default_value;
+  std::vector<std::string> valid_values;  // ascending (API validation)
+  std::optional<std::string> min;         // validRange
+  std::optional<std::string> max;
+  std::optional<std::string> step;
+};
+
+// What a device takes from one shared counter set of its pool (partitionable devices).
+struct CounterConsumption {
+  std::string counter_set;
+  std::map<std::string, std::string, std::less<>> counters;  // counter -> quantity
+};
+
+// One device a ResourceClaim holds (status.allocation.devices.results[]); admin-access results
+// are not listed, as they take nothing.
+struct Allocation {
+  std::string claim;  // namespace/name
+  std::string device;  // Device::id()
+  bool shared = false;  // has a shareID: one of several allocations of the device
+  std::map<std::string, std::string, std::less<>> consumed;  // consumedCapacity, qualified
+};
+
 // Where a device is available: one node, every node, or nodes chosen by a node selector that
 // topoguard cannot evaluate (Node objects are not part of the input).
 enum class NodeScope { kNode, kAllNodes, kNodeSelector };
@@ -55,8 +96,12 @@ struct Device {
   // is "<driver>/<name>"; a qualified one keeps its name. Same for capacity.
   std::map<std::string, AttributeValue, std::less<>> attributes;
   std::map<std::string, std::string, std::less<>> capacity;  // valid quantities, as written
-  bool tainted = false;  // carries taints: allocatable only with a toleration (not modelled)
-  std::string slice;     // metadata.name of the ResourceSlice
+  // capacity.<name>.requestPolicy (DRAConsumableCapacity), by the same qualified names.
+  std::map<std::string, RequestPolicy, std::less<>> request_policies;
+  bool allow_multiple_allocations = false;
+  std::vector<DeviceTaint> taints;  // the slice's, then those of DeviceTaintRules
+  std::vector<CounterConsumption> consumes_counters;
+  std::string slice;  // metadata.name of the ResourceSlice
 
   // The allocator's lookup: the qualified name; an unqualified name was stored under the
   // driver's domain, so a driver's short `pcieRoot` never answers `resource.kubernetes.io/...`.
@@ -97,11 +142,25 @@ class ClusterState {
   // Some slice could not be read and its node is not known: every node may be incomplete.
   [[nodiscard]] bool incomplete() const { return incomplete_; }
   [[nodiscard]] std::size_t slice_count() const { return slice_count_; }
+  // sharedCounters of the pools: "<driver>/<pool>/<counter set>" -> counter -> quantity.
+  [[nodiscard]] const std::map<std::string, std::map<std::string, std::string, std::less<>>,
+                               std::less<>>&
+  counter_sets() const {
+    return counter_sets_;
+  }
+  // Devices held by the ResourceClaims of the state, in input order.
+  [[nodiscard]] const std::vector<Allocation>& allocations() const { return allocations_; }
+  // The index of a device by Device::id(), or nullopt.
+  [[nodiscard]] std::optional<std::size_t> device_index(std::string_view id) const;
 
  private:
   friend class ClusterStateBuilder;
 
   std::vector<Device> devices_;
+  std::map<std::string, std::size_t, std::less<>> device_ids_;
+  std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>>
+      counter_sets_;
+  std::vector<Allocation> allocations_;
   std::vector<Node> nodes_;
   std::vector<std::size_t> selector_devices_;
   std::map<std::string, DeviceClass, std::less<>> device_classes_;
@@ -109,7 +168,8 @@ class ClusterState {
   std::size_t slice_count_ = 0;
 };
 
-// Collects ResourceSlices and DeviceClasses; other kinds are ignored. Only the newest
+// Collects ResourceSlices, DeviceClasses, DeviceTaintRules (v1alpha3, v1beta2, v1) and the
+// allocations of ResourceClaims; other kinds are ignored. Only the newest
 // generation of each pool counts, as for the scheduler.
 class ClusterStateBuilder {
  public:
@@ -128,12 +188,25 @@ class ClusterStateBuilder {
     NodeScope scope = NodeScope::kNode;
     std::string node;
     std::vector<Device> devices;
+    std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>>
+        counter_sets;
+  };
+  struct TaintRule {
+    std::optional<std::string> driver;
+    std::optional<std::string> pool;
+    std::optional<std::string> device;
+    DeviceTaint taint;
   };
 
   Result<Slice> read_slice(const Json& object) const;
+  Result<bool> add_device_class(const Json& object);
+  Result<bool> add_taint_rule(const Json& object);
+  Result<bool> add_claim(const Json& object);
 
   std::vector<Slice> slices_;
   std::map<std::string, DeviceClass, std::less<>> device_classes_;
+  std::vector<TaintRule> taint_rules_;
+  std::vector<Allocation> allocations_;
   std::set<std::string> broken_nodes_;
   bool broken_without_node_ = false;
 };

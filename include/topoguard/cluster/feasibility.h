@@ -1,14 +1,23 @@
 // Can any node of the cluster hold a claim, as the scheduler's structured allocator would
-// allocate it? Per node, the devices each request can get (DeviceClass and request selectors
-// through the CEL evaluator; "unknown" counts as may-match), then a bounded search for one
-// assignment that satisfies every matchAttribute constraint at once, with count,
-// allocationMode All, firstAvailable order and subrequests as the allocator treats them.
-// Pure and deterministic; the cost is linear in devices x requests for the usual shapes.
-//
-// Not modelled (each said in the result): devices already allocated to other claims (the
-// question is whether a node could ever hold the claim), distinctAttribute, consumable
-// capacity and shared counters, taints (a tainted device may or may not be usable), node
-// selectors of network-attached slices (such devices make a result unknown, never unsat).
+// allocate it (Kubernetes 1.37, k8s.io/dynamic-resource-allocation/structured)? Per node, the
+// devices each request can get (DeviceClass and request selectors through the CEL evaluator;
+// "unknown" counts as may-match), then a bounded search for one assignment that satisfies every
+// constraint at once, with count, allocationMode All, firstAvailable order and subrequests as the
+// allocator treats them. Modelled (docs/dra-feasibility.md has the sources):
+// - device taints, from slices and DeviceTaintRules: a NoSchedule or NoExecute taint the request
+//   does not tolerate keeps the device from it (an All request that would take it fails);
+// - matchAttribute and distinctAttribute, list-valued attributes as sets;
+// - consumable capacity: capacity requests against each device's capacity and requestPolicy;
+//   devices that allow multiple allocations share their capacity between requests and claims;
+// - shared counters of partitionable devices: devices taken together must fit their counter sets;
+// - allocations of the ResourceClaims in the state: a device held by another claim is taken
+//   (a shareable one keeps what its shares leave). A claim that fails only because of them is
+//   unsatisfiable *now* (`only_now`): the same hardware without them could hold it.
+// Not modelled (each said in the result): node selectors of network-attached slices (such devices
+// make a result unknown, never unsat), binding conditions, and the allocator's own
+// distinctAttribute bookkeeping for requests of several devices (see NodeFeasibility::reason).
+// Pure and deterministic; the cost is linear in devices x requests for the usual shapes, and every
+// search has a step budget whose end is "unknown".
 #pragma once
 
 #include <cstddef>
@@ -30,6 +39,9 @@ enum class Shortfall {
   kAttributeMissing, // too few candidates publish the constrained attribute
   kNotEnoughDevices, // too few devices match a request's selectors at all
   kAllModeRejected,  // allocationMode All takes a device the constraint rejects
+  // enough devices share a value, but distinctAttribute, shared capacity or counters rule out
+  // every combination of them
+  kConflict,
 };
 
 struct RequestOnNode {
@@ -38,6 +50,11 @@ struct RequestOnNode {
   std::size_t matching = 0;  // devices whose selectors are all true
   std::size_t maybe = 0;     // devices with a selector topoguard cannot evaluate exactly
   std::size_t with_attribute = 0;  // of matching+maybe, those publishing every constrained attr.
+  // Devices whose selectors match but which the request cannot get (not in matching/maybe): an
+  // untolerated taint, held by another claim, capacity too small or against its requestPolicy.
+  std::size_t tainted = 0;
+  std::size_t held = 0;
+  std::size_t too_small = 0;
 };
 
 struct NodeFeasibility {
@@ -69,6 +86,8 @@ struct ClaimFeasibility {
   std::vector<std::string> notes;      // what was not modelled for this claim, sorted, unique
   // Per constrained request choice and driver (requests whose DeviceClass is known).
   std::vector<AttributePublication> publications;
+  // kUnsatisfiable only because of the allocations in the state: without them it is satisfiable.
+  bool only_now = false;
   // For kUnsatisfiable: the node that comes closest (smallest shortfall, most devices).
   const NodeFeasibility* closest() const;
 };
@@ -76,6 +95,10 @@ struct ClaimFeasibility {
 struct FeasibilityOptions {
   // Upper bound on assignments tried per node; beyond it the node's answer is unknown.
   std::size_t max_steps_per_node = 20'000;
+  // "namespace/name" of the claim checked: its own allocation (when it has one) holds nothing.
+  std::string own_claim;
+  // Count the allocations of the state's ResourceClaims; false asks about the hardware alone.
+  bool with_allocations = true;
 };
 
 // Whether `value` is in the standard format of `attribute`: `pci<domain>:<bus>` (lower-case

@@ -30,11 +30,21 @@ struct PcieRoot {
   [[nodiscard]] std::size_t aligned_pairs() const { return std::min(gpus.size(), nics.size()); }
 };
 
+// On a node where no GPU and NIC share the alignment attribute: the strongest attribute that
+// does pair them (an accepted alignment attribute of the policy, else a NUMA attribute).
+struct Pairing {
+  std::string attribute;
+  std::size_t pairs = 0;  // summed over values, as aligned pairs are over roots
+};
+
 struct NodeTopology {
   std::string name;
   std::vector<PcieRoot> roots;  // sorted by root
   PcieRoot unrooted;            // GPUs and NICs that publish no alignment attribute
   bool incomplete = false;      // some of the node's slices could not be read
+  // Set when the node has GPUs and NICs but no aligned pair: the best pairing there is, or an
+  // empty attribute when no alignment or NUMA attribute pairs any GPU with a NIC.
+  std::optional<Pairing> best_available;
 
   [[nodiscard]] std::size_t aligned_pairs() const;
 };
@@ -47,8 +57,9 @@ struct Topology {
 // GPUs and NICs are recognised by the drivers of `policy` (devices.gpu.drivers, nic.drivers).
 [[nodiscard]] Topology build_topology(const ClusterState& state, const policy::Policy& policy);
 
-// {"attribute", "nodes": [{name, alignedPairs, incomplete, roots: [{root, alignedPairs, gpus,
-// nics}], unrooted: {gpus, nics}}], "nodesWithoutAlignedPairs", "summary"}; stable key order.
+// {"attribute", "nodes": [{name, alignedPairs, bestAvailable: null | {attribute (null when
+// nothing pairs them), pairs}, incomplete, roots: [{root, alignedPairs, gpus, nics}], unrooted:
+// {gpus, nics}}], "nodesWithoutAlignedPairs", "summary"}; stable key order.
 [[nodiscard]] Json topology_to_json(const Topology& topology);
 [[nodiscard]] std::string topology_to_text(const Topology& topology);
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,15 @@ namespace topoguard::k8s {
 
 enum class AllocationMode { kExactCount, kAll };
 
+// A request's toleration of device taints (DRADeviceTaints, GA in 1.37), as written: an empty
+// key or effect matches every key or effect; the operator defaults to Equal.
+struct DeviceToleration {
+  std::string key;
+  std::string op = "Equal";  // Equal | Exists (another value tolerates nothing)
+  std::string value;
+  std::string effect;
+};
+
 // One way to satisfy a request: its `exactly` part (or the flat v1beta1 fields) or one
 // `firstAvailable` subrequest.
 struct DeviceChoice {
@@ -26,6 +36,10 @@ struct DeviceChoice {
   std::vector<cel::Program> selector_programs;  // the same, compiled
   AllocationMode allocation_mode = AllocationMode::kExactCount;
   std::int64_t count = 1;  // meaningful for kExactCount
+  bool admin_access = false;
+  std::vector<DeviceToleration> tolerations;
+  // `capacity.requests` (DRAConsumableCapacity): capacity name as written -> quantity text.
+  std::map<std::string, std::string, std::less<>> capacity_requests;
   std::string pointer;     // the object holding deviceClassName
 };
 

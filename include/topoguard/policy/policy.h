@@ -79,6 +79,10 @@ struct DeviceRecognizer {
 struct RuleSettings {
   Action action = Action::kOff;
   bool mutate = false;  // for fixable rules: whether the webhook / `fix` apply the fix
+  // numa-only-alignment only: the action instead of `action` when the cluster state shows that
+  // the alignment attribute can be met on no node that could hold the claim, so NUMA is the
+  // best alignment the hardware offers (`whenAlignmentImpossible`).
+  std::optional<Action> when_alignment_impossible = std::nullopt;
 };
 
 struct PolicyException {
@@ -119,10 +123,15 @@ struct Policy {
     return rules[static_cast<std::size_t>(id)];
   }
   // The action `rule` has on an object that `override_matches` says an override selects: the
-  // first covering override's action, else the rule's own.
+  // first covering override's action, else the rule's own (its whenAlignmentImpossible action
+  // for a finding that says the alignment attribute is impossible there).
   template <typename OverrideMatches>
-  [[nodiscard]] Action action_for(RuleId id, OverrideMatches&& override_matches) const {
-    const Action own = rule(id).action;
+  [[nodiscard]] Action action_for(RuleId id, OverrideMatches&& override_matches,
+                                  bool alignment_impossible = false) const {
+    const RuleSettings& settings = rule(id);
+    const Action own = alignment_impossible && settings.when_alignment_impossible
+                           ? *settings.when_alignment_impossible
+                           : settings.action;
     for (const ActionOverride& entry : action_overrides) {
       const bool covers = entry.rules.empty()
                               ? own != Action::kOff

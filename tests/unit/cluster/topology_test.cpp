@@ -40,6 +40,7 @@ TEST(TopologyTest, AwsP4dRoots) {
   EXPECT_EQ(node.roots[1].root, "pci0000:20");
   EXPECT_EQ(node.roots[1].nics.size(), 2u);
   EXPECT_EQ(node.aligned_pairs(), 7u);
+  EXPECT_FALSE(node.best_available.has_value());
   EXPECT_TRUE(node.unrooted.gpus.empty());
   EXPECT_TRUE(node.unrooted.nics.empty());
 }
@@ -76,6 +77,42 @@ TEST(TopologyTest, AzureGb300HasNoAlignedPair) {
   EXPECT_NE(text.find("nodes without an aligned GPU+NIC pair: aks-gpu-45139532-vmss000081\n"),
             std::string::npos)
       << text;
+  // The GB300 GPUs publish no NUMA node, so nothing pairs them with the NICs either.
+  ASSERT_TRUE(topology.nodes[0].best_available.has_value());
+  EXPECT_EQ(topology.nodes[0].best_available->attribute, "");
+  EXPECT_EQ(json["nodes"][0]["bestAvailable"]["attribute"], nullptr);
+  EXPECT_NE(text.find("  no GPU and NIC share a resource.kubernetes.io/pcieRoot; no alignment or "
+                      "NUMA attribute pairs them either\n"),
+            std::string::npos)
+      << text;
+}
+
+// Where no GPU and NIC share a root, the strongest attribute that pairs them is named: NUMA
+// here (the standard one pairs two, DRANET's only one), and none on a node with aligned pairs.
+TEST(TopologyTest, BestAvailablePairingWithoutSharedRoot) {
+  const ClusterState state = testing::build_state(R"(
+{apiVersion: resource.k8s.io/v1, kind: ResourceSlice, metadata: {name: gpus}, spec: {
+  driver: gpu.nvidia.com, nodeName: gb, pool: {name: gb}, devices: [
+  {name: gpu-0, attributes: {resource.kubernetes.io/pcieRoot: {string: pci0008:00}, resource.kubernetes.io/numaNode: {int: 0}, dra.net/numaNode: {int: 0}}},
+  {name: gpu-1, attributes: {resource.kubernetes.io/pcieRoot: {string: pci0009:00}, resource.kubernetes.io/numaNode: {int: 1}}}]}}
+---
+{apiVersion: resource.k8s.io/v1, kind: ResourceSlice, metadata: {name: nics}, spec: {
+  driver: dra.net, nodeName: gb, pool: {name: gb}, devices: [
+  {name: nic-0, attributes: {resource.kubernetes.io/numaNode: {int: 0}, dra.net/numaNode: {int: 0}}},
+  {name: nic-1, attributes: {resource.kubernetes.io/numaNode: {int: 1}, dra.net/numaNode: {int: 1}}}]}}
+)");
+  const Topology topology = build_topology(state, default_policy());
+  ASSERT_EQ(topology.nodes.size(), 1u);
+  ASSERT_TRUE(topology.nodes[0].best_available.has_value());
+  EXPECT_EQ(topology.nodes[0].best_available->attribute, "resource.kubernetes.io/numaNode");
+  EXPECT_EQ(topology.nodes[0].best_available->pairs, 2u);
+  EXPECT_EQ(topology_to_json(topology)["nodes"][0]["bestAvailable"],
+            Json::parse(R"({"attribute": "resource.kubernetes.io/numaNode", "pairs": 2})"));
+  EXPECT_NE(topology_to_text(topology).find(
+                "  no GPU and NIC share a resource.kubernetes.io/pcieRoot; the strongest "
+                "attribute that pairs them is resource.kubernetes.io/numaNode (2 pairs)\n"),
+            std::string::npos)
+      << topology_to_text(topology);
 }
 
 // Devices of other drivers are left out; a list-valued root is shown as its list.

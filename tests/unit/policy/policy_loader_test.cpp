@@ -393,11 +393,26 @@ TEST(LintPolicyFilesTest, WarnsAboutPoliciesThatMatchNothingOrChangeNothing) {
                                          "      matchExpressions: [{key: a, operator: "
                                          "DoesNotExist}]\n"));
   dir.write("fine.yaml", policy_with_spec("fine", "  rules:\n    split-claims: {action: warn}\n"));
+  dir.write("impossible-off.yaml",
+            policy_with_spec("impossible-off", "  rules:\n    numa-only-alignment: {action: off, "
+                                               "whenAlignmentImpossible: warn}\n"));
+  dir.write("impossible-same.yaml",
+            policy_with_spec("impossible-same", "  rules:\n    numa-only-alignment: {action: "
+                                                "deny, whenAlignmentImpossible: deny}\n"));
+  dir.write("impossible-warn.yaml",
+            policy_with_spec("impossible-warn", "  rules:\n    numa-only-alignment: {action: "
+                                                "deny, whenAlignmentImpossible: warn}\n"));
   const PolicyLintReport report = lint_policy_files({dir.path()});
   EXPECT_TRUE(report.errors.empty()) << all_errors(report.errors);
-  EXPECT_EQ(report.valid_policies, 7u);
-  ASSERT_EQ(report.warnings.size(), 6u) << all_errors(report.warnings);
+  EXPECT_EQ(report.valid_policies, 10u);
+  ASSERT_EQ(report.warnings.size(), 8u) << all_errors(report.warnings);
   const std::string text = all_errors(report.warnings);
+  EXPECT_THAT(text, HasSubstr("impossible-off.yaml:1: /spec/rules/numa-only-alignment/"
+                              "whenAlignmentImpossible: policy \"impossible-off\" sets "
+                              "whenAlignmentImpossible on numa-only-alignment, which is off"));
+  EXPECT_THAT(text, HasSubstr("policy \"impossible-same\" sets whenAlignmentImpossible to the "
+                              "rule's own action, which changes nothing"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("\"impossible-warn\"")));
   EXPECT_THAT(text, HasSubstr("all-off.yaml:1: /spec/rules: policy \"all-off\" can match "
                               "nothing: every rule is off"));
   EXPECT_THAT(text, HasSubstr("policy \"copy\" changes nothing relative to the built-in policy"));
@@ -415,11 +430,14 @@ TEST(PolicyJsonTest, EffectivePolicyParsesBackUnchanged) {
   const std::string file = dir.write(
       "p.yaml", policy_with_spec("p", "  match: {kinds: [Deployment], selector: {matchExpressions:"
                                       " [{key: a, operator: In, values: [x]}]}}\n  rules:\n"
-                                      "    split-claims: {action: warn}\n  exceptions:\n  - {name: "
+                                      "    split-claims: {action: warn}\n    numa-only-alignment: "
+                                      "{action: deny, whenAlignmentImpossible: warn}\n"
+                                      "  exceptions:\n  - {name: "
                                       "e, reason: r, rules: [split-claims], match: {names: [x]}}\n"));
   Result<PolicySet> loaded = load_policy_files({file});
   ASSERT_TRUE(loaded) << loaded.error().to_string();
   const Json written = policy_to_json(loaded->policies()[0]);
+  EXPECT_EQ(written["spec"]["rules"]["numa-only-alignment"]["whenAlignmentImpossible"], "warn");
   const std::string again = dir.write("again.yaml", to_yaml(written));
   Result<PolicySet> reloaded = load_policy_files({again});
   ASSERT_TRUE(reloaded) << reloaded.error().to_string();

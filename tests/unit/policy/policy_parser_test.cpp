@@ -291,7 +291,19 @@ INSTANTIATE_TEST_SUITE_P(
                   "expected a boolean, got string"},
         ErrorCase{
             "unknown_rule_setting", kHeader + "  rules:\n    split-claims:\n      severity: high\n",
-            ErrorCode::kUnknownField, 8, "/spec/rules/split-claims/severity", "action, mutate"}),
+            ErrorCode::kUnknownField, 8, "/spec/rules/split-claims/severity", "action, mutate"},
+        ErrorCase{"when_alignment_impossible_on_another_rule",
+                  kHeader + "  rules:\n    missing-pcie-alignment:\n      "
+                            "whenAlignmentImpossible: warn\n",
+                  ErrorCode::kUnknownField, 8,
+                  "/spec/rules/missing-pcie-alignment/whenAlignmentImpossible",
+                  "only numa-only-alignment takes whenAlignmentImpossible"},
+        ErrorCase{"when_alignment_impossible_unknown_action",
+                  kHeader + "  rules:\n    numa-only-alignment:\n      "
+                            "whenAlignmentImpossible: allow\n",
+                  ErrorCode::kInvalidValue, 8,
+                  "/spec/rules/numa-only-alignment/whenAlignmentImpossible",
+                  "expected deny, warn, audit or off"}),
     topoguard::testing::NoteName());
 
 const std::string kException = R"(  exceptions:

@@ -1,0 +1,487 @@
+// Allocator-style table tests of feasibility for the 1.37 allocator features: device taints and
+// tolerations (with DeviceTaintRule), distinctAttribute, consumable capacity with requestPolicy,
+// shared counters of partitionable devices, list-valued attributes and the allocations of other
+// ResourceClaims. Rows named like a case of k8s.io/dynamic-resource-allocation's
+// structured/internal/allocatortesting/allocator_testing.go (commit 3d036712) restate that case
+// for one claim on one node: the allocator's "no result" is kUnsatisfiable here, a result
+// kSatisfiable. The other rows are topoguard's own (the issue's examples, edges of the rules).
+#include <gtest/gtest.h>
+
+#include "cluster_test_support.h"
+#include "note_name.h"
+#include "topoguard/cluster/feasibility.h"
+
+namespace topoguard::cluster {
+namespace {
+
+// Classes A (driver-a) and B (driver-b), and a ResourceSlice of driver-a on node-1, pool-1, with
+// `devices` (a YAML flow list) and `extra` spec fields.
+std::string slice_a(const std::string& devices, const std::string& extra = "") {
+  return R"(apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: class-a}
+spec: {selectors: [{cel: {expression: device.driver == "driver-a"}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: class-b}
+spec: {selectors: [{cel: {expression: device.driver == "driver-b"}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: slice-1}
+spec:
+  driver: driver-a
+  nodeName: node-1
+  pool: {name: pool-1, resourceSliceCount: 1}
+  devices: )" +
+         devices + "\n" + extra;
+}
+
+struct AllocatorCase {
+  std::string_view note;
+  std::string state;
+  std::string devices;  // the claim's spec.devices, YAML
+  Verdict expected;
+  Shortfall shortfall = Shortfall::kNone;
+  bool only_now = false;
+  // For kSatisfiable: the first request's devices, "device" names in pool-1 of driver-a.
+  std::vector<std::string> first = {};
+};
+
+class AllocatorCaseTest : public ::testing::TestWithParam<AllocatorCase> {};
+
+TEST_P(AllocatorCaseTest, AsTheAllocatorDecides) {
+  const AllocatorCase& c = GetParam();
+  const ClusterState state = testing::build_state(c.state);
+  const std::vector<Json> objects = testing::parse_documents(
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: claim-0, "
+      "namespace: ns}\nspec:\n  devices: " +
+      c.devices + "\n");
+  auto spec = k8s::read_claim_spec(objects.at(0));
+  ASSERT_TRUE(spec) << spec.error().to_string();
+  FeasibilityOptions options;
+  options.own_claim = "ns/claim-0";
+  const ClaimFeasibility result = check_feasibility(*spec, state, options);
+  ASSERT_EQ(result.nodes.size(), 1u);
+  EXPECT_EQ(result.verdict, c.expected) << result.nodes[0].reason;
+  EXPECT_EQ(result.nodes[0].shortfall, c.shortfall) << result.nodes[0].reason;
+  EXPECT_EQ(result.only_now, c.only_now);
+  if (!c.first.empty()) {
+    std::vector<std::string> ids;
+    for (const std::string& name : c.first) {
+      ids.push_back("driver-a/pool-1/" + name);
+    }
+    ASSERT_FALSE(result.nodes[0].assignment.empty());
+    EXPECT_EQ(result.nodes[0].assignment[0].second, ids);
+  }
+}
+
+const std::string kOneRequest = "{requests: [{name: req-0, exactly: {deviceClassName: class-a}}]}";
+
+std::string one_request(const std::string& exactly_fields) {
+  return "{requests: [{name: req-0, exactly: {deviceClassName: class-a, " + exactly_fields +
+         "}}]}";
+}
+
+// The upstream taint fixtures: NoSchedule taint-key=taint-value, NoExecute
+// taint-key=taint-value-2, and tolerations of either.
+const std::string kTwoTainted =
+    "[{name: device-1, taints: [{key: taint-key, value: taint-value, effect: NoSchedule}]}, "
+    "{name: device-2, taints: [{key: taint-key, value: taint-value-2, effect: NoExecute}]}]";
+const std::string kOneDoublyTainted =
+    "[{name: device-1, taints: [{key: taint-key, value: taint-value, effect: NoSchedule}, "
+    "{key: taint-key, value: taint-value-2, effect: NoExecute}]}]";
+const std::string kTolerateNoSchedule = "{operator: Exists, key: taint-key, effect: NoSchedule}";
+const std::string kTolerateNoExecute =
+    "{operator: Equal, key: taint-key, value: taint-value-2, effect: NoExecute}";
+
+INSTANTIATE_TEST_SUITE_P(
+    Taints, AllocatorCaseTest,
+    ::testing::Values(
+        AllocatorCase{"tainted_two_devices", slice_a(kTwoTainted), kOneRequest,
+                      Verdict::kUnsatisfiable, Shortfall::kNotEnoughDevices},
+        AllocatorCase{"tainted_one_device_two_taints", slice_a(kOneDoublyTainted), kOneRequest,
+                      Verdict::kUnsatisfiable, Shortfall::kNotEnoughDevices},
+        AllocatorCase{"tainted_two_devices_tolerated", slice_a(kTwoTainted),
+                      one_request("tolerations: [" + kTolerateNoExecute + "]"),
+                      Verdict::kSatisfiable, Shortfall::kNone, false, {"device-2"}},
+        AllocatorCase{"tainted_one_device_two_taints_one_tolerated", slice_a(kOneDoublyTainted),
+                      one_request("tolerations: [" + kTolerateNoSchedule + "]"),
+                      Verdict::kUnsatisfiable, Shortfall::kNotEnoughDevices},
+        AllocatorCase{"tainted_one_device_two_taints_both_tolerated", slice_a(kOneDoublyTainted),
+                      one_request("tolerations: [" + kTolerateNoSchedule + ", " +
+                                  kTolerateNoExecute + "]"),
+                      Verdict::kSatisfiable, Shortfall::kNone, false, {"device-1"}},
+        AllocatorCase{"tainted_no_effect",
+                      slice_a("[{name: device-1, taints: [{key: k, value: v, effect: None}]}]"),
+                      kOneRequest, Verdict::kSatisfiable},
+        // Consumers treat effects they do not know like None (API doc of DeviceTaint.effect).
+        AllocatorCase{"unknown_effect_is_like_none",
+                      slice_a("[{name: device-1, taints: [{key: k, effect: NoFutureUse}]}]"),
+                      kOneRequest, Verdict::kSatisfiable},
+        AllocatorCase{"toleration_exists_without_key_tolerates_all", slice_a(kOneDoublyTainted),
+                      one_request("tolerations: [{operator: Exists}]"), Verdict::kSatisfiable},
+        AllocatorCase{"toleration_equal_other_value", slice_a(kTwoTainted),
+                      one_request("tolerations: [{key: taint-key, value: other}]"),
+                      Verdict::kUnsatisfiable, Shortfall::kNotEnoughDevices},
+        AllocatorCase{"tainted_prioritized_list",
+                      slice_a("[{name: device-1, taints: [{key: taint-key, value: taint-value, "
+                              "effect: NoSchedule}]}]"),
+                      "{requests: [{name: req-0, firstAvailable: [{name: sub-0, "
+                      "deviceClassName: class-b}, {name: sub-1, deviceClassName: class-a}]}]}",
+                      Verdict::kUnsatisfiable, Shortfall::kNotEnoughDevices},
+        AllocatorCase{"tainted_two_devices_prioritized_list_tolerated", slice_a(kTwoTainted),
+                      "{requests: [{name: req-0, firstAvailable: [{name: sub-0, "
+                      "deviceClassName: class-a}, {name: sub-1, deviceClassName: class-a, "
+                      "tolerations: [" +
+                          kTolerateNoExecute + "]}]}]}",
+                      Verdict::kSatisfiable, Shortfall::kNone, false, {"device-2"}},
+        // Admin access does not bypass taints.
+        AllocatorCase{"tainted_admin_access",
+                      slice_a("[{name: device-1, taints: [{key: taint-key, value: taint-value, "
+                              "effect: NoSchedule}]}]"),
+                      one_request("adminAccess: true"), Verdict::kUnsatisfiable,
+                      Shortfall::kNotEnoughDevices},
+        AllocatorCase{"tainted_all_devices_single",
+                      slice_a("[{name: device-1, taints: [{key: taint-key, value: taint-value, "
+                              "effect: NoSchedule}]}, {name: device-2}]"),
+                      one_request("allocationMode: All"), Verdict::kUnsatisfiable,
+                      Shortfall::kNotEnoughDevices},
+        // DeviceTaintRule: its taint lands on the devices its selector picks (driver, pool,
+        // device; unset ones match all); one without a selector picks none.
+        AllocatorCase{"taint_rule_on_the_device",
+                      slice_a("[{name: device-1}]",
+                              "---\napiVersion: resource.k8s.io/v1\nkind: DeviceTaintRule\n"
+                              "metadata: {name: maintenance}\nspec: {deviceSelector: {driver: "
+                              "driver-a, pool: pool-1, device: device-1}, taint: {key: m, "
+                              "effect: NoExecute}}\n"),
+                      kOneRequest, Verdict::kUnsatisfiable, Shortfall::kNotEnoughDevices},
+        AllocatorCase{"taint_rule_v1beta2_whole_driver_tolerated",
+                      slice_a("[{name: device-1}]",
+                              "---\napiVersion: resource.k8s.io/v1beta2\nkind: DeviceTaintRule\n"
+                              "metadata: {name: maintenance}\nspec: {deviceSelector: {driver: "
+                              "driver-a}, taint: {key: m, value: x, effect: NoSchedule}}\n"),
+                      one_request("tolerations: [{key: m, operator: Exists}]"),
+                      Verdict::kSatisfiable},
+        AllocatorCase{"taint_rule_v1alpha3_other_pool",
+                      slice_a("[{name: device-1}]",
+                              "---\napiVersion: resource.k8s.io/v1alpha3\nkind: DeviceTaintRule\n"
+                              "metadata: {name: maintenance}\nspec: {deviceSelector: {pool: "
+                              "pool-2}, taint: {key: m, effect: NoSchedule}}\n"),
+                      kOneRequest, Verdict::kSatisfiable},
+        // Before 1.35 a v1alpha3 rule could also select by DeviceClass or CEL, which topoguard
+        // does not evaluate: whether the device is tainted is unknown.
+        AllocatorCase{"taint_rule_with_cel_selectors_is_unknown",
+                      slice_a("[{name: device-1}]",
+                              "---\napiVersion: resource.k8s.io/v1alpha3\nkind: DeviceTaintRule\n"
+                              "metadata: {name: old}\nspec: {deviceSelector: {driver: driver-a, "
+                              "selectors: [{cel: {expression: 'true'}}]}, taint: {key: m, "
+                              "effect: NoSchedule}}\n"),
+                      kOneRequest, Verdict::kUnknown},
+        AllocatorCase{"taint_rule_without_selector",
+                      slice_a("[{name: device-1}]",
+                              "---\napiVersion: resource.k8s.io/v1\nkind: DeviceTaintRule\n"
+                              "metadata: {name: nothing}\nspec: {taint: {key: m, effect: "
+                              "NoSchedule}}\n"),
+                      kOneRequest, Verdict::kSatisfiable}),
+    topoguard::testing::NoteName{});
+
+// The upstream distinct fixtures: four devices with driverVersion, numa and boolAttribute.
+const std::string kDistinctDevices =
+    "[{name: device-1, allowMultipleAllocations: true, attributes: {driverVersion: {version: "
+    "1.0.0}, numa: {int: 0}, boolAttribute: {bool: true}}}, "
+    "{name: device-2, allowMultipleAllocations: true, attributes: {driverVersion: {version: "
+    "1.0.1}, numa: {int: 1}, boolAttribute: {bool: false}}}, "
+    "{name: device-3, allowMultipleAllocations: true, attributes: {driverVersion: {version: "
+    "1.0.2}, numa: {int: 2}, boolAttribute: {bool: true}}}, "
+    "{name: device-4, allowMultipleAllocations: true, attributes: {driverVersion: {version: "
+    "1.0.0}, numa: {int: 3}, boolAttribute: {bool: true}}}]";
+
+std::string requests_a(int count) {
+  std::string text = "[";
+  for (int i = 0; i < count; ++i) {
+    text += std::string(i == 0 ? "" : ", ") + "{name: req-" + std::to_string(i) +
+            ", exactly: {deviceClassName: class-a}}";
+  }
+  return text + "]";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    DistinctAttribute, AllocatorCaseTest,
+    ::testing::Values(
+        AllocatorCase{"with_distinct_constraints", slice_a(kDistinctDevices),
+                      "{requests: " + requests_a(4) +
+                          ", constraints: [{distinctAttribute: driver-a/boolAttribute, requests: "
+                          "[req-0, req-1]}, {distinctAttribute: driver-a/driverVersion, "
+                          "requests: [req-0, req-1, req-2]}, {distinctAttribute: driver-a/numa, "
+                          "requests: [req-0, req-1, req-2, req-3]}]}",
+                      Verdict::kSatisfiable, Shortfall::kNone, false, {"device-1"}},
+        AllocatorCase{"with_distinct_constraints_attribute_not_set",
+                      slice_a("[{name: device-1, allowMultipleAllocations: true}]"),
+                      "{requests: " + requests_a(1) +
+                          ", constraints: [{distinctAttribute: driver-a/boolAttribute, requests: "
+                          "[req-0]}]}",
+                      Verdict::kUnsatisfiable, Shortfall::kAttributeMissing},
+        AllocatorCase{"with_distinct_constraints_with_subrequests",
+                      slice_a("[{name: device-1, allowMultipleAllocations: true, attributes: "
+                              "{boolAttribute: {bool: true}}}, {name: device-2, "
+                              "allowMultipleAllocations: true, attributes: {boolAttribute: "
+                              "{bool: false}}}]"),
+                      "{requests: [{name: req-0, firstAvailable: [{name: sub-0, deviceClassName: "
+                      "class-a, selectors: [{cel: {expression: "
+                      "'device.attributes[\"driver-a\"].boolAttribute'}}]}, {name: sub-1, "
+                      "deviceClassName: class-a}]}, {name: req-1, firstAvailable: [{name: sub-0, "
+                      "deviceClassName: class-a, selectors: [{cel: {expression: "
+                      "'device.attributes[\"driver-a\"].boolAttribute'}}]}, {name: sub-1, "
+                      "deviceClassName: class-a}]}], constraints: [{distinctAttribute: "
+                      "driver-a/boolAttribute, requests: [req-0, req-1]}]}",
+                      Verdict::kSatisfiable, Shortfall::kNone, false, {"device-1"}},
+        // A device that allows multiple allocations still has one value: two requests under a
+        // distinct constraint cannot both take it.
+        AllocatorCase{"distinct_constraint_one_multi_allocatable_device",
+                      slice_a("[{name: device-1, allowMultipleAllocations: true, attributes: "
+                              "{stringAttribute: {string: v}}}]"),
+                      "{requests: " + requests_a(2) +
+                          ", constraints: [{distinctAttribute: driver-a/stringAttribute}]}",
+                      Verdict::kUnsatisfiable, Shortfall::kConflict},
+        AllocatorCase{"list_attributes_distinct_pairwise_disjoint",
+                      slice_a("[{name: device-1, attributes: {ports: {strings: [p0, p1]}}}, "
+                              "{name: device-2, attributes: {ports: {strings: [p2]}}}]"),
+                      "{requests: " + requests_a(2) +
+                          ", constraints: [{distinctAttribute: driver-a/ports}]}",
+                      Verdict::kSatisfiable},
+        AllocatorCase{"list_attributes_distinct_with_common_elements",
+                      slice_a("[{name: device-1, attributes: {ports: {strings: [p0, p1]}}}, "
+                              "{name: device-2, attributes: {ports: {string: p1}}}]"),
+                      "{requests: " + requests_a(2) +
+                          ", constraints: [{distinctAttribute: driver-a/ports}]}",
+                      Verdict::kUnsatisfiable, Shortfall::kConflict},
+        // The issue's example: the two VFs under the GPU's root share their port.
+        AllocatorCase{"two_aligned_vfs_share_a_port",
+                      slice_a("[{name: vf-0, attributes: {resource.kubernetes.io/pcieRoot: "
+                              "{string: pci0000:00}, port: {int: 1}}}, {name: vf-1, attributes: "
+                              "{resource.kubernetes.io/pcieRoot: {string: pci0000:00}, port: "
+                              "{int: 1}}}, {name: vf-2, attributes: "
+                              "{resource.kubernetes.io/pcieRoot: {string: pci0000:80}, port: "
+                              "{int: 2}}}]"),
+                      "{requests: " + requests_a(2) +
+                          ", constraints: [{matchAttribute: resource.kubernetes.io/pcieRoot}, "
+                          "{distinctAttribute: driver-a/port}]}",
+                      Verdict::kUnsatisfiable, Shortfall::kConflict},
+        // Three devices of one request, values 0, 1, 0: not pairwise distinct, but constraint.go
+        // keeps one value per request, so the allocator compares the third only with the second.
+        AllocatorCase{"distinct_within_one_request_is_unknown",
+                      slice_a("[{name: device-1, attributes: {numa: {int: 0}}}, {name: device-2, "
+                              "attributes: {numa: {int: 1}}}, {name: device-3, attributes: "
+                              "{numa: {int: 0}}}]"),
+                      "{requests: [{name: req-0, exactly: {deviceClassName: class-a, count: 3}}], "
+                      "constraints: [{distinctAttribute: driver-a/numa}]}",
+                      Verdict::kUnknown, Shortfall::kConflict}),
+    topoguard::testing::NoteName{});
+
+// Upstream capacity fixtures: capacity0 with {default 2, validRange {min 2, step 2, max 4}}.
+std::string ranged(const std::string& name, const std::string& value) {
+  return "{name: " + name + ", allowMultipleAllocations: true, capacity: {capacity0: {value: " +
+         value + ", requestPolicy: {default: 2, validRange: {min: 2, step: 2, max: 4}}}}}";
+}
+
+std::string with_capacity(int requests, const std::string& amount) {
+  std::string text = "{requests: [";
+  for (int i = 0; i < requests; ++i) {
+    text += std::string(i == 0 ? "" : ", ") + "{name: req-" + std::to_string(i) +
+            ", exactly: {deviceClassName: class-a" +
+            (amount.empty() ? "" : ", capacity: {requests: {capacity0: " + amount + "}}") + "}}";
+  }
+  return text + "]}";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ConsumableCapacity, AllocatorCaseTest,
+    ::testing::Values(
+        // The issue's example: 200Gi of a 100Gi NIC that does not share its capacity.
+        AllocatorCase{"dedicated_device_too_small",
+                      slice_a("[{name: nic-0, capacity: {bandwidth: {value: 100Gi}}}]"),
+                      one_request("capacity: {requests: {bandwidth: 200Gi}}"),
+                      Verdict::kUnsatisfiable, Shortfall::kNotEnoughDevices},
+        AllocatorCase{"consumable_capacity_dedicated_device_with_consumable_capacity_request",
+                      slice_a("[{name: nic-0, capacity: {bandwidth: {value: 100Gi}}}]"),
+                      one_request("capacity: {requests: {bandwidth: 100Gi}}"),
+                      Verdict::kSatisfiable},
+        AllocatorCase{"consumable_capacity_multi_allocatable_device_with_missing_capacity_request",
+                      slice_a("[{name: device-1, allowMultipleAllocations: true, capacity: "
+                              "{capacity1: {value: 1}}}]"),
+                      with_capacity(1, "1"), Verdict::kUnsatisfiable,
+                      Shortfall::kNotEnoughDevices},
+        // Two shares of 1 on a device of 2 without a policy.
+        AllocatorCase{"consumable_capacity_multi_allocatable_device_without_policy_with_capacity_"
+                      "request",
+                      slice_a("[{name: device-1, allowMultipleAllocations: true, capacity: "
+                              "{capacity0: {value: 2}}}]"),
+                      with_capacity(2, "1"), Verdict::kSatisfiable},
+        // Without a request and a policy, a share is the whole capacity.
+        AllocatorCase{"multi_allocatable_without_request_takes_everything",
+                      slice_a("[{name: device-1, allowMultipleAllocations: true, capacity: "
+                              "{capacity0: {value: 2}}}]"),
+                      with_capacity(2, ""), Verdict::kUnsatisfiable, Shortfall::kConflict},
+        // 1 rounds up to the range's min 2: two shares fit in 4, three do not.
+        AllocatorCase{"consumable_capacity_multi_allocatable_device_with_range_policy_with_"
+                      "capacity_request",
+                      slice_a("[" + ranged("device-1", "4") + "]"), with_capacity(2, "1"),
+                      Verdict::kSatisfiable},
+        AllocatorCase{"range_policy_three_shares_do_not_fit",
+                      slice_a("[" + ranged("device-1", "4") + "]"), with_capacity(3, "1"),
+                      Verdict::kUnsatisfiable, Shortfall::kConflict},
+        // 3 rounds up to 2 + 2 = 4.
+        AllocatorCase{"consumable_capacity_multi_allocatable_device_with_range_policy_step",
+                      slice_a("[" + ranged("device-1", "4") + "]"), with_capacity(1, "3"),
+                      Verdict::kSatisfiable},
+        AllocatorCase{"range_policy_step_rounding_leaves_no_room_for_a_second",
+                      slice_a("[" + ranged("device-1", "4") + "]"), with_capacity(2, "3"),
+                      Verdict::kUnsatisfiable, Shortfall::kConflict},
+        AllocatorCase{"consumable_capacity_multi_allocatable_device_with_request_over_max_sharing_"
+                      "policy",
+                      slice_a("[" + ranged("device-1", "10") + "]"), with_capacity(1, "6"),
+                      Verdict::kUnsatisfiable, Shortfall::kNotEnoughDevices},
+        AllocatorCase{"consumable_capacity_multi_allocatable_device_with_valid_values_policy_round_"
+                      "up",
+                      slice_a("[{name: device-1, allowMultipleAllocations: true, capacity: "
+                              "{capacity0: {value: 3, requestPolicy: {default: 1, validValues: "
+                              "[1, 3]}}}}]"),
+                      with_capacity(1, "2"), Verdict::kSatisfiable},
+        AllocatorCase{"valid_values_above_the_largest_breaks_the_policy",
+                      slice_a("[{name: device-1, allowMultipleAllocations: true, capacity: "
+                              "{capacity0: {value: 8, requestPolicy: {default: 1, validValues: "
+                              "[1, 3]}}}}]"),
+                      with_capacity(1, "4"), Verdict::kUnsatisfiable,
+                      Shortfall::kNotEnoughDevices},
+        // Shares of one claim spread over devices when one is full.
+        AllocatorCase{"consumable_capacity_multi_allocatable_device_with_allocated_capacity_next_"
+                      "device",
+                      slice_a("[" + ranged("device-1", "4") + ", " + ranged("device-2", "4") +
+                              "]"),
+                      with_capacity(3, "2"), Verdict::kSatisfiable}),
+    topoguard::testing::NoteName{});
+
+// A counter set of 8Gi memory; device-a and device-b take 6Gi each, device-c 2Gi.
+std::string partitioned(const std::string& extra = "") {
+  return slice_a(
+      "[{name: device-a, consumesCounters: [{counterSet: gpu-0, counters: {memory: {value: "
+      "6Gi}}}], attributes: {big: {bool: true}}}, {name: device-b, consumesCounters: "
+      "[{counterSet: gpu-0, counters: {memory: {value: 6Gi}}}], attributes: {big: {bool: "
+      "true}}}, {name: device-c, consumesCounters: [{counterSet: gpu-0, counters: {memory: "
+      "{value: 2Gi}}}], attributes: {big: {bool: false}}}]",
+      "  sharedCounters: [{name: gpu-0, counters: {memory: {value: 8Gi}}}]\n" + extra);
+}
+
+const std::string kTwoBig =
+    "{requests: [{name: req-0, exactly: {deviceClassName: class-a, count: 2, selectors: [{cel: "
+    "{expression: 'device.attributes[\"driver-a\"].big'}}]}}]}";
+
+std::string allocated(const std::string& results) {
+  return "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: other, "
+         "namespace: ns}\nspec: {devices: {requests: []}}\nstatus: {allocation: {devices: "
+         "{results: " +
+         results + "}}}\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    CountersAndAllocations, AllocatorCaseTest,
+    ::testing::Values(
+        AllocatorCase{"partitionable_devices_two_that_fit",
+                      partitioned(), "{requests: [{name: req-0, exactly: {deviceClassName: "
+                                     "class-a, count: 2}}]}",
+                      Verdict::kSatisfiable, Shortfall::kNone, false, {"device-a", "device-c"}},
+        AllocatorCase{"partitionable_devices_overallocated_counter_set", partitioned(), kTwoBig,
+                      Verdict::kUnsatisfiable, Shortfall::kConflict},
+        AllocatorCase{"partitionable_devices_references_unknown_counter_set",
+                      slice_a("[{name: device-1, consumesCounters: [{counterSet: gpu-9, counters: "
+                              "{memory: {value: 1}}}]}]"),
+                      kOneRequest, Verdict::kUnknown},
+        AllocatorCase{"partitionable_devices_allocated_device_takes_counters",
+                      partitioned(allocated("[{request: r, driver: driver-a, pool: pool-1, "
+                                            "device: device-a}]")),
+                      "{requests: [{name: req-0, exactly: {deviceClassName: class-a, count: 2}}]}",
+                      Verdict::kUnsatisfiable, Shortfall::kConflict, true},
+        AllocatorCase{"already_allocated_devices",
+                      slice_a("[{name: device-1}]",
+                              allocated("[{request: r, driver: driver-a, pool: pool-1, device: "
+                                        "device-1}]")),
+                      kOneRequest, Verdict::kUnsatisfiable, Shortfall::kNotEnoughDevices, true},
+        AllocatorCase{"count_devices_some_allocated_admin_access",
+                      slice_a("[{name: device-1}]",
+                              allocated("[{request: r, driver: driver-a, pool: pool-1, device: "
+                                        "device-1}]")),
+                      one_request("adminAccess: true"), Verdict::kSatisfiable},
+        AllocatorCase{"admin_access_result_holds_nothing",
+                      slice_a("[{name: device-1}]",
+                              allocated("[{request: r, driver: driver-a, pool: pool-1, device: "
+                                        "device-1, adminAccess: true}]")),
+                      kOneRequest, Verdict::kSatisfiable},
+        AllocatorCase{"consumable_capacity_multi_allocatable_device_with_allocated_capacity_use_"
+                      "remaining",
+                      slice_a("[" + ranged("device-1", "4") + "]",
+                              allocated("[{request: r, driver: driver-a, pool: pool-1, device: "
+                                        "device-1, shareID: 7a1e, consumedCapacity: {capacity0: "
+                                        "2}}]")),
+                      with_capacity(1, "2"), Verdict::kSatisfiable},
+        AllocatorCase{"shared_device_full_now",
+                      slice_a("[" + ranged("device-1", "4") + "]",
+                              allocated("[{request: r, driver: driver-a, pool: pool-1, device: "
+                                        "device-1, shareID: 7a1e, consumedCapacity: {capacity0: "
+                                        "4}}]")),
+                      with_capacity(1, "2"), Verdict::kUnsatisfiable,
+                      Shortfall::kNotEnoughDevices, true},
+        AllocatorCase{"allocations_do_not_rescue_what_hardware_cannot",
+                      slice_a("[{name: device-1}]",
+                              allocated("[{request: r, driver: driver-a, pool: pool-1, device: "
+                                        "device-1}]")),
+                      "{requests: [{name: req-0, exactly: {deviceClassName: class-a, count: 2}}]}",
+                      Verdict::kUnsatisfiable, Shortfall::kNotEnoughDevices, false}),
+    topoguard::testing::NoteName{});
+
+INSTANTIATE_TEST_SUITE_P(
+    ListAttributes, AllocatorCaseTest,
+    ::testing::Values(
+        AllocatorCase{"list_attributes_match_constraint_list_of_string_values_with_common_elements",
+                      slice_a("[{name: device-1, attributes: {roots: {strings: [a, b]}}}, {name: "
+                              "device-2, attributes: {roots: {strings: [b, c]}}}]"),
+                      "{requests: " + requests_a(2) +
+                          ", constraints: [{matchAttribute: driver-a/roots}]}",
+                      Verdict::kSatisfiable},
+        AllocatorCase{"list_attributes_match_constraint_mixed_scalar_and_list_without_common_"
+                      "elements",
+                      slice_a("[{name: device-1, attributes: {roots: {strings: [a, b]}}}, {name: "
+                              "device-2, attributes: {roots: {string: c}}}]"),
+                      "{requests: " + requests_a(2) +
+                          ", constraints: [{matchAttribute: driver-a/roots}]}",
+                      Verdict::kUnsatisfiable, Shortfall::kNoSharedValue}),
+    topoguard::testing::NoteName{});
+
+// The claim's own allocation holds nothing for itself.
+TEST(AllocatorCasesTest, OwnAllocationIsNotHeld) {
+  const ClusterState state = testing::build_state(slice_a(
+      "[{name: device-1}]",
+      "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: claim-0, "
+      "namespace: ns}\nspec: {devices: {requests: []}}\nstatus: {allocation: {devices: {results: "
+      "[{request: req-0, driver: driver-a, pool: pool-1, device: device-1}]}}}\n"));
+  ASSERT_EQ(state.allocations().size(), 1u);
+  const std::vector<Json> objects = testing::parse_documents(
+      "kind: ResourceClaim\nmetadata: {name: claim-0, namespace: ns}\nspec:\n  devices: " +
+      kOneRequest + "\n");
+  auto spec = k8s::read_claim_spec(objects.at(0));
+  ASSERT_TRUE(spec);
+  FeasibilityOptions options;
+  options.own_claim = "ns/claim-0";
+  EXPECT_EQ(check_feasibility(*spec, state, options).verdict, Verdict::kSatisfiable);
+  options.own_claim = "ns/another";
+  const ClaimFeasibility held = check_feasibility(*spec, state, options);
+  EXPECT_EQ(held.verdict, Verdict::kUnsatisfiable);
+  EXPECT_TRUE(held.only_now);
+  EXPECT_EQ(held.nodes.at(0).reason,
+            "request \"req-0\" needs 1 device, 0 usable of the 1 its selectors pick (1 held by "
+            "other claims)");
+}
+
+}  // namespace
+}  // namespace topoguard::cluster
