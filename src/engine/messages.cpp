@@ -62,8 +62,10 @@ std::string ambiguous_advice(const RequestList& untied_gpus, const RequestList& 
   }
   return "cannot be paired automatically (" + std::to_string(gpus.size()) + " GPU request(s) " +
          quoted_list(gpus) + ", " + std::to_string(nics.size()) + " NIC request(s) " +
-         quoted_list(nics) + "): decide which NIC feeds which GPU and add one constraint per pair, "
-         "e.g. " + constraint_text(some_gpus.front()->name, some_nics.front()->name, attribute) +
+         quoted_list(nics) +
+         "): decide which NIC feeds which GPU and add one constraint per pair, "
+         "e.g. " +
+         constraint_text(some_gpus.front()->name, some_nics.front()->name, attribute) +
          ", or one constraint naming all of them if they must share a root: {requests: [" +
          all_names + "], matchAttribute: " + attribute + "}";
 }
@@ -94,21 +96,23 @@ std::string numa_only_ambiguous(const RequestList& untied_gpus, const RequestLis
                                 const RequestList& gpus, const RequestList& nics,
                                 const std::string& attribute) {
   return "GPU and NIC requests are aligned only by NUMA node, which does not put them on one "
-         "PCIe root (" + std::string(kNumbers) + "), and " +
+         "PCIe root (" +
+         std::string(kNumbers) + "), and " +
          ambiguous_advice(untied_gpus, untied_nics, gpus, nics, attribute);
 }
 
 std::string multi_device_pairing(const RequestList& untied_gpus, const RequestList& untied_nics,
                                  bool numa_only, const std::string& attribute) {
   const RequestList& named = untied_gpus.empty() ? untied_nics : untied_gpus;
-  return std::string(numa_only ? "GPU and NIC requests are aligned only by NUMA node"
-                               : "GPU and NIC requests are not tied by a " + attribute +
-                                     " constraint") +
+  return std::string(numa_only
+                         ? "GPU and NIC requests are aligned only by NUMA node"
+                         : "GPU and NIC requests are not tied by a " + attribute + " constraint") +
          " (" + kNumbers + "), and " + quoted_list(named) +
          " asks for several devices: one constraint over them would need every device on one "
          "PCIe root, which typical servers cannot satisfy. Split them into one-device requests "
          "(gpu-0, nic-0, gpu-1, nic-1, ...) and add one constraint per pair, e.g. {requests: "
-         "[gpu-0, nic-0], matchAttribute: " + attribute + "}";
+         "[gpu-0, nic-0], matchAttribute: " +
+         attribute + "}";
 }
 
 std::string describe_choice(const k8s::DeviceRequest& request, const k8s::DeviceChoice& choice) {
@@ -132,6 +136,31 @@ std::string multi_device(const std::vector<std::string>& offenders, std::size_t 
          "GPU and per NIC (count 1) and one constraint per GPU/NIC pair";
 }
 
+std::string overridden_attribute(const k8s::DeviceRequest& request, const k8s::DeviceChoice& choice,
+                                 const k8s::DerivedAttribute& derived, const std::string& reads) {
+  std::string name = request.name;
+  if (!choice.subrequest.empty()) {
+    name += "/" + choice.subrequest;
+  }
+  const std::string value = reads.empty()
+                                ? "the value of the expression `" + derived.program.source() + "`"
+                                : "the device's " + reads;
+  return "request " + name + " derives its own " + derived.name + " (" + value +
+         "): a constraint on " + derived.name +
+         " then compares that value instead of the attribute the driver publishes, so it no "
+         "longer keeps devices on one PCIe root or NUMA node. Remove the derived attribute, or "
+         "give it a name of its own (e.g. derived/" +
+         derived.name.substr(derived.name.rfind('/') + 1) +
+         ") whose expression is exactly device.attributes[\"<domain>\"].<attribute>";
+}
+
+std::string overridden_note(const std::string& attribute) {
+  return ". A request derives its own " + attribute +
+         " (overridden-alignment-attribute): remove or rename that derived attribute first, or "
+         "any constraint on " +
+         attribute + " compares its value instead of the PCIe root";
+}
+
 std::string device_plugin_pairing(const std::vector<std::string>& gpu_sources,
                                   const std::vector<std::string>& nic_sources,
                                   const std::string& attribute) {
@@ -141,8 +170,8 @@ std::string device_plugin_pairing(const std::vector<std::string>& gpu_sources,
          kNumbers +
          "). Request both in one ResourceClaim(Template): requests [{name: gpu, exactly: "
          "{deviceClassName: gpu.nvidia.com}}, {name: nic, exactly: {deviceClassName: <NIC "
-         "class>}}], constraints [{requests: [gpu, nic], matchAttribute: " + attribute +
-         "}], and reference it from spec.resourceClaims";
+         "class>}}], constraints [{requests: [gpu, nic], matchAttribute: " +
+         attribute + "}], and reference it from spec.resourceClaims";
 }
 
 std::string split_claims(const std::vector<std::string>& gpu_sources,
@@ -151,7 +180,8 @@ std::string split_claims(const std::vector<std::string>& gpu_sources,
   return "GPU from " + join(gpu_sources) + " and NIC from " + join(nic_sources) +
          ": constraints never span claims, so nothing ties them to one PCIe root. Put the GPU "
          "and NIC requests in one ResourceClaim(Template) with constraints [{requests: [gpu, "
-         "nic], matchAttribute: " + attribute + "}]";
+         "nic], matchAttribute: " +
+         attribute + "}]";
 }
 
 std::string inherited(const std::string& claim_source, bool numa_only,

@@ -12,8 +12,7 @@ constexpr std::array<RuleInfo, kRuleCount> kRuleInfos{{
      "matchAttribute is a PCIe-root attribute, so the scheduler may place them under different "
      "roots and GPUDirect RDMA traffic crosses the CPU.",
      Action::kDeny, true, Severity::kHigh},
-    {RuleId::kNumaOnlyAlignment, "numa-only-alignment",
-     "GPU and NIC tied only by NUMA node",
+    {RuleId::kNumaOnlyAlignment, "numa-only-alignment", "GPU and NIC tied only by NUMA node",
      "The GPU and NIC requests share only a NUMA-node attribute (or CEL selectors pinning one), "
      "which still allows different PCIe roots on the same socket.",
      Action::kDeny, true, Severity::kHigh},
@@ -22,8 +21,7 @@ constexpr std::array<RuleInfo, kRuleCount> kRuleInfos{{
      "A pod gets its GPU or NIC from an extended resource (device plugin or Multus network), "
      "which cannot express PCIe alignment; move both to one DRA claim with a constraint.",
      Action::kWarn, false, Severity::kMedium},
-    {RuleId::kSplitClaims, "split-claims",
-     "GPU and NIC in different ResourceClaims",
+    {RuleId::kSplitClaims, "split-claims", "GPU and NIC in different ResourceClaims",
      "A pod's GPU and NIC come from different ResourceClaims; constraints never span claims, "
      "so nothing can keep them on one PCIe root.",
      Action::kDeny, false, Severity::kHigh},
@@ -49,6 +47,13 @@ constexpr std::array<RuleInfo, kRuleCount> kRuleInfos{{
      "some or all nodes, or pcieRoot values not in the form pci<domain>:<bus> (the old "
      "dra-driver-sriov format), so the constraint can never be met there.",
      Action::kWarn, false, Severity::kMedium},
+    {RuleId::kOverriddenAlignmentAttribute, "overridden-alignment-attribute",
+     "A derived attribute replaces an alignment or NUMA attribute",
+     "A request under a constraint defines a derived attribute (KEP-6080, DRADerivedAttributes) "
+     "named like a PCIe-root or NUMA attribute whose expression is not exactly a read of that "
+     "attribute, so the scheduler matches the expression's value instead of the device's "
+     "topology and a constraint on that name no longer aligns anything.",
+     Action::kDeny, false, Severity::kHigh},
 }};
 
 constexpr bool table_in_rule_order() {

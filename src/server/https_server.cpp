@@ -4,8 +4,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdint>
 #include <csignal>
+#include <cstdint>
 #include <ctime>
 #include <exception>
 #include <mutex>
