@@ -78,23 +78,38 @@ std::vector<std::string> collect_string_literals(const Expr& root) {
   return literals;
 }
 
+// "domain/name" when `expr` itself is `device.attributes["domain"].name` or
+// `device.attributes["domain"]["name"]` (or `has()` of the first), else empty.
+std::string attribute_read_by(const Expr& expr) {
+  if (const auto* select = std::get_if<Select>(&expr.node)) {
+    if (const std::string* domain = attribute_domain(*select->operand)) {
+      return *domain + "/" + select->field;
+    }
+  } else if (const auto* index = std::get_if<Call>(&expr.node);
+             index != nullptr && index->function == "_[_]" && index->args.size() == 2) {
+    const std::string* domain = attribute_domain(*index->args[0]);
+    const std::string* name = string_literal(*index->args[1]);
+    if (domain != nullptr && name != nullptr) {
+      return *domain + "/" + *name;
+    }
+  }
+  return {};
+}
+
 std::vector<std::string> collect_attributes_read(const Expr& root) {
   std::vector<std::string> names;
   walk(root, [&names](const Expr& expr) {
-    if (const auto* select = std::get_if<Select>(&expr.node)) {
-      if (const std::string* domain = attribute_domain(*select->operand)) {
-        names.push_back(*domain + "/" + select->field);
-      }
-    } else if (const auto* index = std::get_if<Call>(&expr.node);
-               index != nullptr && index->function == "_[_]" && index->args.size() == 2) {
-      const std::string* domain = attribute_domain(*index->args[0]);
-      const std::string* name = string_literal(*index->args[1]);
-      if (domain != nullptr && name != nullptr) {
-        names.push_back(*domain + "/" + *name);
-      }
+    if (std::string name = attribute_read_by(expr); !name.empty()) {
+      names.push_back(std::move(name));
     }
   });
   return names;
+}
+
+// The attribute whose value the whole expression is: a read, not a `has()` test of it.
+std::string value_of_attribute(const Expr& root) {
+  const auto* select = std::get_if<Select>(&root.node);
+  return select != nullptr && select->test_only ? std::string() : attribute_read_by(root);
 }
 
 bool reads_driver(const Expr& root) {
@@ -120,7 +135,7 @@ bool reads_driver(const Expr& root) {
 
 ProgramFacts inspect(const Expr& root) {
   return ProgramFacts{collect_string_literals(root), collect_attributes_read(root),
-                      reads_driver(root)};
+                      reads_driver(root), value_of_attribute(root)};
 }
 
 const std::vector<std::string>& string_literals(const Program& program) {
@@ -130,6 +145,8 @@ const std::vector<std::string>& string_literals(const Program& program) {
 const std::vector<std::string>& attributes_read(const Program& program) {
   return program.facts().attributes_read;
 }
+
+const std::string& attribute_read(const Program& program) { return program.facts().attribute_read; }
 
 bool may_read_driver(const Program& program) { return program.facts().may_read_driver; }
 

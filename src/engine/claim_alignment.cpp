@@ -145,6 +145,7 @@ class ClaimAnalyzer {
       facts_.push_back(std::move(facts));
     }
     tally_.resize(spec.requests.size());
+    classify_constraints();
     find_ties();
   }
 
@@ -155,6 +156,7 @@ class ClaimAnalyzer {
       check_alignment(verdict);
     }
     check_multi_device(verdict);
+    check_derived_attributes(verdict);
     return verdict;
   }
 
@@ -242,14 +244,164 @@ class ClaimAnalyzer {
     return covered;
   }
 
+  // What a constraint's matchAttribute ties devices by, once derived attributes are read.
+  enum class Tie { kNone, kNuma, kAlignment };
+
+  // Every (request, choice) a constraint binds: each choice of a request it names, the named
+  // subrequests, or every choice of the claim when its list is empty. Document order.
+  std::vector<NameTarget> covered_choices(const DeviceConstraint& constraint) const {
+    std::vector<NameTarget> covered;
+    const auto add_request = [&](std::size_t request) {
+      for (std::size_t i = 0; i < spec_.requests[request].choices.size(); ++i) {
+        covered.push_back({request, i});
+      }
+    };
+    if (constraint.requests.empty()) {
+      for (std::size_t request = 0; request < spec_.requests.size(); ++request) {
+        add_request(request);
+      }
+      return covered;
+    }
+    for (const std::string_view entry : distinct_entries(constraint)) {
+      names_.for_each_target(entry, [&](const NameTarget& target) {
+        if (target.choice == kWholeRequest) {
+          add_request(target.request);
+        } else {
+          covered.push_back(target);
+        }
+      });
+    }
+    const auto by_document_order = [](const NameTarget& a, const NameTarget& b) {
+      return std::pair(a.request, a.choice) < std::pair(b.request, b.choice);
+    };
+    const auto same = [](const NameTarget& a, const NameTarget& b) {
+      return a.request == b.request && a.choice == b.choice;
+    };
+    std::sort(covered.begin(), covered.end(), by_document_order);
+    covered.erase(std::unique(covered.begin(), covered.end(), same), covered.end());
+    return covered;
+  }
+
+  static const k8s::DerivedAttribute* derived_named(const DeviceChoice& choice,
+                                                    std::string_view name) {
+    const auto found =
+        std::find_if(choice.derived_attributes.begin(), choice.derived_attributes.end(),
+                     [name](const k8s::DerivedAttribute& derived) { return derived.name == name; });
+    return found == choice.derived_attributes.end() ? nullptr : &*found;
+  }
+
+  // A derived attribute named like an alignment or NUMA attribute that is not exactly a read of
+  // that attribute: a constraint on the name compares the expression's value instead.
+  bool overrides_topology(const k8s::DerivedAttribute& derived) const {
+    return (policy_.is_alignment_attribute(derived.name) ||
+            roles_.is_numa_attribute(derived.name)) &&
+           cel::attribute_read(derived.program) != derived.name;
+  }
+
+  // A matchAttribute on an alignment (NUMA) attribute ties by it unless a request it covers
+  // overrides that attribute. One on another name ties only when every choice it covers derives
+  // that name as exactly a read of an alignment attribute (alignment) or of alignment and NUMA
+  // attributes (NUMA); anything else is no tie. Decided from the syntax tree, never by text.
+  Tie classify(const DeviceConstraint& constraint) {
+    const std::string& attribute = constraint.match_attribute;
+    if (attribute.empty()) {
+      return Tie::kNone;
+    }
+    const bool alignment_name = policy_.is_alignment_attribute(attribute);
+    const bool numa_name = roles_.is_numa_attribute(attribute);
+    const std::vector<NameTarget> covered = covered_choices(constraint);
+    bool every_derives = !covered.empty();
+    bool forged = false;
+    bool alignment_reads = true;
+    bool topology_reads = true;
+    for (const NameTarget& target : covered) {
+      const DeviceChoice& choice = spec_.requests[target.request].choices[target.choice];
+      covered_[target.request][target.choice] = true;
+      const k8s::DerivedAttribute* derived = derived_named(choice, attribute);
+      if (derived == nullptr) {
+        every_derives = false;
+        continue;
+      }
+      forged = forged || overrides_topology(*derived);
+      const std::string& read = cel::attribute_read(derived->program);
+      const bool reads_alignment = !read.empty() && policy_.is_alignment_attribute(read);
+      alignment_reads = alignment_reads && reads_alignment;
+      topology_reads =
+          topology_reads && (reads_alignment || (!read.empty() && roles_.is_numa_attribute(read)));
+    }
+    if (alignment_name || numa_name) {
+      return forged ? Tie::kNone : alignment_name ? Tie::kAlignment : Tie::kNuma;
+    }
+    if (!every_derives) {
+      return Tie::kNone;
+    }
+    return alignment_reads ? Tie::kAlignment : topology_reads ? Tie::kNuma : Tie::kNone;
+  }
+
+  // Classifies every constraint, and notes which choices some constraint binds.
+  void classify_constraints() {
+    covered_.resize(spec_.requests.size());
+    for (std::size_t r = 0; r < spec_.requests.size(); ++r) {
+      covered_[r].assign(spec_.requests[r].choices.size(), false);
+    }
+    ties_.reserve(spec_.constraints.size());
+    for (const DeviceConstraint& constraint : spec_.constraints) {
+      if (constraint.match_attribute.empty()) {
+        // A distinctAttribute constraint binds its choices too.
+        for (const NameTarget& target : covered_choices(constraint)) {
+          covered_[target.request][target.choice] = true;
+        }
+      }
+      ties_.push_back(classify(constraint));
+    }
+  }
+
+  Tie tie_of(const DeviceConstraint& constraint) const {
+    return ties_[static_cast<std::size_t>(&constraint - spec_.constraints.data())];
+  }
+
   bool is_alignment_constraint(const DeviceConstraint& constraint) const {
-    return !constraint.match_attribute.empty() &&
-           policy_.is_alignment_attribute(constraint.match_attribute);
+    return tie_of(constraint) == Tie::kAlignment;
   }
 
   bool is_numa_constraint(const DeviceConstraint& constraint) const {
-    return !constraint.match_attribute.empty() &&
-           roles_.is_numa_attribute(constraint.match_attribute);
+    return tie_of(constraint) == Tie::kNuma;
+  }
+
+  // A derived attribute overriding an alignment or NUMA attribute on a choice that a constraint
+  // binds: one finding each, at the derived attribute. No fix: only the author knows what the
+  // expression was for.
+  void check_derived_attributes(ClaimVerdict& verdict) const {
+    for (std::size_t r = 0; r < spec_.requests.size(); ++r) {
+      const DeviceRequest& request = spec_.requests[r];
+      for (std::size_t i = 0; i < request.choices.size(); ++i) {
+        if (!covered_[r][i]) {
+          continue;
+        }
+        for (const k8s::DerivedAttribute& derived : request.choices[i].derived_attributes) {
+          if (overrides_topology(derived)) {
+            verdict.findings.push_back(
+                ClaimFinding{policy::RuleId::kOverriddenAlignmentAttribute, derived.pointer,
+                             messages::overridden_attribute(request, request.choices[i], derived,
+                                                            cel::attribute_read(derived.program)),
+                             Json::array()});
+          }
+        }
+      }
+    }
+  }
+
+  // Whether some choice overrides the policy's alignment attribute: a constraint the fix added
+  // on it would compare the derived values, so no fix is offered.
+  bool alignment_attribute_overridden() const {
+    return std::any_of(spec_.requests.begin(), spec_.requests.end(), [this](const auto& request) {
+      return std::any_of(request.choices.begin(), request.choices.end(),
+                         [this](const auto& choice) {
+                           const k8s::DerivedAttribute* derived =
+                               derived_named(choice, policy_.alignment_attribute);
+                           return derived != nullptr && overrides_topology(*derived);
+                         });
+    });
   }
 
   // A GPU and a NIC request are tied when one constraint binds both; so every GPU a constraint
@@ -346,7 +498,9 @@ class ClaimAnalyzer {
     if (!pairs.empty()) {
       finding.message = only_numa ? messages::numa_only(pairs, attribute)
                                   : messages::missing(pairs, attribute);
-      finding.fix = fix_operations(pairs);
+      if (!alignment_attribute_overridden()) {
+        finding.fix = fix_operations(pairs);
+      }
     } else if (has_multi_device_request(untied_gpus, untied_nics)) {
       finding.message = messages::multi_device_pairing(untied_gpus, untied_nics, only_numa,
                                                        attribute);
@@ -355,6 +509,9 @@ class ClaimAnalyzer {
                                                                   gpus_, nics_, attribute)
                                   : messages::missing_ambiguous(untied_gpus, untied_nics, gpus_,
                                                                 nics_, attribute);
+    }
+    if (alignment_attribute_overridden()) {
+      finding.message += messages::overridden_note(attribute);
     }
     verdict.misalignment = finding.rule;
     verdict.findings.push_back(std::move(finding));
@@ -517,6 +674,8 @@ class ClaimAnalyzer {
   std::vector<Tally> tally_;         // parallel to spec_.requests; all zero between uses
   std::vector<const DeviceRequest*> gpus_;
   std::vector<const DeviceRequest*> nics_;
+  std::vector<Tie> ties_;                   // parallel to spec_.constraints
+  std::vector<std::vector<bool>> covered_;  // [request][choice]: some constraint binds it
   Ties aligned_;  // by constraints on an alignment attribute
   Ties numa_;     // by constraints on a NUMA attribute
   const DeviceConstraint* first_numa_constraint_ = nullptr;

@@ -219,6 +219,9 @@ Roles DeviceRoles::of_extended_resource(std::string_view resource) const {
               policy_.nic.extended_resources.matches_any(resource)};
   if (const DeviceClassInfo* device_class = inventory_.device_class_for_resource(resource)) {
     merge(roles, of_device_class(*device_class));
+  } else if (resource.starts_with(kImplicitExtendedResourcePrefix)) {
+    // A class the input does not hold: its name says what it is, as in a claim's request.
+    merge(roles, of_class_name(resource.substr(kImplicitExtendedResourcePrefix.size())));
   }
   return roles;
 }

@@ -33,8 +33,9 @@ class DeviceRoles {
 
   [[nodiscard]] Roles of_choice(const k8s::DeviceChoice& choice) const;
   [[nodiscard]] Roles of_request(const k8s::DeviceRequest& request) const;
-  // A container resource name: a device plugin resource, or a DRA extended resource whose
-  // DeviceClass is known.
+  // A container resource name: a device plugin resource (by the policy's extendedResources), or
+  // a DRA extended resource (KEP-5004) of a DeviceClass the inventory knows, or the implicit
+  // deviceclass.resource.kubernetes.io/<class> of a class recognised by its name.
   [[nodiscard]] Roles of_extended_resource(std::string_view resource) const;
 
   // Whether the policy names `attribute` as NUMA-only (numaAttributes).

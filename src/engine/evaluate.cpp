@@ -79,6 +79,7 @@ class PolicyEvaluator {
       if (inventory_.cluster_state() != nullptr) {
         note_checked({RuleId::kUnsatisfiableAlignment, RuleId::kAttributeNotPublished});
       }
+      note_checked({RuleId::kOverriddenAlignmentAttribute});
       evaluate_claim();
       return;
     }
@@ -167,6 +168,12 @@ class PolicyEvaluator {
         nic_sources.push_back("Multus network \"" + network.name + "\" (resource " + *resource +
                               ")");
         plugin_nic_pointer = plugin_nic_pointer.value_or(pod.networks_pointer);
+      }
+    }
+    for (const std::string& network : pod.gke_networks) {
+      if (roles_.of_extended_resource(std::string(kGkeNetworkResourcePrefix) + network).nic) {
+        nic_sources.push_back("GKE network \"" + network + "\" (networking.gke.io/interfaces)");
+        plugin_nic_pointer = plugin_nic_pointer.value_or(pod.gke_interfaces_pointer);
       }
     }
 

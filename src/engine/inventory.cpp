@@ -8,7 +8,6 @@ namespace topoguard::engine {
 namespace {
 
 constexpr std::string_view kNetworkResourceAnnotation = "k8s.v1.cni.cncf.io/resourceName";
-constexpr std::string_view kImplicitExtendedResourcePrefix = "deviceclass.resource.kubernetes.io/";
 
 DeviceClassInfo read_device_class(const Json& object, std::string name) {
   DeviceClassInfo info;

@@ -118,6 +118,31 @@ std::string multi_device(const std::vector<std::string>& offenders, std::size_t 
          "Pending; use count-1 requests and one constraint per GPU/NIC pair";
 }
 
+std::string overridden_attribute(const k8s::DeviceRequest& request, const k8s::DeviceChoice& choice,
+                                 const k8s::DerivedAttribute& derived, const std::string& reads) {
+  std::string name = request.name;
+  if (!choice.subrequest.empty()) {
+    name += "/" + choice.subrequest;
+  }
+  const std::string value = reads.empty()
+                                ? "the value of the expression `" + derived.program.source() + "`"
+                                : "the device's " + reads;
+  return "request " + name + " derives its own " + derived.name + " (" + value +
+         "): a constraint on " + derived.name +
+         " then compares that value instead of the attribute the driver publishes, so it no "
+         "longer keeps devices on one PCIe root or NUMA node. Remove the derived attribute, or "
+         "give it a name of its own (e.g. derived/" +
+         derived.name.substr(derived.name.rfind('/') + 1) +
+         ") whose expression is exactly device.attributes[\"<domain>\"].<attribute>";
+}
+
+std::string overridden_note(const std::string& attribute) {
+  return ". A request derives its own " + attribute +
+         " (overridden-alignment-attribute): remove or rename that derived attribute first, or "
+         "any constraint on " +
+         attribute + " compares its value instead of the PCIe root";
+}
+
 std::string device_plugin_pairing(const std::vector<std::string>& gpu_sources,
                                   const std::vector<std::string>& nic_sources,
                                   const std::string& attribute) {

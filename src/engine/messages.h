@@ -36,6 +36,14 @@ using PairList = std::vector<std::pair<std::string, std::string>>;
 // `offenders` lists the first of `total` multi-device choices the constraint binds.
 [[nodiscard]] std::string multi_device(const std::vector<std::string>& offenders,
                                        std::size_t total, const k8s::DeviceConstraint& constraint);
+// A derived attribute of `request` / `choice` that replaces the alignment or NUMA attribute it is
+// named after; `reads` is the attribute its expression is exactly a read of, or empty.
+[[nodiscard]] std::string overridden_attribute(const k8s::DeviceRequest& request,
+                                               const k8s::DeviceChoice& choice,
+                                               const k8s::DerivedAttribute& derived,
+                                               const std::string& reads);
+// Appended to a misalignment message when a request overrides `attribute` itself.
+[[nodiscard]] std::string overridden_note(const std::string& attribute);
 
 // Pod-level messages. `gpu_sources` / `nic_sources` describe where each device comes from,
 // e.g. "extended resource nvidia.com/gpu" or "claim \"pair\" (ResourceClaimTemplate x)".

@@ -111,6 +111,72 @@ std::optional<Error> read_capacity_requests(const Json& capacity, const std::str
   return std::nullopt;
 }
 
+// Compiles a CEL expression of a claim (a selector's or a derived attribute's). One the API
+// server would refuse, for its size or its syntax, is an input error at its field; the
+// field's pointer is only made for an error.
+template <typename Pointer>
+Result<cel::Program> compile_expression(const std::string& text, std::size_t limit,
+                                        const Pointer& pointer) {
+  if (text.size() > limit) {
+    return field_error(ErrorCode::kTooLarge, pointer(),
+                       "CEL expression of " + std::to_string(text.size()) +
+                           " bytes; the API server accepts at most " + std::to_string(limit));
+  }
+  auto program = cel::compile(text);
+  if (!program) {
+    return field_error(program.error().code, pointer(), program.error().message);
+  }
+  return program;
+}
+
+// `derivedAttributes` of a request, subrequest or flat v1beta1 request (the same field in every
+// version that has it): [{name, expression}], both required.
+std::optional<Error> read_derived_attributes(const Json& holder, const std::string& pointer,
+                                             std::vector<DerivedAttribute>& out) {
+  const Json* list = nullptr;
+  if (auto error = optional_member(holder, pointer, "derivedAttributes", "array", kIsArray, list)) {
+    return error;
+  }
+  if (list == nullptr) {
+    return std::nullopt;
+  }
+  const std::string list_pointer = append_pointer(pointer, "derivedAttributes");
+  if (auto error = too_many(*list, kMaxDerivedAttributes, list_pointer, "derived attributes")) {
+    return error;
+  }
+  out.reserve(list->size());
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const std::string item_pointer = append_pointer(list_pointer, i);
+    const Json& item = (*list)[i];
+    if (!item.is_object()) {
+      return type_error(item_pointer, "object", item);
+    }
+    const Json* name = nullptr;
+    const Json* expression = nullptr;
+    if (auto error = optional_member(item, item_pointer, "name", "string", kIsString, name)) {
+      return error;
+    }
+    if (auto error =
+            optional_member(item, item_pointer, "expression", "string", kIsString, expression)) {
+      return error;
+    }
+    if (name == nullptr || expression == nullptr) {
+      return field_error(
+          ErrorCode::kMissingField,
+          append_pointer(item_pointer, name == nullptr ? "name" : "expression"),
+          "derived attribute has no " + std::string(name == nullptr ? "name" : "expression"));
+    }
+    auto program =
+        compile_expression(expression->get_ref<const std::string&>(), kMaxDerivedExpressionBytes,
+                           [&item_pointer] { return append_pointer(item_pointer, "expression"); });
+    if (!program) {
+      return program.error();
+    }
+    out.push_back(DerivedAttribute{name->get<std::string>(), std::move(*program), item_pointer});
+  }
+  return std::nullopt;
+}
+
 Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer) {
   DeviceChoice choice;
   choice.pointer = pointer;
@@ -166,23 +232,18 @@ Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer)
       if (expression == nullptr) {
         continue;
       }
-      const std::string& text = expression->get_ref<const std::string&>();
-      if (text.size() > kMaxSelectorExpressionBytes) {
-        return field_error(ErrorCode::kTooLarge, append_pointer(cel_pointer(), "expression"),
-                           "CEL expression of " + std::to_string(text.size()) +
-                               " bytes; the API server accepts at most " +
-                               std::to_string(kMaxSelectorExpressionBytes));
-      }
-      auto program = cel::compile(text);
+      auto program = compile_expression(
+          expression->get_ref<const std::string&>(), kMaxSelectorExpressionBytes,
+          [&cel_pointer] { return append_pointer(cel_pointer(), "expression"); });
       if (!program) {
-        // A selector the API server would refuse: an input error at its field.
-        return field_error(program.error().code,
-                           append_pointer(cel_pointer(), "expression"),
-                           program.error().message);
+        return program.error();
       }
       choice.selectors.push_back(expression->get<std::string>());
       choice.selector_programs.push_back(std::move(*program));
     }
+  }
+  if (auto error = read_derived_attributes(holder, pointer, choice.derived_attributes)) {
+    return *error;
   }
   if (auto error =
           optional_member(holder, pointer, "allocationMode", "string", kIsString, value)) {

@@ -8,6 +8,7 @@ namespace topoguard::k8s {
 namespace {
 
 constexpr std::string_view kNetworksAnnotation = "k8s.v1.cni.cncf.io/networks";
+constexpr std::string_view kGkeInterfacesAnnotation = "networking.gke.io/interfaces";
 
 bool is_core_resource(std::string_view name) {
   return name == "cpu" || name == "memory" || name == "ephemeral-storage" || name == "storage" ||
@@ -112,6 +113,21 @@ std::vector<NetworkAttachment> parse_network_annotation(const std::string& text)
   return networks;
 }
 
+std::vector<std::string> parse_gke_interfaces(const std::string& text) {
+  std::vector<std::string> networks;
+  const Json list = Json::parse(trim(text), nullptr, /*allow_exceptions=*/false);
+  if (!list.is_array()) {
+    return networks;
+  }
+  for (const Json& entry : list) {
+    std::string network = string_member(entry, "network");
+    if (!network.empty()) {
+      networks.push_back(std::move(network));
+    }
+  }
+  return networks;
+}
+
 PodSpecView read_pod_spec(const PodTemplateLocation& location) {
   PodSpecView view;
   view.location = location;
@@ -140,6 +156,13 @@ PodSpecView read_pod_spec(const PodTemplateLocation& location) {
       view.networks = parse_network_annotation(networks->get<std::string>());
       view.networks_pointer = append_pointer(location.template_pointer + "/metadata/annotations",
                                              kNetworksAnnotation);
+    }
+    const Json* interfaces =
+        annotations != nullptr ? member(*annotations, kGkeInterfacesAnnotation) : nullptr;
+    if (interfaces != nullptr && interfaces->is_string()) {
+      view.gke_networks = parse_gke_interfaces(interfaces->get<std::string>());
+      view.gke_interfaces_pointer = append_pointer(
+          location.template_pointer + "/metadata/annotations", kGkeInterfacesAnnotation);
     }
   }
   return view;

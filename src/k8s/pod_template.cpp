@@ -15,9 +15,12 @@ struct WorkloadKind {
   std::array<std::string_view, 2> template_paths;
 };
 
-// Pod has no template: its own metadata and spec play that role (template pointer "").
-constexpr std::array<WorkloadKind, 13> kWorkloadKinds{{
+// Pod has no template: its own metadata and spec play that role (template pointer ""), and so
+// do a PodGroup's (scheduling.k8s.io, gate DRAWorkloadResourceClaims, beta in 1.37), whose
+// spec.resourceClaims, shaped as a PodSpec's, are claims its pods share.
+constexpr std::array<WorkloadKind, 14> kWorkloadKinds{{
     {"", "Pod", {"", ""}},
+    {"scheduling.k8s.io", "PodGroup", {"", ""}},
     {"", "PodTemplate", {"/template", ""}},
     {"", "ReplicationController", {"/spec/template", ""}},
     {"apps", "Deployment", {"/spec/template", ""}},
@@ -106,7 +109,7 @@ std::vector<PodTemplateLocation> locate_pod_templates(const Json& object) {
   if (entry == nullptr) {
     return locations;
   }
-  if (entry->kind == "Pod") {
+  if (entry->template_paths[0].empty()) {
     if (const Json* spec = member(object, "spec"); spec != nullptr && spec->is_object()) {
       locations.push_back({"", "/spec", &object, spec});
     }

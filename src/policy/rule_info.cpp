@@ -151,6 +151,25 @@ constexpr std::array<RuleEntry, kRuleCount> kRules{{
       "driver does publish and list it in the policy's alignment.acceptedAttributes. There is "
       "no automatic fix."},
      false},
+    {{RuleId::kOverriddenAlignmentAttribute, "overridden-alignment-attribute",
+      "A derived attribute replaces an alignment or NUMA attribute",
+      "A request under a constraint defines a derived attribute (KEP-6080, DRADerivedAttributes) "
+      "named like a PCIe-root or NUMA attribute whose expression is not exactly a read of that "
+      "attribute, so the scheduler matches the expression's value instead of the device's "
+      "topology and a constraint on that name no longer aligns anything.",
+      Action::kDeny, false, Severity::kHigh,
+      "A derived attribute's value replaces the driver's attribute of the same name when the "
+      "scheduler matches constraints: a constant such as '\"any\"' on both requests makes a "
+      "pcieRoot constraint hold for any GPU and NIC, so the claim looks aligned and is not.",
+      "A request that a constraint covers has a derived attribute (requests[].exactly or "
+      "firstAvailable[] derivedAttributes; gate DRADerivedAttributes, alpha in 1.37) named like "
+      "one of the policy's alignment or NUMA attributes, whose CEL expression is not exactly a "
+      "read of that attribute (device.attributes[\"resource.kubernetes.io\"].pcieRoot). Decided "
+      "from the parsed expression, never its text.",
+      "Remove the derived attribute, or give it a name of its own (for example root) that is "
+      "exactly a read of the alignment attribute and constrain on that name. There is no "
+      "automatic fix."},
+     false},
 }};
 
 constexpr bool table_in_rule_order() {

@@ -38,6 +38,7 @@ struct ProgramFacts {
   std::vector<std::string> string_literals;
   std::vector<std::string> attributes_read;
   bool may_read_driver = true;
+  std::string attribute_read;  // see attribute_read() below; empty when it is something else
 };
 
 class Program {
@@ -139,6 +140,12 @@ struct Evaluation {
 // Qualified names ("domain/name") of the device attributes the expression reads with literal
 // keys, as `device.attributes["domain"].name` or `device.attributes["domain"]["name"]`, in order.
 [[nodiscard]] const std::vector<std::string>& attributes_read(const Program& program);
+
+// The qualified name ("domain/name") when the whole expression is one read of a device
+// attribute with literal keys, `device.attributes["domain"].name` or
+// `device.attributes["domain"]["name"]` (so its value is that attribute's, or the same error);
+// empty for any other expression.
+[[nodiscard]] const std::string& attribute_read(const Program& program);
 
 // False when the expression certainly does not read `device.driver`: its value is then the same
 // for every driver. True when it may (conservatively, any use of `device` other than through

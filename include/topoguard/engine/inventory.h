@@ -18,6 +18,15 @@
 
 namespace topoguard::engine {
 
+// The resource name every DeviceClass serves as a DRA extended resource (KEP-5004), followed by
+// the class name, whether or not it sets spec.extendedResourceName.
+inline constexpr std::string_view kImplicitExtendedResourcePrefix =
+    "deviceclass.resource.kubernetes.io/";
+
+// What GKE multi-networking calls the resource of a network named in networking.gke.io/interfaces,
+// followed by the network name.
+inline constexpr std::string_view kGkeNetworkResourcePrefix = "networking.gke.io.networks/";
+
 struct DeviceClassInfo {
   std::string name;
   std::vector<cel::Program> selectors;  // its CEL selectors, compiled

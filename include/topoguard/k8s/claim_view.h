@@ -27,6 +27,15 @@ struct DeviceToleration {
   std::string effect;
 };
 
+// A derived attribute (KEP-6080, gate DRADerivedAttributes, alpha in 1.37): a CEL expression
+// evaluated per candidate device whose value stands for the attribute `name` when the claim's
+// constraints are matched, in place of any attribute of that name the driver publishes.
+struct DerivedAttribute {
+  std::string name;      // a QualifiedName: `domain/id` or a bare `id`
+  cel::Program program;  // the expression, compiled
+  std::string pointer;   // /.../derivedAttributes/<i>
+};
+
 // One way to satisfy a request: its `exactly` part (or the flat v1beta1 fields) or one
 // `firstAvailable` subrequest.
 struct DeviceChoice {
@@ -40,6 +49,7 @@ struct DeviceChoice {
   std::vector<DeviceToleration> tolerations;
   // `capacity.requests` (DRAConsumableCapacity): capacity name as written -> quantity text.
   std::map<std::string, std::string, std::less<>> capacity_requests;
+  std::vector<DerivedAttribute> derived_attributes;  // in order
   std::string pointer;     // the object holding deviceClassName
 };
 
@@ -74,16 +84,21 @@ struct ClaimSpec {
 
 // The API server's validation limits for a claim spec (resource.k8s.io types:
 // DeviceRequestsMaxSize, DeviceConstraintsMaxSize, DeviceSelectorsMaxSize,
-// FirstAvailableDeviceRequestMaxSize, CELSelectorExpressionMaxLength). Mutating webhooks see an
-// object before that validation, so read_claim_spec() applies them itself.
+// FirstAvailableDeviceRequestMaxSize, CELSelectorExpressionMaxLength, and at most 32 derived
+// attributes per request or subrequest, each expression at most 10 Ki). Mutating webhooks see
+// an object before that validation, so read_claim_spec() applies them itself.
 inline constexpr std::size_t kMaxDeviceRequests = 32;
 inline constexpr std::size_t kMaxConstraints = 32;
 inline constexpr std::size_t kMaxSelectors = 32;
 inline constexpr std::size_t kMaxSubrequests = 8;
 inline constexpr std::size_t kMaxSelectorExpressionBytes = 10 * 1024;
+inline constexpr std::size_t kMaxDerivedAttributes = 32;
+inline constexpr std::size_t kMaxDerivedExpressionBytes = 10 * 1024;
 
 // Reads the claim spec of a claim-kind object. Errors name the offending field (JSON pointer)
-// and say what type was expected, or which API limit the object is over (kTooLarge).
+// and say what type was expected, or which API limit the object is over (kTooLarge). A selector
+// or derived-attribute expression that does not parse is an error at its field (kInvalidValue):
+// the API server compiles both and refuses the object.
 [[nodiscard]] Result<ClaimSpec> read_claim_spec(const Json& object);
 
 }  // namespace topoguard::k8s

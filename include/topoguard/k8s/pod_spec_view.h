@@ -37,7 +37,15 @@ struct PodSpecView {
   std::vector<ExtendedResourceRequest> extended_resources;
   std::vector<NetworkAttachment> networks;  // from k8s.v1.cni.cncf.io/networks
   std::string networks_pointer;             // the annotation's pointer when present
+  // GKE multi-networking: the networks of networking.gke.io/interfaces, in order (e.g. "default",
+  // "rdma-0"); GKE serves each as the resource networking.gke.io.networks/<network>.
+  std::vector<std::string> gke_networks;
+  std::string gke_interfaces_pointer;  // the annotation's pointer when present
 };
+
+// Parses GKE's networking.gke.io/interfaces annotation, a JSON list of
+// {"interfaceName", "network"}: the network names. Unparseable text yields none.
+[[nodiscard]] std::vector<std::string> parse_gke_interfaces(const std::string& text);
 
 // The pod spec at `location`, as found by locate_pod_templates() in an object that is unchanged
 // since.

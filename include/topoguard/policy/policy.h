@@ -26,13 +26,15 @@ enum class RuleId {
   kUnresolvedClaim,
   kUnsatisfiableAlignment,  // needs the cluster state (audit --cluster-state)
   kAttributeNotPublished,   // needs the cluster state (audit --cluster-state)
+  kOverriddenAlignmentAttribute,
 };
-inline constexpr std::size_t kRuleCount = 8;
+inline constexpr std::size_t kRuleCount = 9;
 inline constexpr std::array<RuleId, kRuleCount> kAllRules{
-    RuleId::kMissingPcieAlignment,    RuleId::kNumaOnlyAlignment,
-    RuleId::kDevicePluginPairing,     RuleId::kSplitClaims,
-    RuleId::kMultiDeviceAlignment,    RuleId::kUnresolvedClaim,
-    RuleId::kUnsatisfiableAlignment, RuleId::kAttributeNotPublished};
+    RuleId::kMissingPcieAlignment,        RuleId::kNumaOnlyAlignment,
+    RuleId::kDevicePluginPairing,         RuleId::kSplitClaims,
+    RuleId::kMultiDeviceAlignment,        RuleId::kUnresolvedClaim,
+    RuleId::kUnsatisfiableAlignment,      RuleId::kAttributeNotPublished,
+    RuleId::kOverriddenAlignmentAttribute};
 
 // "missing-pcie-alignment", ...
 [[nodiscard]] std::string_view rule_name(RuleId rule);

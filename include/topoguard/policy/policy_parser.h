@@ -21,7 +21,8 @@ inline constexpr std::string_view kPolicyKind = "AlignmentPolicy";
 // The settings a rule has when a policy does not mention it: missing-pcie-alignment and
 // numa-only-alignment deny+mutate, device-plugin-pairing warn, split-claims deny,
 // multi-device-alignment warn, unresolved-claim audit, unsatisfiable-alignment and
-// attribute-not-published warn. Fixable rules default to mutate: true.
+// attribute-not-published warn, overridden-alignment-attribute deny. Fixable rules default to
+// mutate: true.
 [[nodiscard]] RuleSettings default_rule_settings(RuleId rule);
 
 // Either a policy (errors empty) or every error found (policy empty). Never both.

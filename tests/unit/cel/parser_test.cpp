@@ -286,6 +286,28 @@ TEST(CelInspect, MayReadDriver) {
   }
 }
 
+// attribute_read names the attribute only when the whole expression is one read of it (what a
+// derived attribute must be to stand for that attribute); a test, conversion or operation is not.
+TEST(CelInspect, AttributeRead) {
+  const std::pair<std::string, std::string> cases[] = {
+      {R"(device.attributes["resource.kubernetes.io"].pcieRoot)",
+       "resource.kubernetes.io/pcieRoot"},
+      {R"(device.attributes['dra.net']["numaNode"])", "dra.net/numaNode"},
+      {R"(.device.attributes["x.io"].y)", "x.io/y"},
+      {R"(has(device.attributes["x.io"].y))", ""},
+      {R"(string(device.attributes["x.io"].y))", ""},
+      {R"(device.attributes["x.io"].y + "")", ""},
+      {R"(device.attributes["x.io"])", ""},
+      {R"(device.capacity["x.io"].y)", ""},
+      {R"("any")", ""},
+  };
+  for (const auto& [expression, attribute] : cases) {
+    const auto program = compile(expression);
+    ASSERT_TRUE(program) << expression << ": " << program.error().to_string();
+    EXPECT_EQ(attribute_read(*program), attribute) << expression;
+  }
+}
+
 // Compiled programs are kept by text: the same text gives the same program after many others
 // have been compiled (the cache starting over on the way), and a kept program is not confused
 // with another.

@@ -377,7 +377,8 @@ INSTANTIATE_TEST_SUITE_P(
                           append(kTemplateConstraints, {{"gpu", "nic"}}),
                           {"aligned only by NUMA node, not to one PCIe root",
                            "keep the NUMA constraint"})}),
-        rule_case("standard_numa_node_attribute", v1_template(kGpuNicRequests + R"(      constraints:
+        rule_case("standard_numa_node_attribute",
+                  v1_template(kGpuNicRequests + R"(      constraints:
       - {matchAttribute: resource.kubernetes.io/numaNode}
 )"),
                   {expect(RuleId::kNumaOnlyAlignment, "/spec/spec/devices/constraints/0",
@@ -391,7 +392,8 @@ INSTANTIATE_TEST_SUITE_P(
 )"),
                   {expect(RuleId::kNumaOnlyAlignment, "/spec/spec/devices/requests/1",
                           add_array(kTemplateConstraints, {{"gpu", "nic"}}))}),
-        rule_case("numa_and_pcie_constraints_is_clean", v1_template(kGpuNicRequests + R"(      constraints:
+        rule_case("numa_and_pcie_constraints_is_clean",
+                  v1_template(kGpuNicRequests + R"(      constraints:
       - {requests: [gpu, nic], matchAttribute: dra.net/numaNode}
       - {requests: [gpu, nic], matchAttribute: resource.kubernetes.io/pcieRoot}
 )"),

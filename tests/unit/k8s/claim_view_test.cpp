@@ -125,6 +125,55 @@ TEST(ClaimSpecTest, UnknownAllocationModeCountsDevices) {
   EXPECT_EQ(spec->requests[0].choices[0].count, 3);
 }
 
+// derivedAttributes (KEP-6080) read the same from v1 `exactly`, a v1beta1 flat request and a
+// firstAvailable subrequest, each compiled and with the pointer of its entry.
+TEST(ClaimSpecTest, ReadsDerivedAttributesInEveryShape) {
+  auto spec = read_claim_spec(parse(R"(
+kind: ResourceClaim
+spec:
+  devices:
+    requests:
+    - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com, derivedAttributes: [
+        {name: root, expression: 'device.attributes["resource.kubernetes.io"].pcieRoot'}]}}
+    - name: flat
+      deviceClassName: dranet
+      derivedAttributes:
+      - {name: derived/numa, expression: 'device.attributes["dra.net"]["numaNode"]'}
+      - {name: example.com/x, expression: '"x"'}
+    - name: nic
+      firstAvailable:
+      - name: vf
+        deviceClassName: dranet
+        derivedAttributes: [{name: root, expression: 'device.attributes["dra.net"].numaNode'}]
+)"));
+  ASSERT_TRUE(spec) << spec.error().to_string();
+  const auto& gpu = spec->requests[0].choices[0].derived_attributes;
+  ASSERT_EQ(gpu.size(), 1u);
+  EXPECT_EQ(gpu[0].name, "root");
+  EXPECT_EQ(gpu[0].pointer, "/spec/devices/requests/0/exactly/derivedAttributes/0");
+  EXPECT_EQ(cel::attribute_read(gpu[0].program), "resource.kubernetes.io/pcieRoot");
+  const auto& flat = spec->requests[1].choices[0].derived_attributes;
+  ASSERT_EQ(flat.size(), 2u);
+  EXPECT_EQ(flat[0].pointer, "/spec/devices/requests/1/derivedAttributes/0");
+  EXPECT_EQ(cel::attribute_read(flat[0].program), "dra.net/numaNode");
+  EXPECT_EQ(flat[1].name, "example.com/x");
+  EXPECT_EQ(cel::attribute_read(flat[1].program), "");
+  const auto& sub = spec->requests[2].choices[0].derived_attributes;
+  ASSERT_EQ(sub.size(), 1u);
+  EXPECT_EQ(sub[0].pointer, "/spec/devices/requests/2/firstAvailable/0/derivedAttributes/0");
+}
+
+std::string derived_list(std::size_t count, const std::string& expression) {
+  std::string list;
+  for (std::size_t i = 0; i < count; ++i) {
+    list += std::string(i == 0 ? "" : ", ") + "{name: d/a" + std::to_string(i) + ", expression: '" +
+            expression + "'}";
+  }
+  return "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: "
+         "{deviceClassName: c, derivedAttributes: [" +
+         list + "]}}]}}";
+}
+
 struct BadCase {
   std::string_view note;
   std::string yaml;
@@ -146,8 +195,7 @@ TEST_P(ClaimSpecErrorsTest, NamesTheField) {
 INSTANTIATE_TEST_SUITE_P(
     Errors, ClaimSpecErrorsTest,
     ::testing::Values(
-        BadCase{"requests_not_list",
-                "kind: ResourceClaim\nspec: {devices: {requests: {name: a}}}",
+        BadCase{"requests_not_list", "kind: ResourceClaim\nspec: {devices: {requests: {name: a}}}",
                 ErrorCode::kWrongType, "/spec/devices/requests"},
         BadCase{"count_is_string",
                 "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: "
@@ -172,7 +220,27 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"repeated_subrequest_name",
                 "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, firstAvailable: "
                 "[{name: x, deviceClassName: c}, {name: x, deviceClassName: d}]}]}}",
-                ErrorCode::kInvalidValue, "/spec/devices/requests/0/firstAvailable/1/name"}),
+                ErrorCode::kInvalidValue, "/spec/devices/requests/0/firstAvailable/1/name"},
+        // The API server's limits on derived attributes: 32 per request, 10 Ki an expression.
+        BadCase{"too_many_derived_attributes", derived_list(33, "1"), ErrorCode::kTooLarge,
+                "/spec/devices/requests/0/exactly/derivedAttributes"},
+        BadCase{"derived_expression_too_large", derived_list(1, std::string(10 * 1024 + 1, '1')),
+                ErrorCode::kTooLarge,
+                "/spec/devices/requests/0/exactly/derivedAttributes/0/expression"},
+        // The API server compiles the expression: one that does not parse is refused there, so
+        // it is an input error here, never a rule's finding.
+        BadCase{"derived_expression_syntax_error", derived_list(1, "device.attributes["),
+                ErrorCode::kInvalidValue,
+                "/spec/devices/requests/0/exactly/derivedAttributes/0/expression"},
+        BadCase{"derived_attribute_without_expression",
+                "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, deviceClassName: c, "
+                "derivedAttributes: [{name: root}]}]}}",
+                ErrorCode::kMissingField,
+                "/spec/devices/requests/0/derivedAttributes/0/expression"},
+        BadCase{"derived_attributes_not_list",
+                "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, deviceClassName: c, "
+                "derivedAttributes: {name: root}}]}}",
+                ErrorCode::kWrongType, "/spec/devices/requests/0/derivedAttributes"}),
     topoguard::testing::NoteName());
 
 }  // namespace

@@ -85,5 +85,17 @@ INSTANTIATE_TEST_SUITE_P(
                       NetworkCase{"empty", "  ", {}}),
     topoguard::testing::NoteName());
 
+// networking.gke.io/interfaces (GKE multi-networking): the network of each interface, in order;
+// entries without one, other JSON and broken text give none.
+TEST(GkeInterfacesTest, ReadsNetworkNames) {
+  EXPECT_EQ(parse_gke_interfaces(R"([{"interfaceName":"eth0","network":"default"},
+                                     {"interfaceName":"eth2","network":"rdma-0"},
+                                     {"interfaceName":"eth3","network":"rdma-1"}])"),
+            (std::vector<std::string>{"default", "rdma-0", "rdma-1"}));
+  EXPECT_TRUE(parse_gke_interfaces(R"([{"interfaceName":"eth0"}])").empty());
+  EXPECT_TRUE(parse_gke_interfaces(R"({"network":"rdma-0"})").empty());
+  EXPECT_TRUE(parse_gke_interfaces("[{").empty());
+}
+
 }  // namespace
 }  // namespace topoguard::k8s

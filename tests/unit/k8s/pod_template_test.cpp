@@ -33,6 +33,11 @@ INSTANTIATE_TEST_SUITE_P(
     Kinds, LocatePodTemplatesTest,
     ::testing::Values(
         TemplateCase{"pod", "apiVersion: v1\nkind: Pod\nspec: {containers: []}", {"/spec"}},
+        // A PodGroup's spec holds the claims its pods share (DRAWorkloadResourceClaims).
+        TemplateCase{"podgroup",
+                     "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\n"
+                     "spec: {resourceClaims: [{name: a, resourceClaimTemplateName: t}]}",
+                     {"/spec"}},
         TemplateCase{"deployment",
                      "apiVersion: apps/v1\nkind: Deployment\nspec: {template: {spec: {}}}",
                      {"/spec/template/spec"}},
@@ -45,7 +50,8 @@ INSTANTIATE_TEST_SUITE_P(
         TemplateCase{"replicaset",
                      "apiVersion: apps/v1\nkind: ReplicaSet\nspec: {template: {spec: {}}}",
                      {"/spec/template/spec"}},
-        TemplateCase{"job", "apiVersion: batch/v1\nkind: Job\nspec: {template: {spec: {}}}",
+        TemplateCase{"job",
+                     "apiVersion: batch/v1\nkind: Job\nspec: {template: {spec: {}}}",
                      {"/spec/template/spec"}},
         TemplateCase{"cronjob",
                      "apiVersion: batch/v1\nkind: CronJob\nspec: {jobTemplate: {spec: "
@@ -73,12 +79,14 @@ INSTANTIATE_TEST_SUITE_P(
                      "{Launcher: {template: {spec: {}}}, Worker: {template: {spec: {}}}}}",
                      {"/spec/mpiReplicaSpecs/Launcher/template/spec",
                       "/spec/mpiReplicaSpecs/Worker/template/spec"}},
-        TemplateCase{"wrong_group", "apiVersion: example.com/v1\nkind: Deployment\nspec: "
-                                    "{template: {spec: {}}}",
+        TemplateCase{"wrong_group",
+                     "apiVersion: example.com/v1\nkind: Deployment\nspec: "
+                     "{template: {spec: {}}}",
                      {}},
         TemplateCase{"missing_template", "apiVersion: apps/v1\nkind: Deployment\nspec: {}", {}},
         TemplateCase{"template_is_scalar",
-                     "apiVersion: apps/v1\nkind: Deployment\nspec: {template: 3}", {}}),
+                     "apiVersion: apps/v1\nkind: Deployment\nspec: {template: 3}",
+                     {}}),
     topoguard::testing::NoteName());
 
 }  // namespace

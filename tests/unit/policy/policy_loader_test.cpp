@@ -362,7 +362,8 @@ TEST(LintPolicyFilesTest, ReportsAllErrorsOfAllFiles) {
                 "/bad.yaml:7: /spec/rules/nope: unknown rule \"nope\"; known rules: "
                 "missing-pcie-alignment, numa-only-alignment, device-plugin-pairing, "
                 "split-claims, multi-device-alignment, unresolved-claim, "
-                "unsatisfiable-alignment, attribute-not-published [unknown_rule]");
+                "unsatisfiable-alignment, attribute-not-published, "
+                "overridden-alignment-attribute [unknown_rule]");
   EXPECT_EQ(report.errors[1].location.line, 8);
   EXPECT_EQ(report.errors[1].location.field, "/spec/rules/split-claims/mutate");
   EXPECT_EQ(report.errors[2].location.file, dir.path() + "/worse.yaml");

@@ -450,7 +450,9 @@ INSTANTIATE_TEST_SUITE_P(
         DefaultRuleCase{"unsatisfiable_alignment", RuleId::kUnsatisfiableAlignment, Action::kWarn,
                         false},
         DefaultRuleCase{"attribute_not_published", RuleId::kAttributeNotPublished, Action::kWarn,
-                        false}),
+                        false},
+        DefaultRuleCase{"overridden_alignment_attribute", RuleId::kOverriddenAlignmentAttribute,
+                        Action::kDeny, false}),
     topoguard::testing::NoteName());
 
 // Every field of the schema lands in the model.
@@ -659,13 +661,13 @@ TEST(PolicyInheritanceTest, OmittedSectionsComeFromTheBuiltInPolicy) {
   EXPECT_EQ(policy.rule(RuleId::kMissingPcieAlignment).action,
             builtin.rule(RuleId::kMissingPcieAlignment).action);
   EXPECT_TRUE(policy.match.exclude_namespaces.empty());  // kube-system is not inherited
-  EXPECT_EQ(policy.inherited,
-            (std::vector<std::string>{"devices.gpu", "devices.nic", "alignment.acceptedAttributes",
-                                      "alignment.numaAttributes", "rules.missing-pcie-alignment",
-                                      "rules.numa-only-alignment", "rules.device-plugin-pairing",
-                                      "rules.multi-device-alignment", "rules.unresolved-claim",
-                                      "rules.unsatisfiable-alignment",
-                                      "rules.attribute-not-published"}));
+  EXPECT_EQ(policy.inherited, (std::vector<std::string>{
+                                  "devices.gpu", "devices.nic", "alignment.acceptedAttributes",
+                                  "alignment.numaAttributes", "rules.missing-pcie-alignment",
+                                  "rules.numa-only-alignment", "rules.device-plugin-pairing",
+                                  "rules.multi-device-alignment", "rules.unresolved-claim",
+                                  "rules.unsatisfiable-alignment", "rules.attribute-not-published",
+                                  "rules.overridden-alignment-attribute"}));
 }
 
 // A section that is written, even empty, replaces the inherited one.
