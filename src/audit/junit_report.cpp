@@ -99,8 +99,8 @@ struct Suite {
 // The lines of a finding's failure or skip text: where, what, the help link and the fix.
 std::string finding_detail(const ReportedFinding& reported, policy::RuleId rule) {
   const engine::Finding& finding = reported.finding;
-  std::string detail = location_text(reported.file, reported.line) + ": " + finding.pointer + "\n" +
-                       finding.message + "\nhelp: " + rule_help_uri(rule);
+  std::string detail = location_text(reported.file, reported.line) + ": " + finding.pointer +
+                       "\n" + finding.message + "\nhelp: " + rule_help_uri(rule);
   if (!finding.fix.empty()) {
     detail += "\nfix (JSONPatch): " + nlohmann::json(finding.fix).dump(
                                           -1, ' ', false, nlohmann::json::error_handler_t::replace);

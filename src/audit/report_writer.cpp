@@ -173,13 +173,11 @@ std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, ReportOpti
     case ReportFormat::kSarif:
       return std::make_unique<JsonDocumentWriter>(&sarif_report);
     case ReportFormat::kOpenReports:
-      return std::make_unique<JsonDocumentWriter>([](const AuditReport& report) {
-        return policy_reports(report, ReportApi::kOpenReports);
-      });
+      return std::make_unique<JsonDocumentWriter>(
+          [](const AuditReport& report) { return policy_reports(report, ReportApi::kOpenReports); });
     case ReportFormat::kPolicyReport:
-      return std::make_unique<JsonDocumentWriter>([](const AuditReport& report) {
-        return policy_reports(report, ReportApi::kPolicyReport);
-      });
+      return std::make_unique<JsonDocumentWriter>(
+          [](const AuditReport& report) { return policy_reports(report, ReportApi::kPolicyReport); });
     case ReportFormat::kJUnit:
       return std::make_unique<JunitReportWriter>();
   }

@@ -91,8 +91,8 @@ nlohmann::json rule_descriptor(policy::RuleId rule) {
       {"helpUri", uri},
       {"help",
        {{"text", std::string(info.description) + " See " + uri},
-        {"markdown",
-         std::string(info.description) + " See [" + std::string(info.name) + "](" + uri + ")."}}},
+        {"markdown", std::string(info.description) + " See [" + std::string(info.name) + "](" +
+                         uri + ")."}}},
       {"defaultConfiguration", {{"level", level_of(info.default_action)}}},
       {"properties",
        {{"tags", {"kubernetes", "dra", "gpu", "pcie"}},

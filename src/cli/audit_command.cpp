@@ -81,24 +81,21 @@ void add_audit_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember(
           std::vector<std::string>(audit::kReportFormatNames.begin(), audit::kReportFormatNames.end())))
       ->capture_default_str();
-  command
-      ->add_option("--fail-on", options->fail_on,
-                   "Exit 1 when a finding reaches this action: deny, warn, audit or never")
+  command->add_option("--fail-on", options->fail_on,
+                      "Exit 1 when a finding reaches this action: deny, warn, audit or never")
       ->check(CLI::IsMember({"deny", "warn", "audit", "never"}))
       ->capture_default_str();
   command->add_flag("--show-exempted", options->show_exempted,
                     "Text: also list the findings that policy exceptions waive (JSON always "
                     "lists them, marked \"exempted\"; default: off)");
-  command
-      ->add_option("--cluster-state", options->cluster_state,
-                   "kubectl get resourceslices,deviceclasses,resourceclaimtemplates,"
-                   "resourceclaims,networkattachmentdefinitions -A -o yaml|json output (files, "
-                   "dirs, - for stdin): audited too, and claims are checked against its devices "
-                   "(default: none, no feasibility check)")
+  command->add_option("--cluster-state", options->cluster_state,
+                      "kubectl get resourceslices,deviceclasses,resourceclaimtemplates,"
+                      "resourceclaims,networkattachmentdefinitions -A -o yaml|json output (files, "
+                      "dirs, - for stdin): audited too, and claims are checked against its devices "
+                      "(default: none, no feasibility check)")
       ->expected(1, -1);
-  command->add_option(
-      "paths", options->paths,
-      "Manifest files, directories, or - for stdin (optional with --cluster-state)");
+  command->add_option("paths", options->paths,
+                      "Manifest files, directories, or - for stdin (optional with --cluster-state)");
   command->callback([options, &exit_code] { exit_code = run_audit_command(*options); });
 }
 

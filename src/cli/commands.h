@@ -2,9 +2,10 @@
 // wires the modules and stores its exit code; main() only dispatches.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 namespace topoguard::cli {
 

@@ -175,10 +175,10 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   serve->add_option("--client-ca", options.client_ca,
                     "Require client certificates signed by these CAs (PEM; default: none, "
                     "no client certificate asked)");
-  serve->add_option("--listen", flags->listen, "Webhook address ADDR:PORT")->capture_default_str();
-  serve
-      ->add_option("--metrics-listen", flags->metrics_listen,
-                   "Plain HTTP address for /metrics, /healthz, /readyz")
+  serve->add_option("--listen", flags->listen, "Webhook address ADDR:PORT")
+      ->capture_default_str();
+  serve->add_option("--metrics-listen", flags->metrics_listen,
+                    "Plain HTTP address for /metrics, /healthz, /readyz")
       ->capture_default_str();
   add_policies_option(*serve, options.policies);
   serve->add_option("--failure-mode", flags->failure_mode,
@@ -187,26 +187,22 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   serve->add_option("--body-limit", options.body_limit, "Largest request body in bytes (413)")
       ->capture_default_str();
-  serve
-      ->add_option("--threads", options.threads,
-                   "Event-loop threads of both ports; 0: two per CPU the process may run on")
+  serve->add_option("--threads", options.threads,
+                    "Event-loop threads of both ports; 0: two per CPU the process may run on")
       ->check(CLI::Range(0, 256))
       ->capture_default_str();
-  serve
-      ->add_option("--max-connections", options.max_connections,
-                   "Open webhook connections; at the cap a new one closes the longest-idle one")
+  serve->add_option("--max-connections", options.max_connections,
+                    "Open webhook connections; at the cap a new one closes the longest-idle one")
       ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
-  serve
-      ->add_option("--max-connections-per-address", options.max_connections_per_address,
-                   "Open webhook connections from one client address beyond which its new ones "
-                   "are closed at once (leave room for every API server instance)")
+  serve->add_option("--max-connections-per-address", options.max_connections_per_address,
+                    "Open webhook connections from one client address beyond which its new ones "
+                    "are closed at once (leave room for every API server instance)")
       ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
-  serve
-      ->add_option("--metrics-max-connections", options.metrics_max_connections,
-                   "Open metrics-port connections; at the cap a new one closes the longest-idle "
-                   "one, and one client address may hold half of them")
+  serve->add_option("--metrics-max-connections", options.metrics_max_connections,
+                    "Open metrics-port connections; at the cap a new one closes the longest-idle "
+                    "one, and one client address may hold half of them")
       ->check(CLI::Range(1, 100'000))
       ->capture_default_str();
   serve->add_option("--read-timeout", flags->read_timeout, "Seconds to read a request")
@@ -215,24 +211,20 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   serve->add_option("--write-timeout", flags->write_timeout, "Seconds to write a response")
       ->check(CLI::Range(1, 300))
       ->capture_default_str();
-  serve
-      ->add_option("--keep-alive-timeout", flags->keep_alive_timeout,
-                   "Seconds an idle connection stays open")
+  serve->add_option("--keep-alive-timeout", flags->keep_alive_timeout,
+                    "Seconds an idle connection stays open")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
-  serve
-      ->add_option("--reload-interval", flags->reload_interval,
-                   "Seconds between checks of certificate and policy files")
+  serve->add_option("--reload-interval", flags->reload_interval,
+                    "Seconds between checks of certificate and policy files")
       ->check(CLI::Range(0.05, 3600.0))
       ->capture_default_str();
-  serve
-      ->add_option("--shutdown-delay", flags->shutdown_delay,
-                   "Seconds to keep serving (not ready) after SIGTERM before draining")
+  serve->add_option("--shutdown-delay", flags->shutdown_delay,
+                    "Seconds to keep serving (not ready) after SIGTERM before draining")
       ->check(CLI::Range(0, 300))
       ->capture_default_str();
-  serve
-      ->add_option("--shutdown-grace", flags->shutdown_grace,
-                   "Seconds the drain may take before the process exits anyway")
+  serve->add_option("--shutdown-grace", flags->shutdown_grace,
+                    "Seconds the drain may take before the process exits anyway")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
   serve->add_option("--log-level", flags->log_level, "debug, info, warn, error or off")

@@ -49,15 +49,13 @@ void add_topology_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<TopologyOptions>();
   CLI::App* command = app.add_subcommand(
       "topology", "Per node, the PCIe roots with their GPUs and NICs, from ResourceSlices");
-  command
-      ->add_option("--cluster-state", options->cluster_state,
-                   "kubectl get resourceslices,deviceclasses -A -o yaml|json output "
-                   "(files, dirs, - for stdin; repeatable)")
+  command->add_option("--cluster-state", options->cluster_state,
+                      "kubectl get resourceslices,deviceclasses -A -o yaml|json output "
+                      "(files, dirs, - for stdin; repeatable)")
       ->required()
       ->expected(1, -1);
-  command
-      ->add_option("--policies", options->policies,
-                   "Policy file or directory: GPU/NIC drivers and the alignment attribute")
+  command->add_option("--policies", options->policies,
+                      "Policy file or directory: GPU/NIC drivers and the alignment attribute")
       ->default_str("built-in policy");
   command->add_option("--format", options->format, "Output format: text or json")
       ->check(CLI::IsMember({"text", "json"}))

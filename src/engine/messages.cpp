@@ -62,10 +62,8 @@ std::string ambiguous_advice(const RequestList& untied_gpus, const RequestList& 
   }
   return "cannot be paired automatically (" + std::to_string(gpus.size()) + " GPU request(s) " +
          quoted_list(gpus) + ", " + std::to_string(nics.size()) + " NIC request(s) " +
-         quoted_list(nics) +
-         "): decide which NIC feeds which GPU and add one constraint per pair, "
-         "e.g. " +
-         constraint_text(some_gpus.front()->name, some_nics.front()->name, attribute) +
+         quoted_list(nics) + "): decide which NIC feeds which GPU and add one constraint per pair, "
+         "e.g. " + constraint_text(some_gpus.front()->name, some_nics.front()->name, attribute) +
          ", or one constraint naming all of them if they must share a root: {requests: [" +
          all_names + "], matchAttribute: " + attribute + "}";
 }
@@ -96,23 +94,21 @@ std::string numa_only_ambiguous(const RequestList& untied_gpus, const RequestLis
                                 const RequestList& gpus, const RequestList& nics,
                                 const std::string& attribute) {
   return "GPU and NIC requests are aligned only by NUMA node, which does not put them on one "
-         "PCIe root (" +
-         std::string(kNumbers) + "), and " +
+         "PCIe root (" + std::string(kNumbers) + "), and " +
          ambiguous_advice(untied_gpus, untied_nics, gpus, nics, attribute);
 }
 
 std::string multi_device_pairing(const RequestList& untied_gpus, const RequestList& untied_nics,
                                  bool numa_only, const std::string& attribute) {
   const RequestList& named = untied_gpus.empty() ? untied_nics : untied_gpus;
-  return std::string(numa_only
-                         ? "GPU and NIC requests are aligned only by NUMA node"
-                         : "GPU and NIC requests are not tied by a " + attribute + " constraint") +
+  return std::string(numa_only ? "GPU and NIC requests are aligned only by NUMA node"
+                               : "GPU and NIC requests are not tied by a " + attribute +
+                                     " constraint") +
          " (" + kNumbers + "), and " + quoted_list(named) +
          " asks for several devices: one constraint over them would need every device on one "
          "PCIe root, which typical servers cannot satisfy. Split them into one-device requests "
          "(gpu-0, nic-0, gpu-1, nic-1, ...) and add one constraint per pair, e.g. {requests: "
-         "[gpu-0, nic-0], matchAttribute: " +
-         attribute + "}";
+         "[gpu-0, nic-0], matchAttribute: " + attribute + "}";
 }
 
 std::string describe_choice(const k8s::DeviceRequest& request, const k8s::DeviceChoice& choice) {
@@ -170,8 +166,8 @@ std::string device_plugin_pairing(const std::vector<std::string>& gpu_sources,
          kNumbers +
          "). Request both in one ResourceClaim(Template): requests [{name: gpu, exactly: "
          "{deviceClassName: gpu.nvidia.com}}, {name: nic, exactly: {deviceClassName: <NIC "
-         "class>}}], constraints [{requests: [gpu, nic], matchAttribute: " +
-         attribute + "}], and reference it from spec.resourceClaims";
+         "class>}}], constraints [{requests: [gpu, nic], matchAttribute: " + attribute +
+         "}], and reference it from spec.resourceClaims";
 }
 
 std::string split_claims(const std::vector<std::string>& gpu_sources,
@@ -180,8 +176,7 @@ std::string split_claims(const std::vector<std::string>& gpu_sources,
   return "GPU from " + join(gpu_sources) + " and NIC from " + join(nic_sources) +
          ": constraints never span claims, so nothing ties them to one PCIe root. Put the GPU "
          "and NIC requests in one ResourceClaim(Template) with constraints [{requests: [gpu, "
-         "nic], matchAttribute: " +
-         attribute + "}]";
+         "nic], matchAttribute: " + attribute + "}]";
 }
 
 std::string inherited(const std::string& claim_source, bool numa_only,

@@ -12,7 +12,8 @@ constexpr std::array<RuleInfo, kRuleCount> kRuleInfos{{
      "matchAttribute is a PCIe-root attribute, so the scheduler may place them under different "
      "roots and GPUDirect RDMA traffic crosses the CPU.",
      Action::kDeny, true, Severity::kHigh},
-    {RuleId::kNumaOnlyAlignment, "numa-only-alignment", "GPU and NIC tied only by NUMA node",
+    {RuleId::kNumaOnlyAlignment, "numa-only-alignment",
+     "GPU and NIC tied only by NUMA node",
      "The GPU and NIC requests share only a NUMA-node attribute (or CEL selectors pinning one), "
      "which still allows different PCIe roots on the same socket.",
      Action::kDeny, true, Severity::kHigh},
@@ -21,7 +22,8 @@ constexpr std::array<RuleInfo, kRuleCount> kRuleInfos{{
      "A pod gets its GPU or NIC from an extended resource (device plugin or Multus network), "
      "which cannot express PCIe alignment; move both to one DRA claim with a constraint.",
      Action::kWarn, false, Severity::kMedium},
-    {RuleId::kSplitClaims, "split-claims", "GPU and NIC in different ResourceClaims",
+    {RuleId::kSplitClaims, "split-claims",
+     "GPU and NIC in different ResourceClaims",
      "A pod's GPU and NIC come from different ResourceClaims; constraints never span claims, "
      "so nothing can keep them on one PCIe root.",
      Action::kDeny, false, Severity::kHigh},

@@ -54,7 +54,9 @@ KeyPair::~KeyPair() {
   EVP_PKEY_free(key_);
 }
 
-bool KeyPair::valid_at(std::int64_t now) const { return now >= not_before_ && now < not_after_; }
+bool KeyPair::valid_at(std::int64_t now) const {
+  return now >= not_before_ && now < not_after_;
+}
 
 Result<KeyPairPtr> parse_key_pair(const std::string& cert_pem, const std::string& key_pem) {
   ERR_clear_error();

@@ -4,15 +4,16 @@
 #include "topoguard/server/http_request_reader.h"
 
 #include <algorithm>
-#include <boost/beast/core/buffers_range.hpp>
-#include <boost/beast/http/error.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/string_body.hpp>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <limits>
+
+#include <boost/beast/core/buffers_range.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
 
 namespace boost {
 
@@ -52,8 +53,9 @@ std::string lowered(std::string_view text) {
 }
 
 bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
-                                            [](char x, char y) { return lower(x) == lower(y); });
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return lower(x) == lower(y);
+         });
 }
 
 int hex_value(char c) {
@@ -157,9 +159,7 @@ void HttpRequestReader::reset() {
   error_message_.clear();
 }
 
-bool HttpRequestReader::awaits_continue() const {
-  return expect_continue_ && stage_ == Stage::kBody;
-}
+bool HttpRequestReader::awaits_continue() const { return expect_continue_ && stage_ == Stage::kBody; }
 
 std::size_t HttpRequestReader::held_bytes() const {
   return stage_ == Stage::kBody ? beast_->parser->get().body().size() : 0;
@@ -279,8 +279,7 @@ HttpParseState HttpRequestReader::read_head(std::string_view input) {
 // the empty line. npos while it has not all arrived.
 std::size_t HttpRequestReader::chunk_unit_end(std::string_view input) const {
   const std::size_t start = first_chunk_ ? 0 : 2;
-  const std::size_t newline =
-      input.size() < start ? std::string_view::npos : input.find('\n', start);
+  const std::size_t newline = input.size() < start ? std::string_view::npos : input.find('\n', start);
   if (newline == std::string_view::npos) {
     return std::string_view::npos;
   }
@@ -371,12 +370,12 @@ HttpParseState HttpRequestReader::refuse(const boost::beast::error_code& error,
     take_target();  // known once Beast has read the request line; answers and logs name it
   }
   if (error == http::error::header_limit) {
-    return fail(431, "request line and headers exceed " + std::to_string(limits_.max_header_bytes) +
-                         " bytes");
+    return fail(431, "request line and headers exceed " +
+                         std::to_string(limits_.max_header_bytes) + " bytes");
   }
   if (error == http::error::body_limit) {
-    return fail(413,
-                "body exceeds the limit of " + std::to_string(limits_.max_body_bytes) + " bytes");
+    return fail(413, "body exceeds the limit of " + std::to_string(limits_.max_body_bytes) +
+                         " bytes");
   }
   if (error == http::error::bad_version && names_another_http_version(input)) {
     return fail(505, "HTTP version is not supported; use HTTP/1.1");
@@ -427,8 +426,8 @@ HttpParseState HttpRequestReader::check_head(std::string_view head) {
       // Beast treats an unknown coding as "no body"; what follows would then be read as the
       // next request, so anything but one plain "chunked" is refused.
       if (++transfer_encodings > 1 || !equals_ignoring_case(value, "chunked")) {
-        return fail(501,
-                    "transfer coding \"" + std::string(value) + "\" is not supported; use chunked");
+        return fail(501, "transfer coding \"" + std::string(value) +
+                             "\" is not supported; use chunked");
       }
     } else if (field.name() == http::field::expect) {
       if (!equals_ignoring_case(value, "100-continue")) {

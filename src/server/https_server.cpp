@@ -4,8 +4,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <csignal>
 #include <cstdint>
+#include <csignal>
 #include <ctime>
 #include <exception>
 #include <mutex>

@@ -13,7 +13,8 @@ int install_current_pair(SSL* ssl, void* arg) {
   const auto* certs = static_cast<const CertReloader*>(arg);
   const KeyPairPtr pair = certs->current();
   // SSL_use_cert_and_key takes its own references, so the pair may be swapped out meanwhile.
-  return SSL_use_cert_and_key(ssl, pair->certificate(), pair->key(), pair->chain(), 1) == 1 ? 1 : 0;
+  return SSL_use_cert_and_key(ssl, pair->certificate(), pair->key(), pair->chain(), 1) == 1 ? 1
+                                                                                             : 0;
 }
 
 // ALPN: HTTP/1.1 is the one protocol served. A client that offers only h2 gets no ALPN answer
@@ -47,8 +48,8 @@ Status configure_tls_context(SSL_CTX& ctx, const CertReloader& certs,
   if (SSL_CTX_set1_groups_list(&ctx, "X25519:P-256:P-384") != 1) {
     return openssl_error("cannot set the key exchange groups");
   }
-  SSL_CTX_set_options(
-      &ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
+                                SSL_OP_CIPHER_SERVER_PREFERENCE);
   SSL_CTX_set_cert_cb(&ctx, install_current_pair, const_cast<CertReloader*>(&certs));
   SSL_CTX_set_alpn_select_cb(&ctx, select_http11, nullptr);
 

@@ -1,12 +1,12 @@
 #include "topoguard/server/tls_event_server.h"
 
 #include <arpa/inet.h>
-#include <malloc.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <openssl/err.h>
 #include <sched.h>
+#include <openssl/err.h>
+#include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
-#include <limits>
 #include <mutex>
+#include <limits>
 #include <optional>
 #include <string>
 #include <thread>
@@ -36,7 +36,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kReadChunk = 16 * 1024;  // one full TLS record
 constexpr int kMaxEvents = 128;
-constexpr int kAcceptsPerWakeup = 64;                   // then serve the connections already open
+constexpr int kAcceptsPerWakeup = 64;  // then serve the connections already open
 constexpr auto kTick = std::chrono::milliseconds(250);  // timeout sweep and accept-pause check
 constexpr auto kLingerTime = std::chrono::seconds(2);
 constexpr auto kAcceptPause = std::chrono::milliseconds(100);
@@ -73,34 +73,20 @@ void release_free_memory() {
 
 const char* reason_phrase(int status) {
   switch (status) {
-    case 100:
-      return "Continue";
-    case 200:
-      return "OK";
-    case 400:
-      return "Bad Request";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 408:
-      return "Request Timeout";
-    case 413:
-      return "Content Too Large";
-    case 417:
-      return "Expectation Failed";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 500:
-      return "Internal Server Error";
-    case 501:
-      return "Not Implemented";
-    case 503:
-      return "Service Unavailable";
-    case 505:
-      return "HTTP Version Not Supported";
-    default:
-      return "Unknown";
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 413: return "Content Too Large";
+    case 417: return "Expectation Failed";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
+    default: return "Unknown";
   }
 }
 
@@ -149,7 +135,7 @@ struct Listener {
   std::size_t index = 0;  // in the server's list
   int fd = -1;
   int port = 0;
-  std::atomic<std::size_t> open{0};               // connections of this endpoint
+  std::atomic<std::size_t> open{0};  // connections of this endpoint
   std::atomic<std::size_t> evictions_pending{0};  // asked of other loops, not yet done
 
   // Counts a connection from `address`; false, counting nothing, when that address already
@@ -198,8 +184,7 @@ struct Accepted {
   Accepted(int socket, Listener& port, std::string peer)
       : fd(socket), listener(&port), address(std::move(peer)) {}
   Accepted(Accepted&& other) noexcept
-      : fd(std::exchange(other.fd, -1)),
-        listener(other.listener),
+      : fd(std::exchange(other.fd, -1)), listener(other.listener),
         address(std::move(other.address)) {}
   Accepted& operator=(Accepted&&) = delete;
   Accepted(const Accepted&) = delete;
@@ -218,11 +203,8 @@ struct Accepted {
 
 struct Connection {
   Connection(Accepted&& accepted, SSL* tls, const HttpParseLimits& limits)
-      : fd(std::exchange(accepted.fd, -1)),
-        ssl(tls),
-        listener(*accepted.listener),
-        address(std::move(accepted.address)),
-        parser(limits) {
+      : fd(std::exchange(accepted.fd, -1)), ssl(tls), listener(*accepted.listener),
+        address(std::move(accepted.address)), parser(limits) {
     ++listener.open;
   }
   ~Connection() {
@@ -246,9 +228,9 @@ struct Connection {
   bool idle = false;
   Clock::time_point idle_since;
   Phase phase = Phase::kHandshake;
-  std::string in;  // received request bytes; those before in_start are consumed
+  std::string in;    // received request bytes; those before in_start are consumed
   std::size_t in_start = 0;
-  std::string out;  // the response being written
+  std::string out;   // the response being written
   std::size_t out_sent = 0;
   HttpRequestReader parser;
   bool readable = false;  // the socket may have bytes OpenSSL has not read yet
@@ -315,8 +297,7 @@ struct TlsEventServer::Impl {
 class TlsEventServer::Impl::Worker {
  public:
   explicit Worker(Impl& server)
-      : server_(server),
-        idle_(server.listeners.size()),
+      : server_(server), idle_(server.listeners.size()),
         oldest_idle_(std::make_unique<std::atomic<TimeRep>[]>(server.listeners.size())) {
     for (std::size_t i = 0; i < server.listeners.size(); ++i) {
       oldest_idle_[i] = kNoIdle;
@@ -486,8 +467,8 @@ class TlsEventServer::Impl::Worker {
             }
           } else if (!connection->closed) {
             // A hang-up or error is "readable" too: the failing read closes the connection.
-            connection->readable =
-                connection->readable || (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0;
+            connection->readable = connection->readable ||
+                                   (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0;
             take_turn(*connection);
           }
         }
@@ -852,8 +833,7 @@ class TlsEventServer::Impl::Worker {
       }
     }
     // Without this check every response would cost a read(2) that finds nothing.
-    if (!connection.readable &&
-        (connection.ssl == nullptr || SSL_has_pending(connection.ssl) == 0)) {
+    if (!connection.readable && (connection.ssl == nullptr || SSL_has_pending(connection.ssl) == 0)) {
       watch(connection, EPOLLIN);
       return false;
     }
@@ -893,7 +873,8 @@ class TlsEventServer::Impl::Worker {
   // Brings the byte budget up to date with this connection's request bytes; false when the
   // budget is then exceeded for a holder of its size.
   bool count_buffered(Connection& connection) {
-    return server_.budget->update(connection.buffered, connection.in.size() - connection.in_start +
+    return server_.budget->update(connection.buffered, connection.in.size() -
+                                                           connection.in_start +
                                                            connection.parser.held_bytes());
   }
 
@@ -985,8 +966,8 @@ class TlsEventServer::Impl::Worker {
   // A request the parser refused: answer it, then close (what follows it cannot be trusted).
   void reject(Connection& connection) {
     HttpResponse response = connection.listener.endpoint.on_error(connection.parser.error_status(),
-                                                                  connection.parser.error_message(),
-                                                                  connection.parser.path());
+                                             connection.parser.error_message(),
+                                             connection.parser.path());
     render_response(response, false, false, 1, connection.out);
     drop_input(connection);
     start_writing(connection, false);
@@ -1029,9 +1010,9 @@ class TlsEventServer::Impl::Worker {
       return true;
     }
     connection.phase = Phase::kReading;
-    connection.deadline =
-        Clock::now() + (connection.request_started ? server_.options.read_timeout
-                                                   : server_.options.keep_alive_timeout);
+    connection.deadline = Clock::now() + (connection.request_started
+                                              ? server_.options.read_timeout
+                                              : server_.options.keep_alive_timeout);
     if (!connection.request_started) {
       mark_idle(connection);
     }
@@ -1068,8 +1049,7 @@ class TlsEventServer::Impl::Worker {
   Impl& server_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
-  std::size_t answered_in_turn_ =
-      0;  // in the current turn; reset by take_turn(), counted by respond()
+  std::size_t answered_in_turn_ = 0;  // in the current turn; reset by take_turn(), counted by respond()
   std::vector<Connection*> yielded_;  // turns to resume in this pass (Connection::yielded)
   // Read by on_tick() and accept_ready(), written by forget_listener() from drain()'s thread.
   std::atomic<bool> listening_{false};
@@ -1184,8 +1164,8 @@ Status bind_listener(Listener& listener, int backlog) {
   auto failure = [&](const std::string& why) {
     Error error;
     error.code = ErrorCode::kIo;
-    error.message =
-        "cannot listen on " + host + ":" + service + " (" + listener.endpoint.name + "): " + why;
+    error.message = "cannot listen on " + host + ":" + service + " (" + listener.endpoint.name +
+                    "): " + why;
     return error;
   };
   addrinfo hints{};
@@ -1254,7 +1234,8 @@ std::size_t default_event_loops() { return 2 * usable_cpus(); }
 
 Status TlsEventServer::start() {
   Impl& impl = *impl_;
-  const std::size_t count = impl.options.threads > 0 ? impl.options.threads : default_event_loops();
+  const std::size_t count =
+      impl.options.threads > 0 ? impl.options.threads : default_event_loops();
   for (std::size_t i = 0; i < count; ++i) {
     auto worker = std::make_unique<Impl::Worker>(impl);
     if (Status status = worker->init(); !status) {
@@ -1270,7 +1251,9 @@ Status TlsEventServer::start() {
   return Ok{};
 }
 
-int TlsEventServer::port(std::size_t endpoint) const { return impl_->listeners.at(endpoint)->port; }
+int TlsEventServer::port(std::size_t endpoint) const {
+  return impl_->listeners.at(endpoint)->port;
+}
 
 std::size_t TlsEventServer::event_loops() const { return impl_->workers.size(); }
 

@@ -4,11 +4,11 @@
 // A Reloadable: current() is safe from any thread; poll() is called from one watcher thread.
 #pragma once
 
-#include <openssl/x509.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
+
+#include <openssl/x509.h>
 
 #include "topoguard/common/result.h"
 #include "topoguard/server/reloadable.h"

@@ -5,9 +5,9 @@
 // rotated pair is picked up without touching connections already open.
 #pragma once
 
-#include <openssl/types.h>
-
 #include <string>
+
+#include <openssl/types.h>
 
 #include "topoguard/common/result.h"
 #include "topoguard/server/cert_reloader.h"

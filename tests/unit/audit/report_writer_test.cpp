@@ -41,8 +41,7 @@ TEST(TextReportTest, OneLinePerFindingThenSummary) {
                                    "(policy default): GPU "
                                    "from extended resource nvidia.com/gpu and NIC from extended "
                                    "resource rdma/ib"));
-  EXPECT_EQ(lines[2],
-            "summary: 2 resources, 1 skipped, 1 deny, 1 warn, 0 audit, 0 exempted, 0 errors");
+  EXPECT_EQ(lines[2], "summary: 2 resources, 1 skipped, 1 deny, 1 warn, 0 audit, 0 exempted, 0 errors");
   EXPECT_EQ(errors.str(), "");
 }
 

@@ -109,9 +109,8 @@ const std::string kAlignedTemplate = v1_template(kGpuNicRequests + R"(      cons
 const std::vector<ExpectedFinding> kMissingGpuNic{
     expect(RuleId::kMissingPcieAlignment, "/spec/spec/devices",
            add_array(kTemplateConstraints, {{"gpu", "nic"}}),
-           {R"(GPU request "gpu" with NIC request "nic")",
-            "not tied by a "
-            "resource.kubernetes.io/pcieRoot",
+           {R"(GPU request "gpu" with NIC request "nic")", "not tied by a "
+                                                           "resource.kubernetes.io/pcieRoot",
             "{requests: [gpu, nic], matchAttribute: resource.kubernetes.io/pcieRoot}"})};
 
 // The same pair of requests, written in each resource.k8s.io version, with its fix path.
@@ -373,8 +372,7 @@ INSTANTIATE_TEST_SUITE_P(
                           append(kTemplateConstraints, {{"gpu", "nic"}}),
                           {"aligned only by NUMA node", "194.6", "127.1",
                            "keep the NUMA constraint"})}),
-        rule_case("standard_numa_node_attribute",
-                  v1_template(kGpuNicRequests + R"(      constraints:
+        rule_case("standard_numa_node_attribute", v1_template(kGpuNicRequests + R"(      constraints:
       - {matchAttribute: resource.kubernetes.io/numaNode}
 )"),
                   {expect(RuleId::kNumaOnlyAlignment, "/spec/spec/devices/constraints/0",
@@ -388,8 +386,7 @@ INSTANTIATE_TEST_SUITE_P(
 )"),
                   {expect(RuleId::kNumaOnlyAlignment, "/spec/spec/devices/requests/1",
                           add_array(kTemplateConstraints, {{"gpu", "nic"}}))}),
-        rule_case("numa_and_pcie_constraints_is_clean",
-                  v1_template(kGpuNicRequests + R"(      constraints:
+        rule_case("numa_and_pcie_constraints_is_clean", v1_template(kGpuNicRequests + R"(      constraints:
       - {requests: [gpu, nic], matchAttribute: dra.net/numaNode}
       - {requests: [gpu, nic], matchAttribute: resource.kubernetes.io/pcieRoot}
 )"),
@@ -453,8 +450,7 @@ spec:
 )"),
                   {expect(RuleId::kNumaOnlyAlignment, "/spec/spec/devices/constraints/1", "",
                           {"[extra] asks for several devices", "one constraint per pair"})}),
-        rule_case("count_two_under_numa_constraint_only_is_numa_only",
-                  v1_template(R"(      requests:
+        rule_case("count_two_under_numa_constraint_only_is_numa_only", v1_template(R"(      requests:
       - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 2}}
       - {name: nic, exactly: {deviceClassName: dranet, count: 2}}
       constraints:
