@@ -24,8 +24,7 @@ Result<HostPort> parse_host_port(std::string_view text) {
     return usage("IPv6 addresses need brackets");
   }
   int port = -1;
-  const auto [end, ec] =
-      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
   if (ec != std::errc() || end != port_text.data() + port_text.size() || port < 0 || port > 65535) {
     return usage("port must be 0..65535");
   }

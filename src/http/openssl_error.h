@@ -1,9 +1,9 @@
 // Turns OpenSSL's thread-local error queue into the project's Error, for the TLS code.
 #pragma once
 
-#include <openssl/err.h>
-
 #include <string>
+
+#include <openssl/err.h>
 
 #include "topoguard/common/result.h"
 

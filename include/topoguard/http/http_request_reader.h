@@ -89,11 +89,11 @@ class HttpRequestReader {
   HttpParseLimits limits_;
   std::unique_ptr<Beast> beast_;
   Stage stage_ = Stage::kBlankLines;
-  std::size_t consumed_ = 0;           // bytes of the last input taken
-  std::size_t blank_bytes_ = 0;        // blank lines before the request line
-  std::size_t head_scanned_ = 0;       // header bytes already searched for its empty line
-  std::size_t request_bytes_ = 0;      // bytes of this request taken so far (framing included)
-  bool first_chunk_ = true;            // no chunk-size line read yet
+  std::size_t consumed_ = 0;       // bytes of the last input taken
+  std::size_t blank_bytes_ = 0;    // blank lines before the request line
+  std::size_t head_scanned_ = 0;   // header bytes already searched for its empty line
+  std::size_t request_bytes_ = 0;  // bytes of this request taken so far (framing included)
+  bool first_chunk_ = true;           // no chunk-size line read yet
   std::uint64_t chunk_data_left_ = 0;  // of the current chunk
   bool expect_continue_ = false;
   HttpRequest request_;

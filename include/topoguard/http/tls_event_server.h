@@ -49,7 +49,8 @@ using HandlerResult = std::variant<HttpResponse, DeferredAnswer>;
 
 // Answers one complete request, now or deferred; may take the request's body. Must not throw
 // (exceptions are caught and answered with 500, but only as a last resort).
-using HttpHandler = std::function<HandlerResult(HttpRequest& request, Responder responder)>;
+using HttpHandler =
+    std::function<HandlerResult(HttpRequest& request, Responder responder)>;
 // Builds the response for a request the server rejects itself (400, 408, 413, 431, 505, ...);
 // `path` is empty when the request line was not understood.
 using HttpErrorResponder =

@@ -103,7 +103,8 @@ TEST(AuditRunnerTest, ListsEvaluatedResourcesWithCheckedRules) {
   }
   EXPECT_EQ(rules, (std::vector<policy::RuleId>{policy::RuleId::kMissingPcieAlignment,
                                                 policy::RuleId::kNumaOnlyAlignment,
-                                                policy::RuleId::kMultiDeviceAlignment}));
+                                                policy::RuleId::kMultiDeviceAlignment,
+                                                policy::RuleId::kOverriddenAlignmentAttribute}));
   EXPECT_EQ(report.resources[1].ref.kind, "Pod");
   EXPECT_EQ(report.resources[1].line, 16);
   EXPECT_EQ(report.resources[1].checked.size(), 5u);

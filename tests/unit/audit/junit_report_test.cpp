@@ -11,14 +11,14 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// 3 rules checked on the template + 5 on the pod; one failure each, with type = action and the
+// 4 rules checked on the template + 5 on the pod; one failure each, with type = action and the
 // message; passing cases are empty elements.
 TEST(JunitReportTest, TestCasePerResourceAndRule) {
   const std::string xml = testing::render(ReportFormat::kJUnit, testing::sample_report());
   EXPECT_THAT(xml, HasSubstr("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                             "<testsuites name=\"topoguard audit\" tests=\"8\" failures=\"2\" "
+                             "<testsuites name=\"topoguard audit\" tests=\"9\" failures=\"2\" "
                              "errors=\"0\">\n"
-                             "  <testsuite name=\"in.yaml\" tests=\"8\" failures=\"2\" "
+                             "  <testsuite name=\"in.yaml\" tests=\"9\" failures=\"2\" "
                              "errors=\"0\" skipped=\"0\">\n"));
   EXPECT_THAT(xml, HasSubstr("    <testcase classname=\"ResourceClaimTemplate ml/gpu-nic\" "
                              "name=\"default/missing-pcie-alignment\">\n"
@@ -50,9 +50,9 @@ TEST(JunitReportTest, HelpLinksTheConfiguredBase) {
 // counted in the suite's `skipped`, not a failure.
 TEST(JunitReportTest, ExemptedFindingIsSkippedTestCase) {
   const std::string xml = testing::render(ReportFormat::kJUnit, testing::exempted_sample_report());
-  EXPECT_THAT(xml, HasSubstr("<testsuites name=\"topoguard audit\" tests=\"8\" failures=\"1\" "
+  EXPECT_THAT(xml, HasSubstr("<testsuites name=\"topoguard audit\" tests=\"9\" failures=\"1\" "
                              "errors=\"0\">\n"
-                             "  <testsuite name=\"in.yaml\" tests=\"8\" failures=\"1\" "
+                             "  <testsuite name=\"in.yaml\" tests=\"9\" failures=\"1\" "
                              "errors=\"0\" skipped=\"1\">\n"));
   EXPECT_THAT(xml, HasSubstr("    <testcase classname=\"ResourceClaimTemplate ml/gpu-nic\" "
                              "name=\"default/missing-pcie-alignment\">\n"

@@ -30,16 +30,17 @@ TEST_P(HostPortTest, Parses) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Addresses, HostPortTest,
-                         ::testing::Values(Case{"Ipv4", "0.0.0.0:8443", true, "0.0.0.0", 8443},
-                                           Case{"Loopback", "127.0.0.1:0", true, "127.0.0.1", 0},
-                                           Case{"Ipv6", "[::1]:9090", true, "::1", 9090},
-                                           Case{"PortOnly", ":9090", true, "0.0.0.0", 9090},
-                                           Case{"NoPort", "127.0.0.1", false, "", 0},
-                                           Case{"PortTooLarge", "127.0.0.1:70000", false, "", 0},
-                                           Case{"PortNotNumber", "127.0.0.1:http", false, "", 0},
-                                           Case{"BareIpv6", "::1:9090", false, "", 0}),
-                         topoguard::testing::NoteName());
+INSTANTIATE_TEST_SUITE_P(
+    Addresses, HostPortTest,
+    ::testing::Values(Case{"Ipv4", "0.0.0.0:8443", true, "0.0.0.0", 8443},
+                      Case{"Loopback", "127.0.0.1:0", true, "127.0.0.1", 0},
+                      Case{"Ipv6", "[::1]:9090", true, "::1", 9090},
+                      Case{"PortOnly", ":9090", true, "0.0.0.0", 9090},
+                      Case{"NoPort", "127.0.0.1", false, "", 0},
+                      Case{"PortTooLarge", "127.0.0.1:70000", false, "", 0},
+                      Case{"PortNotNumber", "127.0.0.1:http", false, "", 0},
+                      Case{"BareIpv6", "::1:9090", false, "", 0}),
+    topoguard::testing::NoteName());
 
 }  // namespace
 }  // namespace topoguard::http

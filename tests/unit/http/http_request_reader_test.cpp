@@ -72,8 +72,7 @@ TEST_P(CompleteRequestTest, Parses) {
   EXPECT_EQ(parser.consumed(), c.consumed);
 }
 
-const std::string kPost =
-    "POST /mutate?timeout=10s HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello";
+const std::string kPost = "POST /mutate?timeout=10s HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello";
 
 INSTANTIATE_TEST_SUITE_P(
     Requests, CompleteRequestTest,
@@ -86,15 +85,14 @@ INSTANTIATE_TEST_SUITE_P(
                      25},
         CompleteCase{"EmptyLinesBeforeRequestLine", "\r\n\r\nGET / HTTP/1.1\r\n\r\n", "GET", "/",
                      "", "", true, 22},
-        CompleteCase{"ConnectionClose", "GET / HTTP/1.1\r\nConnection: Close\r\n\r\n", "GET", "/",
-                     "", "", false, 37},
-        CompleteCase{"Http10ClosesByDefault", "GET / HTTP/1.0\r\n\r\n", "GET", "/", "", "", false,
-                     18},
-        CompleteCase{"Http10KeepAlive", "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", "GET",
-                     "/", "", "", true, 42},
-        CompleteCase{"AbsoluteFormTarget",
-                     "GET https://topoguard.svc:443/validate?a=b HTTP/1.1\r\n\r\n", "GET",
-                     "/validate", "a=b", "", true, 55},
+        CompleteCase{"ConnectionClose", "GET / HTTP/1.1\r\nConnection: Close\r\n\r\n", "GET",
+                     "/", "", "", false, 37},
+        CompleteCase{"Http10ClosesByDefault", "GET / HTTP/1.0\r\n\r\n", "GET", "/", "", "",
+                     false, 18},
+        CompleteCase{"Http10KeepAlive", "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+                     "GET", "/", "", "", true, 42},
+        CompleteCase{"AbsoluteFormTarget", "GET https://topoguard.svc:443/validate?a=b HTTP/1.1\r\n\r\n",
+                     "GET", "/validate", "a=b", "", true, 55},
         CompleteCase{"Chunked",
                      "POST /v HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
                      "5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nTrailer: x\r\n\r\n",
@@ -143,8 +141,8 @@ INSTANTIATE_TEST_SUITE_P(
                   501},
         ErrorCase{"UnknownExpectation", "POST / HTTP/1.1\r\nExpect: magic\r\n\r\n", 417},
         ErrorCase{"BodyOverLimit", "POST / HTTP/1.1\r\nContent-Length: 65\r\n\r\n", 413},
-        ErrorCase{"ChunkedOverLimit", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n41\r\n",
-                  413},
+        ErrorCase{"ChunkedOverLimit",
+                  "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n41\r\n", 413},
         ErrorCase{"LongChunkExtension",
                   "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1;" +
                       std::string(1100, 'x') + "\r\na\r\n0\r\n\r\n",
@@ -156,10 +154,9 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"BareLineFeeds", "GET /readyz HTTP/1.1\nHost: x\n\n", 400},
         ErrorCase{"NulInHeaderValue", std::string("GET / HTTP/1.1\r\nA: b\0c\r\n\r\n", 26), 400},
         ErrorCase{"BareCrInHeaderValue", "GET / HTTP/1.1\r\nA: b\rc\r\n\r\n", 400},
-        ErrorCase{
-            "TwoTransferEncodings",
-            "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n",
-            501},
+        ErrorCase{"TwoTransferEncodings",
+                  "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n",
+                  501},
         ErrorCase{"BlankLinesCountAsHeaderBytes", std::string(300, '\n') + "GET / HTTP/1.1\r\n\r\n",
                   431},
         ErrorCase{"LongTrailers",

@@ -3,7 +3,6 @@
 #include "topoguard/http/tls_event_server.h"
 
 #include <arpa/inet.h>
-#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <sys/socket.h>
@@ -16,6 +15,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "cpu_affinity.h"
 
@@ -78,7 +79,9 @@ class Client {
   bool connected_ = false;
 };
 
-std::string get(const std::string& path) { return "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n"; }
+std::string get(const std::string& path) {
+  return "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
+}
 
 // A plain-HTTP server answering 200 to everything, with the given caps.
 class CappedServer {

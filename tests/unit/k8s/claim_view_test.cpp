@@ -195,7 +195,8 @@ TEST_P(ClaimSpecErrorsTest, NamesTheField) {
 INSTANTIATE_TEST_SUITE_P(
     Errors, ClaimSpecErrorsTest,
     ::testing::Values(
-        BadCase{"requests_not_list", "kind: ResourceClaim\nspec: {devices: {requests: {name: a}}}",
+        BadCase{"requests_not_list",
+                "kind: ResourceClaim\nspec: {devices: {requests: {name: a}}}",
                 ErrorCode::kWrongType, "/spec/devices/requests"},
         BadCase{"count_is_string",
                 "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: "

@@ -50,8 +50,7 @@ INSTANTIATE_TEST_SUITE_P(
         TemplateCase{"replicaset",
                      "apiVersion: apps/v1\nkind: ReplicaSet\nspec: {template: {spec: {}}}",
                      {"/spec/template/spec"}},
-        TemplateCase{"job",
-                     "apiVersion: batch/v1\nkind: Job\nspec: {template: {spec: {}}}",
+        TemplateCase{"job", "apiVersion: batch/v1\nkind: Job\nspec: {template: {spec: {}}}",
                      {"/spec/template/spec"}},
         TemplateCase{"cronjob",
                      "apiVersion: batch/v1\nkind: CronJob\nspec: {jobTemplate: {spec: "
@@ -79,14 +78,12 @@ INSTANTIATE_TEST_SUITE_P(
                      "{Launcher: {template: {spec: {}}}, Worker: {template: {spec: {}}}}}",
                      {"/spec/mpiReplicaSpecs/Launcher/template/spec",
                       "/spec/mpiReplicaSpecs/Worker/template/spec"}},
-        TemplateCase{"wrong_group",
-                     "apiVersion: example.com/v1\nkind: Deployment\nspec: "
-                     "{template: {spec: {}}}",
+        TemplateCase{"wrong_group", "apiVersion: example.com/v1\nkind: Deployment\nspec: "
+                                    "{template: {spec: {}}}",
                      {}},
         TemplateCase{"missing_template", "apiVersion: apps/v1\nkind: Deployment\nspec: {}", {}},
         TemplateCase{"template_is_scalar",
-                     "apiVersion: apps/v1\nkind: Deployment\nspec: {template: 3}",
-                     {}}),
+                     "apiVersion: apps/v1\nkind: Deployment\nspec: {template: 3}", {}}),
     topoguard::testing::NoteName());
 
 }  // namespace

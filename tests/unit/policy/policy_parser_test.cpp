@@ -661,13 +661,14 @@ TEST(PolicyInheritanceTest, OmittedSectionsComeFromTheBuiltInPolicy) {
   EXPECT_EQ(policy.rule(RuleId::kMissingPcieAlignment).action,
             builtin.rule(RuleId::kMissingPcieAlignment).action);
   EXPECT_TRUE(policy.match.exclude_namespaces.empty());  // kube-system is not inherited
-  EXPECT_EQ(policy.inherited, (std::vector<std::string>{
-                                  "devices.gpu", "devices.nic", "alignment.acceptedAttributes",
-                                  "alignment.numaAttributes", "rules.missing-pcie-alignment",
-                                  "rules.numa-only-alignment", "rules.device-plugin-pairing",
-                                  "rules.multi-device-alignment", "rules.unresolved-claim",
-                                  "rules.unsatisfiable-alignment", "rules.attribute-not-published",
-                                  "rules.overridden-alignment-attribute"}));
+  EXPECT_EQ(policy.inherited,
+            (std::vector<std::string>{"devices.gpu", "devices.nic", "alignment.acceptedAttributes",
+                                      "alignment.numaAttributes", "rules.missing-pcie-alignment",
+                                      "rules.numa-only-alignment", "rules.device-plugin-pairing",
+                                      "rules.multi-device-alignment", "rules.unresolved-claim",
+                                      "rules.unsatisfiable-alignment",
+                                      "rules.attribute-not-published",
+                                      "rules.overridden-alignment-attribute"}));
 }
 
 // A section that is written, even empty, replaces the inherited one.

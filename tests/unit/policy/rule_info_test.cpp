@@ -1,12 +1,12 @@
 // The rule table: complete, consistent with the rule ids, and linked from the README.
 #include "topoguard/policy/rule_info.h"
 
-#include <gtest/gtest.h>
-
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 namespace topoguard::policy {
 namespace {
