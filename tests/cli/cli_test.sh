@@ -102,7 +102,7 @@ check "explain gives the fix" grep -q '^Fix: Add one constraint per GPU/NIC pair
 check "explain fits a terminal" test "$(awk 'length > 100' "$work/out" | wc -l)" -eq 0
 run explain no-such-rule
 check "explain: unknown rule exit 2" test "$code" -eq 2
-check "explain: unknown rule lists the rules" grep -q '^topoguard explain: unknown rule "no-such-rule"; the rules are: missing-pcie-alignment, numa-only-alignment, .*, attribute-not-published$' "$work/err"
+check "explain: unknown rule lists the rules" grep -q '^topoguard explain: unknown rule "no-such-rule"; the rules are: missing-pcie-alignment, numa-only-alignment, .*, attribute-not-published, overridden-alignment-attribute$' "$work/err"
 run audit "$examples"
 check "findings carry no measured figures" test "$(grep -c 'Gbit' "$work/out")" -eq 0
 check "finding messages fit a CI log line" test "$(awk -F '[(]policy default[)]: ' 'length($2) > 300' "$work/out" | wc -l)" -eq 0
