@@ -124,6 +124,14 @@ mount_root() {
   mount --rbind /dev "${root}/dev"; mount --make-rslave "${root}/dev"; mounted+=("${root}/dev")
   mount --bind "${work}/cache/archives" "${root}/var/cache/apt/archives"
   mounted+=("${root}/var/cache/apt/archives")
+  # The network's own trust anchors (a TLS-inspecting egress proxy, say): a machine on this
+  # network has them, or npm cannot reach its registry. Debian's ca-certificates adds them to
+  # the system store when it is installed (or now, when it already is).
+  mkdir -p "${root}/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "${root}/usr/local/share/ca-certificates/" 2>/dev/null || true
+  if [ -x "${root}/usr/sbin/update-ca-certificates" ]; then
+    in_root "$root" "update-ca-certificates" >/dev/null 2>&1 || true
+  fi
 }
 in_root() {  # in_root ROOT COMMAND: COMMAND with /bin/sh -c in ROOT, a clean login-like environment
   local root="$1"
