@@ -21,14 +21,20 @@ build_packages=(
   libyaml-cpp-dev libcli11-dev libboost1.81-dev libsimdjson-dev libjemalloc-dev
   curl iproute2 procps file
 )
-# The tests, benchmarks and sanitizer builds; nodejs/npm only install the pinned Node below.
+# The tests, benchmarks and sanitizer builds.
 test_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev jq wrk nginx-light
-  umoci skopeo libxml2-utils python3-yaml binutils golang-go nodejs npm debootstrap rsync
+  umoci skopeo libxml2-utils python3-yaml binutils golang-go debootstrap rsync
 )
 
 packages=("${build_packages[@]}")
-if [ "$build_only" -eq 0 ]; then packages+=("${test_packages[@]}"); fi
+if [ "$build_only" -eq 0 ]; then
+  packages+=("${test_packages[@]}")
+  # npm only fetches the test tools and the Node they run on (below): Debian's nodejs and npm,
+  # unless the machine already has an npm (a NodeSource nodejs bundles its own and conflicts
+  # with Debian's npm package).
+  if ! command -v npm >/dev/null; then packages+=(nodejs npm); fi
+fi
 
 missing=()
 for package in "${packages[@]}"; do
