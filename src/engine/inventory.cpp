@@ -9,6 +9,15 @@ namespace {
 
 constexpr std::string_view kNetworkResourceAnnotation = "k8s.v1.cni.cncf.io/resourceName";
 
+void compile_selector(DeviceClassInfo& info, const std::string& expression) {
+  auto program = cel::compile(expression);
+  if (program) {
+    info.selectors.push_back(std::move(*program));
+  } else {
+    info.selectors_readable = false;
+  }
+}
+
 DeviceClassInfo read_device_class(const Json& object, std::string name) {
   DeviceClassInfo info;
   info.name = std::move(name);
@@ -23,14 +32,8 @@ DeviceClassInfo read_device_class(const Json& object, std::string name) {
   }
   for (const Json& selector : *selectors) {
     const Json* cel = member(selector, "cel");
-    if (cel == nullptr) {
-      continue;
-    }
-    auto program = cel::compile(string_member(*cel, "expression"));
-    if (program) {
-      info.selectors.push_back(std::move(*program));
-    } else {
-      info.selectors_readable = false;
+    if (cel != nullptr) {
+      compile_selector(info, string_member(*cel, "expression"));
     }
   }
   return info;
@@ -92,6 +95,27 @@ bool Inventory::add(const Json& object) {
     return true;
   }
   return false;
+}
+
+void Inventory::set_cluster_state(const cluster::ClusterState* state) {
+  cluster_state_ = state;
+  if (state == nullptr) {
+    return;
+  }
+  // The cluster's classes classify requests and extended resources too; a class of the same
+  // name in the audited input is the one about to be applied, so it wins whichever comes first.
+  for (const auto& [name, device_class] : state->device_classes()) {
+    if (device_classes_.count(name) != 0) {
+      continue;
+    }
+    DeviceClassInfo info;
+    info.name = name;
+    info.extended_resource_name = device_class.extended_resource_name;
+    for (const std::string& expression : device_class.selectors) {
+      compile_selector(info, expression);
+    }
+    device_classes_.emplace(name, std::move(info));
+  }
 }
 
 const DeviceClassInfo* Inventory::device_class(std::string_view name) const {

@@ -13,14 +13,19 @@ struct WorkloadKind {
   std::string_view kind;
   // Pointers to pod templates; "*" steps over every element of an array or object.
   std::array<std::string_view, 2> template_paths;
+  // The member of a template that holds its pod-spec fields; empty when the template holds them
+  // itself.
+  std::string_view spec_member = "spec";
 };
 
 // Pod has no template: its own metadata and spec play that role (template pointer ""), and so
 // do a PodGroup's (scheduling.k8s.io, gate DRAWorkloadResourceClaims, beta in 1.37), whose
-// spec.resourceClaims, shaped as a PodSpec's, are claims its pods share.
-constexpr std::array<WorkloadKind, 14> kWorkloadKinds{{
+// spec.resourceClaims, shaped as a PodSpec's, are claims its pods share. A Workload's
+// podGroupTemplates[] carry the same resourceClaims for the PodGroups made from them.
+constexpr std::array<WorkloadKind, 15> kWorkloadKinds{{
     {"", "Pod", {"", ""}},
     {"scheduling.k8s.io", "PodGroup", {"", ""}},
+    {"scheduling.k8s.io", "Workload", {"/spec/podGroupTemplates/*", ""}, ""},
     {"", "PodTemplate", {"/template", ""}},
     {"", "ReplicationController", {"/spec/template", ""}},
     {"apps", "Deployment", {"/spec/template", ""}},
@@ -122,9 +127,12 @@ std::vector<PodTemplateLocation> locate_pod_templates(const Json& object) {
     std::vector<FoundTemplate> templates;
     expand(object, path, "", templates);
     for (FoundTemplate& found : templates) {
-      const Json* spec = member(*found.node, "spec");
+      const Json* spec =
+          entry->spec_member.empty() ? found.node : member(*found.node, entry->spec_member);
       if (spec != nullptr && spec->is_object()) {
-        std::string spec_pointer = found.pointer + "/spec";
+        std::string spec_pointer = entry->spec_member.empty()
+                                       ? found.pointer
+                                       : found.pointer + "/" + std::string(entry->spec_member);
         locations.push_back({std::move(found.pointer), std::move(spec_pointer), found.node, spec});
       }
     }

@@ -56,6 +56,15 @@ check "gb300 exit 0 with --fail-on never" test "$code" -eq 0
 check "gb300 what-if unsatisfiable" jq_true '[.findings[] | select(.rule == "unsatisfiable-alignment") | .resource.name] == ["1nic-aligned", "1nic-unaligned"]' "$work/out"
 check "gb300 attribute-not-published" jq_true '[.findings[] | select(.rule == "attribute-not-published") | .action] == ["warn", "warn"]' "$work/out"
 
+# A DeviceClass only the cluster has maps example.com/ib: a pod asking it beside nvidia.com/gpu
+# gets a scheduler-made claim without constraints (device-plugin-pairing).
+printf 'apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: dranet-ib}\nspec:\n  selectors: [{cel: {expression: device.driver == "dra.net"}}]\n  extendedResourceName: example.com/ib\n' >"$work/ib-class.yaml"
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n  containers:\n  - name: main\n    resources:\n      limits: {nvidia.com/gpu: "1", example.com/ib: "1"}\n' >"$work/ib-pod.yaml"
+run audit --format json --cluster-state "$work/ib-class.yaml" -- "$work/ib-pod.yaml"
+check "cluster class maps an extended resource" jq_true '[.findings[] | select(.rule == "device-plugin-pairing") | .resource.name] == ["p"]' "$work/out"
+run audit --format json "$work/ib-pod.yaml"
+check "without the class the resource is no NIC" jq_true '[.findings[] | select(.rule == "device-plugin-pairing")] | length == 0' "$work/out"
+
 run audit
 check "audit without paths or cluster state is a usage error" test "$code" -eq 2
 

@@ -47,9 +47,10 @@ class Inventory {
   bool add(const Json& object);
 
   [[nodiscard]] bool claims_known() const { return claims_ == Claims::kKnown; }
-  // The cluster's devices (audit --cluster-state): claims are then checked for feasibility.
+  // The cluster's devices (audit --cluster-state): claims are then checked for feasibility, and
+  // its DeviceClasses join those of the input (which win on a name both have).
   // Not owned; must outlive the inventory. Null (the default, and in the webhook): no check.
-  void set_cluster_state(const cluster::ClusterState* state) { cluster_state_ = state; }
+  void set_cluster_state(const cluster::ClusterState* state);
   [[nodiscard]] const cluster::ClusterState* cluster_state() const { return cluster_state_; }
   [[nodiscard]] const DeviceClassInfo* device_class(std::string_view name) const;
   // The DeviceClass that serves `resource` as a DRA extended resource (its extendedResourceName,

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine_test_support.h"
+#include "topoguard/cluster/cluster_state.h"
 
 namespace topoguard::engine {
 namespace {
@@ -31,6 +32,55 @@ spec:
   EXPECT_EQ(inventory.device_class_for_resource("deviceclass.resource.kubernetes.io/vf"), info);
   EXPECT_EQ(inventory.device_class_for_resource("example.com/other"), nullptr);
   EXPECT_EQ(inventory.device_class("other"), nullptr);
+}
+
+// The cluster state's DeviceClasses (audit --cluster-state) join the input's: a container's
+// extendedResourceName resolves to a class only the cluster has, and a class the input also
+// holds is the input's, whichever was seen first.
+TEST(InventoryTest, ClusterStateDeviceClassesJoinTheInputs) {
+  cluster::ClusterStateBuilder builder;
+  for (const std::string_view yaml : {
+           R"(apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: ib}
+spec:
+  selectors: [{cel: {expression: "device.driver == 'dra.net'"}}]
+  extendedResourceName: example.com/ib
+)",
+           R"(apiVersion: resource.k8s.io/v1beta2
+kind: DeviceClass
+metadata: {name: vf}
+spec:
+  extendedResourceName: example.com/cluster-vf
+)"}) {
+    ASSERT_TRUE(builder.add(parse_one(std::string(yaml))));
+  }
+  const cluster::ClusterState state = std::move(builder).finish();
+  const Json input_class = parse_one(R"(apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: vf}
+spec:
+  extendedResourceName: example.com/vf
+)");
+  for (const bool state_first : {true, false}) {
+    Inventory inventory;
+    if (state_first) {
+      inventory.set_cluster_state(&state);
+    }
+    EXPECT_TRUE(inventory.add(input_class));
+    if (!state_first) {
+      inventory.set_cluster_state(&state);
+    }
+    const DeviceClassInfo* ib = inventory.device_class_for_resource("example.com/ib");
+    ASSERT_NE(ib, nullptr);
+    EXPECT_EQ(ib->name, "ib");
+    ASSERT_EQ(ib->selectors.size(), 1U);
+    EXPECT_EQ(ib->selectors[0].source(), "device.driver == 'dra.net'");
+    EXPECT_EQ(inventory.device_class_for_resource("deviceclass.resource.kubernetes.io/ib"), ib);
+    ASSERT_NE(inventory.device_class("vf"), nullptr);
+    EXPECT_EQ(inventory.device_class("vf")->extended_resource_name, "example.com/vf");
+    EXPECT_EQ(inventory.device_class_for_resource("example.com/cluster-vf"), nullptr);
+  }
 }
 
 // Claims and templates are found by (namespace, name); no namespace means "default".
