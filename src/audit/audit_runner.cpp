@@ -1,8 +1,11 @@
 #include "topoguard/audit/audit_runner.h"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 
+#include "topoguard/audit/cluster_state_loader.h"
+#include "topoguard/audit/manifest_fixer.h"
 #include "topoguard/k8s/object.h"
 
 namespace topoguard::audit {
@@ -17,10 +20,16 @@ bool is_resource_slice(const Json& object) {
 }  // namespace
 
 AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& policies,
-                   const cluster::ClusterState* cluster_state) {
+                   const RunOptions& options) {
   AuditRun run;
   AuditReport& report = run.report;
   report.errors = manifests.errors;
+  std::optional<LoadedClusterState> loaded;
+  if (options.cluster_state) {
+    loaded = load_cluster_state(manifests);
+    report.errors.insert(report.errors.end(), loaded->errors.begin(), loaded->errors.end());
+  }
+  const cluster::ClusterState* cluster_state = loaded ? &loaded->state : nullptr;
 
   engine::Inventory inventory(engine::Inventory::Claims::kKnown);
   inventory.set_cluster_state(cluster_state);
@@ -91,6 +100,9 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
                               std::forward_as_tuple(b.file, b.line, b.finding.rule,
                                                     b.finding.policy);
                      });
+  }
+  if (options.fix_edits) {
+    attach_fix_edits(manifests, run);
   }
   return run;
 }

@@ -4,7 +4,6 @@ namespace topoguard::audit {
 
 LoadedClusterState load_cluster_state(const ManifestSet& manifests) {
   LoadedClusterState loaded;
-  loaded.errors = manifests.errors;
   cluster::ClusterStateBuilder builder;
   for (const Manifest& manifest : manifests.manifests) {
     auto added = builder.add(*manifest.object);

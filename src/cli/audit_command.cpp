@@ -1,11 +1,8 @@
 // `topoguard audit`: flags -> load policies -> read manifests -> run -> write report -> exit code.
 #include <iostream>
-#include <optional>
 
 #include "commands.h"
 #include "topoguard/audit/audit_runner.h"
-#include "topoguard/audit/cluster_state_loader.h"
-#include "topoguard/audit/manifest_fixer.h"
 #include "topoguard/audit/manifest_reader.h"
 #include "topoguard/audit/report_writer.h"
 #include "topoguard/policy/policy_loader.h"
@@ -48,22 +45,10 @@ int run_audit_command(const AuditOptions& options) {
   std::vector<std::string> paths = options.cluster_state;
   paths.insert(paths.end(), options.paths.begin(), options.paths.end());
   const audit::ManifestSet manifests = audit::read_manifests(paths, std::cin);
-  std::optional<audit::LoadedClusterState> cluster;
-  if (!options.cluster_state.empty()) {
-    cluster = audit::load_cluster_state(manifests);
-  }
-  audit::AuditRun run =
-      audit::run_audit(manifests, *policies, cluster ? &cluster->state : nullptr);
-  if (cluster) {
-    // The set's own read errors are already in the report; add the unreadable slices.
-    run.report.errors.insert(
-        run.report.errors.end(),
-        cluster->errors.begin() + static_cast<std::ptrdiff_t>(manifests.errors.size()),
-        cluster->errors.end());
-  }
-  if (*format == audit::ReportFormat::kSarif) {
-    audit::attach_fix_edits(manifests, run);  // SARIF results carry fixes as text edits
-  }
+  const audit::AuditRun run = audit::run_audit(
+      manifests, *policies,
+      audit::RunOptions{.cluster_state = !options.cluster_state.empty(),
+                        .fix_edits = *format == audit::ReportFormat::kSarif});
   audit::make_report_writer(*format,
                             audit::ReportOptions{options.show_exempted, options.help_uri_base})
       ->write(run.report, std::cout, std::cerr);

@@ -29,8 +29,10 @@ int run_topology_command(const TopologyOptions& options) {
   }
   const audit::ManifestSet manifests = audit::read_manifests(options.cluster_state, std::cin);
   const audit::LoadedClusterState loaded = audit::load_cluster_state(manifests);
-  for (const Error& error : loaded.errors) {
-    std::cerr << error.to_string() << '\n';
+  for (const std::vector<Error>* errors : {&manifests.errors, &loaded.errors}) {
+    for (const Error& error : *errors) {
+      std::cerr << error.to_string() << '\n';
+    }
   }
   // GPUs, NICs and the alignment attribute as the first policy defines them.
   const cluster::Topology topology =
@@ -40,7 +42,7 @@ int run_topology_command(const TopologyOptions& options) {
   } else {
     std::cout << cluster::topology_to_text(topology);
   }
-  return loaded.errors.empty() ? kExitOk : kExitUsage;
+  return manifests.errors.empty() && loaded.errors.empty() ? kExitOk : kExitUsage;
 }
 
 }  // namespace

@@ -22,7 +22,6 @@
 #include "temp_dir.h"
 #include "topoguard/admission/admission_handler.h"
 #include "topoguard/audit/audit_runner.h"
-#include "topoguard/audit/cluster_state_loader.h"
 #include "topoguard/audit/manifest_fixer.h"
 #include "topoguard/audit/manifest_reader.h"
 #include "topoguard/audit/report_writer.h"
@@ -100,13 +99,10 @@ CaseSpec read_case(const fs::path& dir) {
 }
 
 audit::AuditRun audit_text(const audit::ManifestSet& set, const policy::PolicySet& policies,
-                           bool with_cluster_state) {
-  if (!with_cluster_state) {
-    return audit::run_audit(set, policies);
-  }
-  const audit::LoadedClusterState cluster = audit::load_cluster_state(set);
-  EXPECT_TRUE(cluster.errors.empty());
-  return audit::run_audit(set, policies, &cluster.state);
+                           bool with_cluster_state, bool fix_edits = false) {
+  return audit::run_audit(set, policies,
+                          audit::RunOptions{.cluster_state = with_cluster_state,
+                                            .fix_edits = fix_edits});
 }
 
 class GoldenTest : public ::testing::TestWithParam<std::string> {};
@@ -139,10 +135,10 @@ TEST_P(GoldenTest, MatchesExpectedFiles) {
       continue;
     }
     // As `topoguard audit` does: SARIF results carry their document's fix as a text edit.
-    audit::AuditRun format_run = run;
-    if (format == audit::ReportFormat::kSarif) {
-      audit::attach_fix_edits(set, format_run);
-    }
+    const audit::AuditRun format_run =
+        format == audit::ReportFormat::kSarif
+            ? audit_text(set, *policies, spec.cluster_state, /*fix_edits=*/true)
+            : run;
     std::ostringstream out;
     std::ostringstream errors;
     audit::make_report_writer(format)->write(format_run.report, out, errors);

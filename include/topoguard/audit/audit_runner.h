@@ -7,7 +7,6 @@
 
 #include "topoguard/audit/audit_report.h"
 #include "topoguard/audit/manifest_reader.h"
-#include "topoguard/cluster/cluster_state.h"
 #include "topoguard/engine/evaluate.h"
 #include "topoguard/policy/policy_set.h"
 
@@ -26,9 +25,17 @@ struct AuditRun {
   AuditReport report;
 };
 
-// With `cluster_state`, claims are also checked against the cluster's devices, and the
-// ResourceSlices in the input count as resources rather than skipped objects.
+struct RunOptions {
+  // The manifests' ResourceSlices, DeviceClasses, DeviceTaintRules and claims make up a cluster
+  // state: claims are also checked against its devices, its slices count as resources rather
+  // than skipped objects, and objects it cannot read join the report's errors.
+  bool cluster_state = false;
+  // Each finding with an enabled fix carries its document's fix as a text edit (for SARIF).
+  bool fix_edits = false;
+};
+
+// The one entry of an audit: what `audit`, `fix` and the golden tests run.
 [[nodiscard]] AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& policies,
-                                 const cluster::ClusterState* cluster_state = nullptr);
+                                 const RunOptions& options = {});
 
 }  // namespace topoguard::audit

@@ -13,7 +13,7 @@ namespace topoguard::audit {
 
 struct LoadedClusterState {
   cluster::ClusterState state;
-  std::vector<Error> errors;  // the set's own read errors, then one per unreadable object
+  std::vector<Error> errors;  // one per unreadable object (the set's read errors are its own)
 };
 
 [[nodiscard]] LoadedClusterState load_cluster_state(const ManifestSet& manifests);

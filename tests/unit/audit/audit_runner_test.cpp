@@ -7,6 +7,52 @@
 namespace topoguard::audit {
 namespace {
 
+// With the cluster state on, the input's slices are resources, an unreadable slice is an error
+// at its file, line and field after the read errors, and SARIF fix edits are attached on request.
+TEST(AuditRunnerTest, ClusterStateAndFixEditsOptions) {
+  const std::string slices = R"(apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: good}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n
+  pool: {name: n}
+  devices:
+  - {name: gpu-0, attributes: {resource.kubernetes.io/pcieRoot: {string: pci0000:00}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: bad}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n
+  pool: {name: n}
+  devices:
+  - name: gpu-1
+    attributes:
+      numa: {int: "zero"}
+)";
+  const ManifestSet set =
+      parse_manifests({{"slices.yaml", slices}, {"t.yaml", testing::kUnalignedTemplate}});
+
+  const AuditRun plain = run_audit(set, testing::builtin_policies());
+  EXPECT_TRUE(plain.report.errors.empty());
+  EXPECT_EQ(plain.report.summary.skipped, 2u);
+  ASSERT_FALSE(plain.report.findings.empty());
+  EXPECT_FALSE(plain.report.findings[0].fix_edit);
+
+  const AuditRun with_state = run_audit(set, testing::builtin_policies(),
+                                        RunOptions{.cluster_state = true, .fix_edits = true});
+  ASSERT_EQ(with_state.report.errors.size(), 1u);
+  const Error& error = with_state.report.errors[0];
+  EXPECT_EQ(error.location.file, "slices.yaml");
+  EXPECT_EQ(error.location.line, 21);
+  EXPECT_EQ(error.location.field, "/spec/devices/0/attributes/numa/int");
+  EXPECT_EQ(with_state.report.summary.skipped, 0u);
+  ASSERT_FALSE(with_state.report.findings.empty());
+  EXPECT_TRUE(with_state.report.findings[0].fix_edit);
+}
+
 // The inventory spans every file of the input: a Deployment in one file inherits the verdict of
 // a template in another, and findings are sorted by file then line.
 TEST(AuditRunnerTest, InventorySpansFilesAndFindingsAreSorted) {
