@@ -299,9 +299,9 @@ HandledReview decide(const AdmissionRequest& request, Json* own_object,
     allow_existing_violations(evaluation.findings, before);
   }
 
-  Json patch = Json::array();
+  engine::JsonPatch patch;
   const bool may_patch = options.mode == Mode::kMutate && request.operation == "CREATE";
-  if (may_patch && evaluation.patch.is_array() && !evaluation.patch.empty()) {
+  if (may_patch && !evaluation.patch.empty()) {
     // The API server fails the whole request on a patch that does not apply, even under
     // failurePolicy Ignore, so the patch is tried on the object exactly as received.
     Json copy;

@@ -223,7 +223,20 @@ std::string status_error_name(int status) {
 // Bodies up to this size leave the thread's parser as it is (typical reviews are a few KiB).
 constexpr std::size_t kKeptParserCapacity = 256 * 1024;
 
-std::string patch_json(const Json& patch) { return to_json_text(patch); }
+std::string patch_json(const engine::JsonPatch& patch) {
+  std::string out;
+  JsonWriter writer(out);
+  writer.begin_array();
+  for (const engine::PatchOperation& operation : patch) {
+    writer.begin_object()
+        .member("op", "add")
+        .member("path", operation.path)
+        .member("value", operation.value)
+        .end_object();
+  }
+  writer.end_array();
+  return out;
+}
 
 Result<AdmissionRequest> parse_admission_review(std::string_view body) {
   // One parser per thread, reused: creating one costs more than parsing a typical review. A
@@ -263,7 +276,7 @@ Json to_admission_review(const AdmissionResponse& response) {
     }
     body["status"] = std::move(status);
   }
-  if (response.patch.is_array() && !response.patch.empty()) {
+  if (!response.patch.empty()) {
     body["patch"] = base64_encode(patch_json(response.patch));
     body["patchType"] = "JSONPatch";
   }
@@ -307,7 +320,7 @@ std::string to_admission_review_json(const AdmissionResponse& response) {
     }
     writer.end_object();
   }
-  if (response.patch.is_array() && !response.patch.empty()) {
+  if (!response.patch.empty()) {
     writer.member("patch", base64_encode(patch_json(response.patch)))
         .member("patchType", "JSONPatch");
   }

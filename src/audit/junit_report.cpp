@@ -102,7 +102,7 @@ std::string finding_detail(const ReportedFinding& reported, const std::string& h
   std::string detail = location_text(reported.file, reported.line) + ": " + finding.pointer +
                        "\n" + finding.message + "\nhelp: " + help;
   if (!finding.fix.empty()) {
-    detail += "\nfix (JSONPatch): " + nlohmann::json(finding.fix).dump(
+    detail += "\nfix (JSONPatch): " + nlohmann::json(engine::patch_to_json(finding.fix)).dump(
                                           -1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
   return detail;

@@ -16,13 +16,10 @@ namespace topoguard::audit {
 namespace {
 
 // Prefixes every operation path with `base` (the List item a manifest came from).
-Json rebase(const Json& patch, const std::string& base) {
-  if (base.empty()) {
-    return patch;
-  }
-  Json rebased = patch;
-  for (Json& operation : rebased) {
-    operation["path"] = base + operation["path"].get<std::string>();
+engine::JsonPatch rebase(const engine::JsonPatch& patch, const std::string& base) {
+  engine::JsonPatch rebased = patch;
+  for (engine::PatchOperation& operation : rebased) {
+    operation.path.insert(0, base);
   }
   return rebased;
 }
@@ -32,9 +29,8 @@ std::string describe(const engine::Finding& finding, const std::string& file, in
                      std::string(policy::rule_name(finding.rule)) + " " + finding.resource.kind +
                      " " + k8s::effective_namespace(finding.resource) + "/" +
                      finding.resource.name + ":";
-  for (const Json& operation : finding.fix) {
-    text += " " + operation.value("op", std::string()) + " " +
-            operation.value("path", std::string()) + " " + operation["value"].dump();
+  for (const engine::PatchOperation& operation : finding.fix) {
+    text += " add " + operation.path + " " + operation.value.dump();
   }
   return text;
 }
@@ -181,7 +177,7 @@ struct Source {
 // JSON array's other lines untouched.
 struct PlannedEdit {
   TextEdit edit;
-  Json read_back;
+  engine::PatchOperation read_back;
   std::size_t document = 0;  // index in the stream
 };
 
@@ -233,13 +229,10 @@ std::optional<TextEdit> flow_insertion(const Source& source, std::size_t open,
 // `inserted_first` counts the elements already planned at the front of each flow sequence, so
 // the next one reads back after them.
 std::optional<PlannedEdit> plan_operation(const Source& source, const YamlDocument& document,
-                                          const Json& operation,
+                                          const engine::PatchOperation& operation,
                                           std::map<std::string, std::size_t>& inserted_first) {
-  if (string_member_view(operation, "op") != "add" || member(operation, "value") == nullptr) {
-    return std::nullopt;
-  }
-  const std::string path = string_member(operation, "path");
-  const Json& value = operation["value"];
+  const std::string& path = operation.path;
+  const Json& value = operation.value;
   const std::size_t slash = path.rfind('/');
   if (slash == std::string::npos) {
     return std::nullopt;
@@ -267,7 +260,7 @@ std::optional<PlannedEdit> plan_operation(const Source& source, const YamlDocume
         return std::nullopt;
       }
       planned.edit = std::move(*edit);
-      planned.read_back["path"] = append_pointer(parent, inserted_first[parent]++);
+      planned.read_back.path = append_pointer(parent, inserted_first[parent]++);
       return planned;
     }
     if (source.text[open] != '-') {
@@ -352,7 +345,7 @@ std::string apply_edits(std::string_view text, const std::vector<TextEdit>& edit
 struct ChunkFix {
   std::size_t first_document = 0;  // index in the stream
   std::size_t document_count = 0;
-  std::vector<std::pair<std::size_t, Json>> patches;  // document index -> its combined patch
+  std::vector<std::pair<std::size_t, engine::JsonPatch>> patches;  // document -> combined patch
 };
 
 class FileFixer {
@@ -377,7 +370,7 @@ class FileFixer {
       }
       patched.emplace_back(index, std::move(result).value());
       std::map<std::string, std::size_t> inserted_first;
-      for (const Json& operation : patch) {
+      for (const engine::PatchOperation& operation : patch) {
         auto edit = plan_operation(source, document, operation, inserted_first);
         surgical = surgical && edit.has_value();
         if (edit) {
@@ -423,7 +416,7 @@ class FileFixer {
     }
     for (std::size_t d = 0; d < chunk.document_count; ++d) {
       const std::size_t index = chunk.first_document + d;
-      Json read_back = Json::array();
+      engine::JsonPatch read_back;
       for (const PlannedEdit& edit : planned) {
         if (edit.document == index) {
           read_back.push_back(edit.read_back);
@@ -512,11 +505,10 @@ FixOutcome apply_fixes(const ManifestSet& manifests, const AuditRun& run) {
     }
     auto& patches = file_chunks.back().patches;
     if (patches.empty() || patches.back().first != manifest.document) {
-      patches.emplace_back(manifest.document, Json::array());
+      patches.emplace_back(manifest.document, engine::JsonPatch());
     }
-    for (const Json& operation : rebase(evaluated.evaluation.patch, manifest.base_pointer)) {
-      patches.back().second.push_back(operation);
-    }
+    const engine::JsonPatch rebased = rebase(evaluated.evaluation.patch, manifest.base_pointer);
+    patches.back().second.insert(patches.back().second.end(), rebased.begin(), rebased.end());
     // Policies that report the same fix (applied once) are told once.
     std::vector<std::string>& changes = outcome.files[manifest.file].changes;
     const std::size_t manifest_changes = changes.size();

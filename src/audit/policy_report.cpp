@@ -79,7 +79,7 @@ void add_results(const RuleCheck& check, const std::string& help_uri_base,
                                  {"action", policy::action_name(finding.action)},
                                  {"help", help}};
     if (!finding.fix.empty()) {
-      properties["jsonPatch"] = nlohmann::json(finding.fix).dump();
+      properties["jsonPatch"] = nlohmann::json(engine::patch_to_json(finding.fix)).dump();
     }
     results.push_back(result_entry(check, result_of(finding), finding.message, std::move(properties)));
   }

@@ -216,7 +216,7 @@ nlohmann::json report_to_json(const AuditReport& report) {
         {"path", finding.pointer},
     };
     if (!finding.fix.empty()) {
-      entry["fix"] = nlohmann::json(finding.fix);
+      entry["fix"] = nlohmann::json(engine::patch_to_json(finding.fix));
     }
     if (!finding.exception.empty()) {
       entry["exempted"] = true;

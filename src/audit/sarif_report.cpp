@@ -143,7 +143,7 @@ nlohmann::json result_of(const ReportedFinding& reported) {
         {"apiVersion", ref.api_version}}},
   };
   if (!finding.fix.empty()) {
-    result["properties"]["jsonPatch"] = nlohmann::json(finding.fix);
+    result["properties"]["jsonPatch"] = nlohmann::json(engine::patch_to_json(finding.fix));
   }
   if (reported.fix_edit) {
     result["fixes"] = {fix_of(*reported.fix_edit, reported.file)};

@@ -99,15 +99,6 @@ Json::object_t::Container& reserved_members(Json& object, std::size_t size) {
   return members;
 }
 
-// {"op": "add", "path": path, "value": value}
-Json add_operation(std::string path, Json value) {
-  Json operation = Json::object();
-  auto& members = reserved_members(operation, 3);
-  members.emplace_back("op", "add");
-  members.emplace_back("path", std::move(path));
-  members.emplace_back("value", std::move(value));
-  return operation;
-}
 
 class ClaimAnalyzer {
  public:
@@ -384,7 +375,7 @@ class ClaimAnalyzer {
                 ClaimFinding{policy::RuleId::kOverriddenAlignmentAttribute, derived.pointer,
                              messages::overridden_attribute(request, request.choices[i], derived,
                                                             cel::attribute_read(derived.program)),
-                             Json::array()});
+                             {}});
           }
         }
       }
@@ -568,7 +559,7 @@ class ClaimAnalyzer {
 
   // One constraint per pair, naming both requests (never an empty list, which would also bind
   // devices that lack the attribute). `add` the whole array when it is absent, else append.
-  Json fix_operations(const std::vector<std::pair<std::string, std::string>>& pairs) const {
+  JsonPatch fix_operations(const std::vector<std::pair<std::string, std::string>>& pairs) const {
     Json constraints = Json::array();
     for (const auto& [gpu, nic] : pairs) {
       Json requests = Json::array();
@@ -580,13 +571,13 @@ class ClaimAnalyzer {
       members.emplace_back("matchAttribute", policy_.alignment_attribute);
       constraints.push_back(std::move(constraint));
     }
-    Json operations = Json::array();
+    JsonPatch operations;
     if (!spec_.has_constraints_array) {
-      operations.push_back(add_operation(spec_.constraints_pointer, std::move(constraints)));
+      operations.push_back({PatchOp::kAdd, spec_.constraints_pointer, std::move(constraints)});
       return operations;
     }
     for (Json& constraint : constraints) {
-      operations.push_back(add_operation(spec_.constraints_pointer + "/-", std::move(constraint)));
+      operations.push_back({PatchOp::kAdd, spec_.constraints_pointer + "/-", std::move(constraint)});
     }
     return operations;
   }
@@ -662,7 +653,7 @@ class ClaimAnalyzer {
       verdict.findings.push_back(ClaimFinding{policy::RuleId::kMultiDeviceAlignment,
                                               constraint.pointer,
                                               messages::multi_device(offenders, total, constraint),
-                                              Json::array()});
+                                              {}});
     }
   }
 

@@ -10,6 +10,7 @@
 
 #include "device_roles.h"
 #include "topoguard/common/json.h"
+#include "topoguard/engine/json_patch.h"
 #include "topoguard/k8s/claim_view.h"
 #include "topoguard/policy/policy.h"
 
@@ -19,7 +20,7 @@ struct ClaimFinding {
   policy::RuleId rule = policy::RuleId::kMissingPcieAlignment;
   std::string pointer;
   std::string message;
-  Json fix = Json::array();  // RFC 6902 operations, empty when not fixable
+  JsonPatch fix;  // empty when not fixable
   // numa-only-alignment when the cluster state shows the alignment attribute impossible on every
   // node that could hold the claim: the rule's whenAlignmentImpossible action applies.
   bool alignment_impossible = false;

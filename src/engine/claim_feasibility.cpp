@@ -21,11 +21,9 @@ bool has_alignment_constraint(const k8s::ClaimSpec& spec, const policy::Policy& 
 
 // The claim as topoguard's fixes would leave it, when they add an alignment constraint.
 std::optional<k8s::ClaimSpec> fixed_spec(const Json& object, const ClaimVerdict& verdict) {
-  Json operations = Json::array();
+  JsonPatch operations;
   for (const ClaimFinding& finding : verdict.findings) {
-    for (const Json& operation : finding.fix) {
-      operations.push_back(operation);
-    }
+    operations.insert(operations.end(), finding.fix.begin(), finding.fix.end());
   }
   if (operations.empty()) {
     return std::nullopt;
@@ -93,7 +91,7 @@ void check_claim_feasibility(const Json& object, const k8s::ClaimSpec& spec, Cla
     for (ClaimFinding& finding : findings) {
       if (!nodes.empty() && finding.rule == policy::RuleId::kNumaOnlyAlignment) {
         finding.alignment_impossible = true;
-        finding.fix = Json::array();
+        finding.fix.clear();
         finding.message += messages::alignment_impossible(nodes, policy.alignment_attribute);
       }
     }
@@ -107,7 +105,7 @@ void check_claim_feasibility(const Json& object, const k8s::ClaimSpec& spec, Cla
     findings.push_back(ClaimFinding{
         policy::RuleId::kUnsatisfiableAlignment,
         constraint != spec.constraints.end() ? constraint->pointer : spec.constraints_pointer,
-        messages::unsatisfiable(feasibility, what_if), Json::array()});
+        messages::unsatisfiable(feasibility, what_if), {}});
   }
   for (const cluster::AttributePublication& publication : feasibility.publications) {
     if (!policy.is_alignment_attribute(publication.attribute) ||
@@ -117,7 +115,7 @@ void check_claim_feasibility(const Json& object, const k8s::ClaimSpec& spec, Cla
     findings.push_back(ClaimFinding{policy::RuleId::kAttributeNotPublished,
                                     request_pointer(spec, publication.request),
                                     messages::attribute_not_published(publication, what_if),
-                                    Json::array()});
+                                    {}});
   }
 }
 

@@ -270,7 +270,7 @@ class PolicyEvaluator {
     return *known;
   }
 
-  void emit(RuleId rule, std::string pointer, std::string message, Json fix = Json::array(),
+  void emit(RuleId rule, std::string pointer, std::string message, JsonPatch fix = {},
             bool alignment_impossible = false) {
     const policy::RuleSettings& settings = policy_.rule(rule);
     const policy::Action action = action_of(rule, alignment_impossible);
@@ -311,18 +311,15 @@ class PolicyEvaluator {
 // Adds `operation` to `patch` unless it is already there. Two policies that fix one claim whose
 // constraints array is absent each `add` the whole array; a second `add` would replace the
 // first, so the elements of the second join the first instead (each element once).
-void add_to_union(Json& patch, const Json& operation) {
-  for (Json& existing : patch) {
+void add_to_union(JsonPatch& patch, const PatchOperation& operation) {
+  for (PatchOperation& existing : patch) {
     if (existing == operation) {
       return;
     }
-    const Json* value = member(existing, "value");
-    const Json* new_value = member(operation, "value");
-    if (string_member_view(existing, "op") == "add" && string_member_view(operation, "op") == "add" &&
-        string_member_view(existing, "path") == string_member_view(operation, "path") &&
-        value != nullptr && value->is_array() && new_value != nullptr && new_value->is_array()) {
-      Json& elements = existing["value"];
-      for (const Json& element : *new_value) {
+    if (existing.path == operation.path && existing.value.is_array() &&
+        operation.value.is_array()) {
+      Json& elements = existing.value;
+      for (const Json& element : operation.value) {
         if (std::find(elements.begin(), elements.end(), element) == elements.end()) {
           elements.push_back(element);
         }
@@ -409,7 +406,7 @@ Evaluation Evaluator::evaluate(const Json& object, std::uint64_t cel_budget) {
   evaluation.cel_budget_exhausted = budget.cut_short();
   for (const Finding& finding : evaluation.findings) {
     if (finding.fix_enabled) {
-      for (const Json& operation : finding.fix) {
+      for (const PatchOperation& operation : finding.fix) {
         add_to_union(evaluation.patch, operation);
       }
     }

@@ -15,20 +15,10 @@ namespace {
 // copied all the requests. Giving each object an `add` will grow room for its new members
 // first, with the values moved, leaves nlohmann's patch with nothing to copy. Only capacity
 // changes here; what the patch does, and how it fails, is still nlohmann's.
-void make_room_for_added_members(Json& document, const Json& patch) {
-  std::size_t adds = 0;
-  for (const Json& operation : patch) {
-    const Json* op = member(operation, "op");
-    adds += op != nullptr && op->is_string() && op->get_ref<const std::string&>() == "add" ? 1 : 0;
-  }
-  for (const Json& operation : patch) {
-    const Json* op = member(operation, "op");
-    const Json* path = member(operation, "path");
-    if (op == nullptr || !op->is_string() || op->get_ref<const std::string&>() != "add" ||
-        path == nullptr || !path->is_string()) {
-      continue;
-    }
-    const std::string_view pointer = path->get_ref<const std::string&>();
+void make_room_for_added_members(Json& document, const JsonPatch& patch) {
+  const std::size_t adds = patch.size();  // every operation is an `add`
+  for (const PatchOperation& operation : patch) {
+    const std::string_view pointer = operation.path;
     const std::size_t last_slash = pointer.rfind('/');
     if (last_slash == std::string_view::npos) {
       continue;
@@ -53,7 +43,19 @@ void make_room_for_added_members(Json& document, const Json& patch) {
 
 }  // namespace
 
-Result<Json> apply_patch(const Json& document, const Json& patch) {
+Json patch_to_json(const JsonPatch& patch) {
+  Json operations = Json::array();
+  for (const PatchOperation& operation : patch) {
+    Json entry = Json::object();
+    entry["op"] = "add";
+    entry["path"] = operation.path;
+    entry["value"] = operation.value;
+    operations.push_back(std::move(entry));
+  }
+  return operations;
+}
+
+Result<Json> apply_patch(const Json& document, const JsonPatch& patch) {
   Json patched = document;
   if (Status applied = apply_patch_in_place(patched, patch); !applied) {
     return applied.error();
@@ -61,13 +63,10 @@ Result<Json> apply_patch(const Json& document, const Json& patch) {
   return patched;
 }
 
-Status apply_patch_in_place(Json& document, const Json& patch) {
-  if (!patch.is_array()) {
-    return Error{ErrorCode::kInvalidValue, "a JSON patch must be an array of operations", {}};
-  }
+Status apply_patch_in_place(Json& document, const JsonPatch& patch) {
   try {
     make_room_for_added_members(document, patch);
-    document.patch_inplace(patch);
+    document.patch_inplace(patch_to_json(patch));
     return Ok{};
   } catch (const std::exception& exception) {
     return Error{ErrorCode::kInvalidValue, std::string("patch does not apply: ") + exception.what(),

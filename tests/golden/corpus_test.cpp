@@ -146,7 +146,7 @@ TEST(CorpusTest, GpuEfaUnalignedFix) {
       continue;
     }
     EXPECT_EQ(reported.finding.pointer, "/spec/spec/devices");
-    EXPECT_EQ(reported.finding.fix, Json::parse(R"([{"op":"add",
+    EXPECT_EQ(engine::patch_to_json(reported.finding.fix), Json::parse(R"([{"op":"add",
         "path":"/spec/spec/devices/constraints","value":[{"requests":["gpu","efa"],
         "matchAttribute":"resource.kubernetes.io/pcieRoot"}]}])"));
     EXPECT_TRUE(reported.finding.fix_enabled);
@@ -162,7 +162,7 @@ TEST(CorpusTest, FixesReauditClean) {
     if (evaluated.evaluation.patch.empty()) {
       continue;
     }
-    const Json patched = evaluated.manifest->object->patch(evaluated.evaluation.patch);
+    const Json patched = evaluated.manifest->object->patch(engine::patch_to_json(evaluated.evaluation.patch));
     engine::Inventory inventory(engine::Inventory::Claims::kKnown);
     const engine::Evaluation after = engine::evaluate(patched, builtin(), inventory);
     for (const engine::Finding& finding : after.findings) {
@@ -281,7 +281,7 @@ std::string describe(const engine::Evaluation& evaluation) {
     for (const engine::Finding& finding : *list) {
       text << finding.policy << " | " << policy::rule_name(finding.rule) << " | "
            << policy::action_name(finding.action) << " | " << finding.pointer << " | "
-           << finding.message << " | " << finding.fix.dump() << " | " << finding.fix_enabled
+           << finding.message << " | " << engine::patch_to_json(finding.fix).dump() << " | " << finding.fix_enabled
            << " | " << finding.exception << "\n";
     }
     text << "--\n";
@@ -289,7 +289,7 @@ std::string describe(const engine::Evaluation& evaluation) {
   for (const engine::CheckedRule& checked : evaluation.checked) {
     text << checked.policy << ':' << policy::rule_name(checked.rule) << ' ';
   }
-  text << '\n' << evaluation.patch.dump() << '\n';
+  text << '\n' << engine::patch_to_json(evaluation.patch).dump() << '\n';
   for (const Error& error : evaluation.errors) {
     text << error.to_string() << '\n';
   }

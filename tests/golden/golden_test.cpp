@@ -241,7 +241,7 @@ std::string observable(const audit::ManifestSet& set, const policy::PolicySet& p
   observed["report"] = Json::parse(audit::report_to_json(run.report).dump());
   for (const audit::ManifestEvaluation& evaluated : run.evaluations) {
     Json entry = Json::object();
-    entry["patch"] = evaluated.evaluation.patch;
+    entry["patch"] = engine::patch_to_json(evaluated.evaluation.patch);
     for (admission::Mode mode : {admission::Mode::kValidate, admission::Mode::kMutate}) {
       admission::AdmissionRequest request;
       request.uid = "uid";
@@ -258,7 +258,7 @@ std::string observable(const audit::ManifestSet& set, const policy::PolicySet& p
       answer["allowed"] = handled.response.allowed;
       answer["message"] = handled.response.status.message;
       answer["warnings"] = handled.response.warnings;
-      answer["patch"] = handled.response.patch;
+      answer["patch"] = engine::patch_to_json(handled.response.patch);
       entry[std::string(admission::mode_name(mode))] = std::move(answer);
     }
     observed["objects"].push_back(std::move(entry));

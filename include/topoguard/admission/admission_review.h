@@ -10,6 +10,7 @@
 
 #include "topoguard/common/json.h"
 #include "topoguard/common/result.h"
+#include "topoguard/engine/json_patch.h"
 
 namespace topoguard::admission {
 
@@ -41,13 +42,13 @@ struct AdmissionStatus {
   std::string message;
 };
 
-// The wire fields of `response`. `patch` is an RFC 6902 array; it is sent (base64, patchType
-// JSONPatch) only when non-empty.
+// The wire fields of `response`. `patch` is sent (base64, patchType JSONPatch) only when
+// non-empty.
 struct AdmissionResponse {
   std::string uid;
   bool allowed = true;
   AdmissionStatus status;
-  Json patch = Json::array();
+  engine::JsonPatch patch;
   std::vector<std::string> warnings;
   std::map<std::string, std::string> audit_annotations;
 };
@@ -70,8 +71,9 @@ struct AdmissionResponse {
 // is the status's ("bad_request", "not_found", "too_large", ...).
 [[nodiscard]] std::string error_body_json(int http_status, std::string_view message);
 
-// The patch as sent: compact JSON, the same bytes as patch.dump() with invalid UTF-8 replaced.
-[[nodiscard]] std::string patch_json(const Json& patch);
+// The patch as sent: compact JSON, the same bytes as patch_to_json(patch).dump() with invalid
+// UTF-8 replaced.
+[[nodiscard]] std::string patch_json(const engine::JsonPatch& patch);
 
 // Standard base64 (RFC 4648 with padding), as encoding/json renders []byte.
 [[nodiscard]] std::string base64_encode(std::string_view bytes);

@@ -7,6 +7,7 @@
 
 #include "topoguard/common/json.h"
 #include "topoguard/common/result.h"
+#include "topoguard/engine/json_patch.h"
 #include "topoguard/k8s/object.h"
 #include "topoguard/policy/policy.h"
 
@@ -19,7 +20,7 @@ struct Finding {
   std::string message;
   k8s::ObjectRef resource;
   std::string pointer;          // JSON pointer of the offending element in the object
-  Json fix = Json::array();     // RFC 6902 operations; empty when the finding has no fix
+  JsonPatch fix;                // empty when the finding has no fix
   bool fix_enabled = false;     // the rule's `mutate` is on: the fix is part of the patch
   // Set on findings an exception waives (Evaluation::exempted): its name and reason.
   std::string exception;
@@ -39,7 +40,7 @@ struct Evaluation {
   // no fix in the patch).
   std::vector<Finding> exempted;
   std::vector<CheckedRule> checked;  // policies in set order, rules in RuleId order
-  Json patch = Json::array();  // every enabled fix, applicable to the input object as one patch
+  JsonPatch patch;             // every enabled fix, applicable to the input object as one patch
   std::vector<Error> errors;   // malformed parts of the object; location.field names the field
   // Some selector ended unknown because the object's CEL budget ran out: with a larger budget
   // the verdict could differ.

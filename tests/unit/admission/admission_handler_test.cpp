@@ -194,8 +194,8 @@ TEST(HandlerPatchTest, PatchAppliesAndRemovesTheDenial) {
   EXPECT_TRUE(again.response.allowed) << again.response.status.message;
   EXPECT_FALSE(has_rule(again.outcome, policy::RuleId::kMissingPcieAlignment));
   // The namespace was filled in for evaluation only; the patch does not touch metadata.
-  for (const auto& op : handled.response.patch) {
-    EXPECT_NE(op["path"].get<std::string>().rfind("/metadata", 0), 0U) << op.dump();
+  for (const engine::PatchOperation& operation : handled.response.patch) {
+    EXPECT_NE(operation.path.rfind("/metadata", 0), 0U) << operation.path;
   }
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "note_name.h"
+#include "typed_patch.h"
 
 namespace topoguard::admission {
 namespace {
@@ -148,7 +149,7 @@ TEST(AdmissionReviewTest, ResponseEnvelopeAndOptionalFields) {
   EXPECT_FALSE(plain["response"].contains("patchType"));
   EXPECT_FALSE(plain["response"].contains("status"));
 
-  response.patch = Json::parse(R"([{"op":"add","path":"/a","value":1}])");
+  response.patch = {{engine::PatchOp::kAdd, "/a", 1}};
   response.warnings = {"w"};
   response.audit_annotations["decision"] = "patch";
   Json patched = to_admission_review(response);
@@ -176,7 +177,8 @@ class PatchJsonTest : public ::testing::TestWithParam<PatchJsonCase> {};
 // replaced would write it.
 TEST_P(PatchJsonTest, SameBytesAsNlohmannDump) {
   const Json patch = Json::parse(GetParam().patch);
-  EXPECT_EQ(patch_json(patch), patch.dump(-1, ' ', false, Json::error_handler_t::replace));
+  EXPECT_EQ(patch_json(topoguard::testing::typed_patch(patch)),
+            patch.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -199,7 +201,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(PatchJsonInvalidUtf8Test, ReplacedAsNlohmannDoes) {
   Json patch = Json::array();
   patch.push_back(Json{{"op", "add"}, {"path", "/a\xff/b"}, {"value", "x\xc3("}});
-  EXPECT_EQ(patch_json(patch), patch.dump(-1, ' ', false, Json::error_handler_t::replace));
+  EXPECT_EQ(patch_json(topoguard::testing::typed_patch(patch)),
+            patch.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 struct Base64Case {

@@ -76,8 +76,8 @@ TEST(ClaimScaleTest, UntiedHalfIsFixedPairByPair) {
   const Finding& finding = evaluation.findings[0];
   EXPECT_EQ(finding.rule, RuleId::kMissingPcieAlignment);
   ASSERT_EQ(finding.fix.size(), 8u);  // one `add .../constraints/-` per untied pair
-  EXPECT_EQ(finding.fix[0]["value"], Json::parse(pair_constraint(8, "resource.kubernetes.io/pcieRoot")));
-  EXPECT_EQ(finding.fix[7]["value"],
+  EXPECT_EQ(finding.fix[0].value, Json::parse(pair_constraint(8, "resource.kubernetes.io/pcieRoot")));
+  EXPECT_EQ(finding.fix[7].value,
             Json::parse(pair_constraint(15, "resource.kubernetes.io/pcieRoot")));
   testing::expect_fixes_converge(object, evaluation, testing::builtin_policies(),
                                  Inventory(Inventory::Claims::kUnknown));

@@ -94,10 +94,10 @@ std::string dump(const Evaluation& evaluation) {
                                    {"name", finding.resource.name},
                                    {"pointer", finding.pointer},
                                    {"message", finding.message},
-                                   {"fix", finding.fix},
+                                   {"fix", patch_to_json(finding.fix)},
                                    {"fix_enabled", finding.fix_enabled}});
   }
-  out["patch"] = evaluation.patch;
+  out["patch"] = patch_to_json(evaluation.patch);
   out["errors"] = Json::array();
   for (const Error& error : evaluation.errors) {
     out["errors"].push_back(error.to_string());
@@ -117,25 +117,26 @@ void expect_findings(const Evaluation& evaluation, const std::vector<ExpectedFin
     EXPECT_EQ(policy::rule_name(finding.rule), policy::rule_name(want.rule));
     EXPECT_EQ(finding.pointer, want.pointer);
     const Json want_fix = want.fix.empty() ? Json::array() : Json::parse(want.fix);
-    EXPECT_EQ(finding.fix, want_fix) << finding.fix.dump();
+    const Json fix = patch_to_json(finding.fix);
+    EXPECT_EQ(fix, want_fix) << fix.dump();
     for (const std::string& part : want.message_parts) {
       EXPECT_THAT(finding.message, ::testing::HasSubstr(part));
     }
     // A finding never offers an empty constraint list, which would bind every device.
-    for (const Json& operation : finding.fix) {
-      const Json& value = operation.at("value");
+    for (const PatchOperation& operation : finding.fix) {
+      const Json& value = operation.value;
       for (const Json& constraint : value.is_array() ? value : Json::array({value})) {
-        EXPECT_GE(constraint.at("requests").size(), 2u) << operation.dump();
+        EXPECT_GE(constraint.at("requests").size(), 2u) << operation.path;
       }
     }
     if (finding.fix_enabled) {
       EXPECT_FALSE(finding.fix.empty());
-      for (const Json& operation : finding.fix) {
+      for (const Json& operation : fix) {
         enabled_fixes.push_back(operation);
       }
     }
   }
-  EXPECT_EQ(evaluation.patch, enabled_fixes);
+  EXPECT_EQ(patch_to_json(evaluation.patch), enabled_fixes);
 }
 
 namespace {
@@ -156,7 +157,7 @@ void expect_fixes_converge(const Json& object, const Evaluation& evaluation,
   const Evaluation again = evaluate(object, policies, inventory);
   EXPECT_EQ(dump(again), dump(evaluation)) << "evaluate() is not deterministic";
   if (!evaluation.patch.empty()) {
-    const Json patched = object.patch(evaluation.patch);
+    const Json patched = object.patch(patch_to_json(evaluation.patch));
     const Evaluation after = evaluate(patched, policies, inventory);
     for (const Finding& finding : after.findings) {
       EXPECT_FALSE(finding.fix_enabled) << "after the patch:\n" << dump(after);
@@ -166,9 +167,10 @@ void expect_fixes_converge(const Json& object, const Evaluation& evaluation,
     if (finding.fix.empty()) {
       continue;
     }
-    const Json patched = object.patch(finding.fix);
+    const Json fix = patch_to_json(finding.fix);
+    const Json patched = object.patch(fix);
     const Evaluation after = evaluate(patched, policies, inventory);
-    EXPECT_FALSE(has_fixable(after)) << "after " << finding.fix.dump() << ":\n" << dump(after);
+    EXPECT_FALSE(has_fixable(after)) << "after " << fix.dump() << ":\n" << dump(after);
   }
 }
 

@@ -226,7 +226,7 @@ TEST(PolicyExceptionTest, WaivedFindingIsRecordedNotActedOn) {
 )"));
   const Evaluation evaluation = evaluate(parse_one(kUnalignedTemplate), policies, Inventory());
   EXPECT_TRUE(evaluation.findings.empty());
-  EXPECT_EQ(evaluation.patch, Json::array());
+  EXPECT_TRUE(evaluation.patch.empty());
   ASSERT_EQ(evaluation.exempted.size(), 1u);
   EXPECT_EQ(evaluation.exempted[0].rule, RuleId::kMissingPcieAlignment);
   EXPECT_EQ(evaluation.exempted[0].action, Action::kDeny);
@@ -244,7 +244,7 @@ TEST(PolicyMutateTest, MutateFalseReportsFixButDoesNotPatch) {
   EXPECT_EQ(evaluation.findings[0].rule, RuleId::kMissingPcieAlignment);
   EXPECT_FALSE(evaluation.findings[0].fix.empty());
   EXPECT_FALSE(evaluation.findings[0].fix_enabled);
-  EXPECT_EQ(evaluation.patch, Json::array());
+  EXPECT_TRUE(evaluation.patch.empty());
 }
 
 // The policy's alignment attribute is what fixes write; accepted attributes also align.
@@ -255,7 +255,7 @@ TEST(PolicyAttributeTest, CustomAlignmentAttributeIsUsedByTheFix) {
                               "attribute: example.com/pcieRoot"));
   const Evaluation evaluation = evaluate(parse_one(kUnalignedTemplate), policies, Inventory());
   ASSERT_EQ(evaluation.findings.size(), 1u);
-  EXPECT_EQ(evaluation.patch,
+  EXPECT_EQ(patch_to_json(evaluation.patch),
             Json::parse(R"([{"op":"add","path":"/spec/spec/devices/constraints","value":[
                 {"requests":["gpu","nic"],"matchAttribute":"example.com/pcieRoot"}]}])"));
 }
@@ -283,7 +283,7 @@ TEST(PolicySetTest, EveryPolicyJudgesTheObjectAsSubmitted) {
   EXPECT_EQ(evaluation.findings[0].policy, "first");  // policy-name order, not file order
   EXPECT_EQ(evaluation.findings[1].policy, "second");
   EXPECT_EQ(evaluation.patch, evaluation.findings[0].fix);
-  const Json patched = object.patch(evaluation.patch);
+  const Json patched = object.patch(patch_to_json(evaluation.patch));
   EXPECT_TRUE(evaluate(patched, policies, Inventory()).findings.empty());
 }
 
@@ -315,11 +315,12 @@ TEST(PolicySetTest, DifferentFixesOfOneArrayAreJoined) {
       testing::inline_policies(policy_yaml("", "default") + "---\n" + other);
   const Json object = parse_one(kUnalignedTemplate);
   const Evaluation evaluation = evaluate(object, policies, Inventory());
-  EXPECT_EQ(evaluation.patch,
+  EXPECT_EQ(patch_to_json(evaluation.patch),
             Json::parse(R"([{"op":"add","path":"/spec/spec/devices/constraints","value":[
                 {"requests":["gpu","nic"],"matchAttribute":"resource.kubernetes.io/pcieRoot"},
                 {"requests":["gpu","nic"],"matchAttribute":"example.com/pcieRoot"}]}])"));
-  EXPECT_TRUE(evaluate(object.patch(evaluation.patch), policies, Inventory()).findings.empty());
+  EXPECT_TRUE(evaluate(object.patch(patch_to_json(evaluation.patch)), policies, Inventory())
+                  .findings.empty());
 }
 
 // A claim whose fields have the wrong types is an error with the field's pointer, not a crash.

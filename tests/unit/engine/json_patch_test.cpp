@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "note_name.h"
+#include "typed_patch.h"
 
 namespace topoguard::engine {
 namespace {
@@ -19,7 +20,7 @@ class ApplyPatchTest : public ::testing::TestWithParam<PatchCase> {};
 // The API server's rules: `add` needs the parent, `-` appends, failures are errors.
 TEST_P(ApplyPatchTest, AppliesLikeTheApiServer) {
   const PatchCase& c = GetParam();
-  auto result = apply_patch(Json::parse(c.document), Json::parse(c.patch));
+  auto result = apply_patch(Json::parse(c.document), topoguard::testing::typed_patch(Json::parse(c.patch)));
   if (c.expected.empty()) {
     ASSERT_FALSE(result);
     EXPECT_EQ(result.error().code, ErrorCode::kInvalidValue);
@@ -33,7 +34,7 @@ TEST_P(ApplyPatchTest, AppliesLikeTheApiServer) {
 TEST_P(ApplyPatchTest, AppliesInPlaceLikeOnACopy) {
   const PatchCase& c = GetParam();
   Json document = Json::parse(c.document);
-  Status applied = apply_patch_in_place(document, Json::parse(c.patch));
+  Status applied = apply_patch_in_place(document, topoguard::testing::typed_patch(Json::parse(c.patch)));
   if (c.expected.empty()) {
     ASSERT_FALSE(applied);
     EXPECT_EQ(applied.error().code, ErrorCode::kInvalidValue);
@@ -55,7 +56,6 @@ INSTANTIATE_TEST_SUITE_P(
                   R"([{"op":"add","path":"/d/c/-","value":2}])", ""},
         PatchCase{"missing_parent_fails", R"({})",
                   R"([{"op":"add","path":"/d/c","value":2}])", ""},
-        PatchCase{"not_an_array_fails", R"({})", R"({"op":"add","path":"/a","value":1})", ""},
         PatchCase{"empty_patch", R"({"a":1})", "[]", R"({"a":1})"},
         // Members added beside large siblings keep document order and leave the siblings whole.
         PatchCase{"several_adds_to_one_object",
@@ -67,10 +67,7 @@ INSTANTIATE_TEST_SUITE_P(
                   R"({"d":{"requests":[{"name":"gpu"},{"name":"nic"}],"x":{"y":[0,1,2]},
                       "constraints":[{"requests":["gpu","nic"]}],"z":"last"}})"},
         PatchCase{"replacing_an_existing_member", R"({"d":{"a":1,"b":2}})",
-                  R"([{"op":"add","path":"/d/a","value":3}])", R"({"d":{"a":3,"b":2}})"},
-        PatchCase{"add_then_failing_test_fails", R"({"d":{"a":1}})",
-                  R"([{"op":"add","path":"/d/b","value":2},
-                      {"op":"test","path":"/d/a","value":5}])", ""}),
+                  R"([{"op":"add","path":"/d/a","value":3}])", R"({"d":{"a":3,"b":2}})"}),
     topoguard::testing::NoteName());
 
 }  // namespace
