@@ -363,6 +363,60 @@ INSTANTIATE_TEST_SUITE_P(
                       with_capacity(3, "2"), Verdict::kSatisfiable}),
     topoguard::testing::NoteName{});
 
+// A shareable device whose capacity0 of `value` has a validRange of `min`, `step` and `max`
+// (default: min).
+std::string stepped(const std::string& value, const std::string& min, const std::string& step,
+                    const std::string& max) {
+  return slice_a("[{name: device-1, allowMultipleAllocations: true, capacity: {capacity0: {value: " +
+                 value + ", requestPolicy: {default: " + min + ", validRange: {min: " + min +
+                 ", step: " + step + ", max: " + max + "}}}}}]");
+}
+
+// Fractional quantities in validRange steps: the allocator rounds min + n * step exactly (in
+// int64 units through Quantity.Value() for whole bounds, in milli-units with
+// DRAFractionalCapacityRange for fractional ones), so 1.3 on a 500m step takes 1.5.
+INSTANTIATE_TEST_SUITE_P(
+    FractionalCapacity, AllocatorCaseTest,
+    ::testing::Values(
+        // 1.3 -> 1.5: two shares fill 3, a third does not fit.
+        AllocatorCase{"half_step_two_shares_fit", stepped("3", "500m", "500m", "3"),
+                      with_capacity(2, "'1.3'"), Verdict::kSatisfiable},
+        AllocatorCase{"half_step_three_shares_do_not_fit", stepped("3", "500m", "500m", "3"),
+                      with_capacity(3, "'1.3'"), Verdict::kUnsatisfiable, Shortfall::kConflict},
+        // 1.5 is on a step already: three shares of it do not fit 4, two do.
+        AllocatorCase{"on_the_step_stays", stepped("4", "500m", "500m", "4"),
+                      with_capacity(2, "'1.5'"), Verdict::kSatisfiable},
+        // 250m -> 300m on a 100m step: three shares fit 1, four do not.
+        AllocatorCase{"tenth_step_three_shares_fit", stepped("1", "100m", "100m", "1"),
+                      with_capacity(3, "250m"), Verdict::kSatisfiable},
+        AllocatorCase{"tenth_step_four_shares_do_not_fit", stepped("1", "100m", "100m", "1"),
+                      with_capacity(4, "250m"), Verdict::kUnsatisfiable, Shortfall::kConflict},
+        // 0.5Gi is a whole number of bytes: 600Mi -> 1Gi, two shares fill 2Gi.
+        AllocatorCase{"half_gibibyte_step_two_shares_fit", stepped("2Gi", "512Mi", "0.5Gi", "2Gi"),
+                      with_capacity(2, "600Mi"), Verdict::kSatisfiable},
+        AllocatorCase{"half_gibibyte_step_three_shares_do_not_fit",
+                      stepped("2Gi", "512Mi", "0.5Gi", "2Gi"), with_capacity(3, "600Mi"),
+                      Verdict::kUnsatisfiable, Shortfall::kConflict},
+        // Whole bounds, fractional request: 2.5 rounds to 4 (Value() takes 3, then the step).
+        AllocatorCase{"whole_step_fractional_request_rounds_up",
+                      slice_a("[" + ranged("device-1", "4") + "]"), with_capacity(1, "'2.5'"),
+                      Verdict::kSatisfiable},
+        AllocatorCase{"whole_step_fractional_request_leaves_no_room",
+                      slice_a("[" + ranged("device-1", "4") + "]"), with_capacity(2, "'2.5'"),
+                      Verdict::kUnsatisfiable, Shortfall::kConflict},
+        // Below min, a fractional request takes min: 1.3 -> 2, two shares fill 4.
+        AllocatorCase{"fractional_request_below_min_takes_min",
+                      slice_a("[" + ranged("device-1", "4") + "]"), with_capacity(2, "'1.3'"),
+                      Verdict::kSatisfiable},
+        // 1.2 rounds to 1.5, above max 1: the device cannot serve the request at all.
+        AllocatorCase{"rounded_above_max_breaks_the_policy", stepped("3", "500m", "500m", "1"),
+                      with_capacity(1, "'1.2'"), Verdict::kUnsatisfiable,
+                      Shortfall::kNotEnoughDevices},
+        // Bounds finer than a milli-unit: the allocator's milli arithmetic would round them.
+        AllocatorCase{"sub_milli_step_is_unknown", stepped("3", "1500u", "1500u", "3"),
+                      with_capacity(1, "1"), Verdict::kUnknown}),
+    topoguard::testing::NoteName{});
+
 // A counter set of 8Gi memory; device-a and device-b take 6Gi each, device-c 2Gi.
 std::string partitioned(const std::string& extra = "") {
   return slice_a(
