@@ -578,7 +578,7 @@ class Searcher {
         for (std::size_t e = 0; e < k; ++e) {
           remove(e, r);
         }
-        aborted_ = must;
+        aborted_ = aborted_ || must;
         return false;
       }
     }
