@@ -1179,25 +1179,34 @@ Value evaluate_value(const Program& program, const Activation* device,
   return evaluator.exhausted() ? evaluator.limit_reached() : value;
 }
 
-Evaluation evaluate(const Program& program, const Activation& device, CostBudget* budget) {
+ValueEvaluation evaluate_device_value(const Program& program, const Activation& device,
+                                      CostBudget* budget) {
   static const std::map<std::string, Value, std::less<>> kNoVariables;
   Evaluator evaluator{program, &device, kNoVariables};
   if (budget != nullptr) {
     evaluator.limit = std::min(kPerCallCostLimit, budget->remaining());
   }
-  Value value = evaluator.eval(program.root());
-  Evaluation evaluation;
-  evaluation.cost = evaluator.cost;
+  ValueEvaluation out{evaluator.eval(program.root())};
+  out.cost = evaluator.cost;
   if (budget != nullptr) {
     budget->charge(evaluator.cost);
   }
   if (evaluator.exhausted()) {
-    evaluation.budget_exhausted = !evaluator.out_of_memory && evaluator.limit < kPerCallCostLimit;
-    if (evaluation.budget_exhausted && budget != nullptr) {
+    out.budget_exhausted = !evaluator.out_of_memory && evaluator.limit < kPerCallCostLimit;
+    if (out.budget_exhausted && budget != nullptr) {
       budget->mark_cut_short();
     }
-    value = evaluator.limit_reached();
+    out.value = evaluator.limit_reached();
   }
+  return out;
+}
+
+Evaluation evaluate(const Program& program, const Activation& device, CostBudget* budget) {
+  const ValueEvaluation computed = evaluate_device_value(program, device, budget);
+  const Value& value = computed.value;
+  Evaluation evaluation;
+  evaluation.cost = computed.cost;
+  evaluation.budget_exhausted = computed.budget_exhausted;
   if (const auto* result = value.get<bool>()) {
     evaluation.outcome = *result ? Outcome::kTrue : Outcome::kFalse;
   } else if (const auto* error = value.get<ErrorValue>()) {

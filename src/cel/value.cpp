@@ -88,6 +88,31 @@ int compare_identifiers(std::string_view left, std::string_view right) {
   return order < 0 ? -1 : (order > 0 ? 1 : 0);
 }
 
+// Unsigned 128-bit integers hold 38 decimal digits: enough for any capacity a device publishes in
+// nanos (an int64 count of units is 19 digits, plus 9 for the nanos).
+__extension__ typedef unsigned __int128 Nanos;  // NOLINT(modernize-use-using): __extension__
+constexpr std::size_t kMaxNanosDigits = 38;
+
+std::optional<Nanos> to_nanos(const std::string& digits) {
+  if (digits.size() > kMaxNanosDigits) {
+    return std::nullopt;
+  }
+  Nanos value = 0;
+  for (char c : digits) {
+    value = value * 10 + static_cast<Nanos>(c - '0');
+  }
+  return value;
+}
+
+std::string from_nanos(Nanos value) {
+  std::string digits;
+  do {
+    digits.push_back(static_cast<char>('0' + static_cast<int>(value % 10)));
+    value /= 10;
+  } while (value != 0);
+  return {digits.rbegin(), digits.rend()};
+}
+
 }  // namespace
 
 std::optional<Version> Version::parse(std::string_view text, bool normalize) {
@@ -297,6 +322,37 @@ Quantity Quantity::plus(const Quantity& other) const {
 
 Quantity Quantity::minus(const Quantity& other) const {
   return plus(Quantity(!other.negative_, other.nanos_));
+}
+
+std::optional<std::uint64_t> Quantity::steps_of(const Quantity& step) const {
+  const auto value = to_nanos(nanos_);
+  const auto size = to_nanos(step.nanos_);
+  if (negative_ || step.negative_ || !value || !size || *size == 0) {
+    return std::nullopt;
+  }
+  const Nanos steps = *value / *size + (*value % *size != 0 ? 1 : 0);
+  if (steps > std::numeric_limits<std::uint64_t>::max()) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(steps);
+}
+
+std::optional<Quantity> Quantity::times(std::uint64_t factor) const {
+  const auto value = to_nanos(nanos_);
+  if (negative_ || !value) {
+    return std::nullopt;
+  }
+  std::string limit(kMaxNanosDigits, '9');
+  const Nanos largest = *to_nanos(limit);
+  if (factor != 0 && *value > largest / factor) {
+    return std::nullopt;
+  }
+  return Quantity(false, from_nanos(*value * factor));
+}
+
+int Quantity::decimal_places() const {
+  const std::size_t zeros = nanos_.size() - 1 - nanos_.find_last_not_of('0');
+  return nanos_ == "0" ? 0 : 9 - static_cast<int>(std::min<std::size_t>(zeros, 9));
 }
 
 const char* Value::type_name() const {

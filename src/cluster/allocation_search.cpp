@@ -1,6 +1,8 @@
 #include "allocation_search.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -89,6 +91,9 @@ class Searcher {
       result_.outcome = Outcome::kFound;
       return std::move(result_);
     }
+    if (!sharing_.ignore && order_dependent()) {
+      return run_literal();
+    }
     // Choices in firstAvailable order, the last request varying fastest, as the allocator
     // backtracks.
     while (true) {
@@ -123,6 +128,12 @@ class Searcher {
     std::vector<TypedValue> values;
   };
 
+  // What a constraint on `attribute` compares for `device` taken by request `r`'s chosen choice.
+  const AttributeValue* value(std::size_t r, std::size_t device,
+                              const std::string& attribute) const {
+    return value_of(devices_[device], device, requests_[r].choices[chosen_[r]], attribute);
+  }
+
   bool step() {
     if (++result_.steps > max_steps_) {
       bound_hit_ = true;
@@ -147,7 +158,6 @@ class Searcher {
       }
     }
     active_.clear();
-    distinct_.clear();
     for (const Constraint& constraint : constraints_) {
       Active active{&constraint, {}, {}};
       for (std::size_t r = 0; r < requests_.size(); ++r) {
@@ -155,26 +165,20 @@ class Searcher {
           active.requests.push_back(r);
         }
       }
-      if (active.requests.empty()) {
-        continue;
-      }
-      if (constraint.distinct) {
-        if (!sharing_.ignore) {
-          distinct_.push_back(std::move(active));
-        }
-        continue;
+      if (active.requests.empty() || constraint.distinct) {
+        continue;  // distinctAttribute is decided by run_literal(), or ignored (Sharing::ignore)
       }
       // The common value must be one of the values of the smallest covered request.
       const std::size_t smallest = *std::min_element(
           active.requests.begin(), active.requests.end(),
           [&](std::size_t a, std::size_t b) { return takes_[a].size() < takes_[b].size(); });
       takes_[smallest].for_each([&](std::size_t index) {
-        const AttributeValue* value = devices_[index].attribute(constraint.attribute);
-        if (value == nullptr) {
+        const AttributeValue* published = value(smallest, index, constraint.attribute);
+        if (published == nullptr) {
           return;
         }
-        for (const AttributeValue::Scalar& element : value->values) {
-          TypedValue typed{value->type, element};
+        for (const AttributeValue::Scalar& element : published->values) {
+          TypedValue typed{published->type, element};
           if (std::find(active.values.begin(), active.values.end(), typed) ==
               active.values.end()) {
             active.values.push_back(std::move(typed));
@@ -186,12 +190,11 @@ class Searcher {
       }
       active_.push_back(std::move(active));
     }
-    coupled_ = !distinct_.empty() || (std::any_of(
-        takes_.begin(), takes_.end(), [&](const Take& take) {
-          bool any = false;
-          take.for_each([&](std::size_t index) { any = any || interacts(index); });
-          return any;
-        }));
+    coupled_ = std::any_of(takes_.begin(), takes_.end(), [&](const Take& take) {
+      bool any = false;
+      take.for_each([&](std::size_t index) { any = any || interacts(index); });
+      return any;
+    });
     picked_.assign(active_.size(), 0);
     while (true) {
       if (!step()) {
@@ -221,8 +224,10 @@ class Searcher {
           active.requests.end()) {
         continue;
       }
-      const TypedValue& value = active.values[picked_[c]];
-      if (!has_value(devices_[device], active.constraint->attribute, value.type, value.value)) {
+      const TypedValue& wanted = active.values[picked_[c]];
+      const AttributeValue* published = value(request, device, active.constraint->attribute);
+      if (published == nullptr || published->type != wanted.type ||
+          !published->contains(wanted.value)) {
         return false;
       }
     }
@@ -389,31 +394,6 @@ class Searcher {
     }
   }
 
-  // Pairwise disjoint values with every device already taken under each distinct constraint
-  // covering request `r`; a device without the attribute is never chosen.
-  bool distinct_ok(std::size_t r, std::size_t device) const {
-    for (const Active& active : distinct_) {
-      if (std::find(active.requests.begin(), active.requests.end(), r) == active.requests.end()) {
-        continue;
-      }
-      const AttributeValue* value = devices_[device].attribute(active.constraint->attribute);
-      if (value == nullptr) {
-        return false;
-      }
-      for (const auto& [other_request, other] : taken_) {
-        if (std::find(active.requests.begin(), active.requests.end(), other_request) ==
-            active.requests.end()) {
-          continue;
-        }
-        const AttributeValue* other_value = devices_[other].attribute(active.constraint->attribute);
-        if (other_value != nullptr && value->shares_element(*other_value)) {
-          return false;
-        }
-      }
-    }
-    return true;
-  }
-
   bool take_device(std::size_t r, std::size_t device) {
     const std::size_t count = taken_count_[device];
     if (count > 0 && sharing_.multiple.count(device) == 0) {
@@ -423,7 +403,7 @@ class Searcher {
     const std::vector<Use>* uses = sharing_.ignore ? nullptr : uses_of(r, device);
     const std::vector<Use>* counters =
         count == 0 && !sharing_.ignore ? counters_of(device) : nullptr;
-    if (!fits(uses) || !fits(counters) || !distinct_ok(r, device)) {
+    if (!fits(uses) || !fits(counters)) {
       return false;
     }
     apply(uses, true);
@@ -438,6 +418,242 @@ class Searcher {
     const std::size_t count = --taken_count_[device];
     apply(sharing_.ignore ? nullptr : uses_of(r, device), false);
     apply(count == 0 && !sharing_.ignore ? counters_of(device) : nullptr, false);
+  }
+
+  // Whether the allocator's answer depends on the order it tries devices in, so that only its
+  // own search gives it: constraint.go's distinctAttributeConstraint compares a device with the
+  // last device added for each request, and forgets a request's entry when any of its devices is
+  // taken back; matchAttributeConstraint narrows its set of common list elements and does not
+  // widen it again when it takes a device back.
+  bool order_dependent() const {
+    for (const Constraint& constraint : constraints_) {
+      if (constraint.covers.empty()) {
+        continue;
+      }
+      if (constraint.distinct) {
+        return true;
+      }
+      for (std::size_t r = 0; r < requests_.size(); ++r) {
+        for (std::size_t c = 0; c < requests_[r].choices.size(); ++c) {
+          if (!constraint.covers_choice(r, c)) {
+            continue;
+          }
+          const Choice& choice = requests_[r].choices[c];
+          for (const auto* list : {&choice.definite, &choice.maybe}) {
+            for (std::size_t index : *list) {
+              const AttributeValue* published =
+                  value_of(devices_[index], index, choice, constraint.attribute);
+              if (published != nullptr && published->values.size() > 1) {
+                return true;
+              }
+            }
+          }
+        }
+      }
+    }
+    return false;
+  }
+
+  // The allocator's search, restated from allocateOne() and allocateDevice()
+  // (structured/internal/experimental/allocator_experimental.go): requests in order; a request
+  // tries its choices in firstAvailable order and, for each, fills its devices from the
+  // candidates in the allocator's order, each later device of a request after the previous one;
+  // allocationMode All takes its devices in that order and fails when one cannot be had. Taking
+  // a device checks what it shares (capacity, counters), then runs every constraint in claim
+  // order; when one refuses, those before it take the device back, and a refusal of a device All
+  // must take is an allocation error. A device is taken back (every constraint's remove) when
+  // what follows it fails.
+  SearchResult run_literal() {
+    result_.order_uncertain =
+        std::any_of(requests_.begin(), requests_.end(), [](const Request& request) {
+          return std::any_of(request.choices.begin(), request.choices.end(),
+                             [](const Choice& choice) { return !choice.maybe.empty(); });
+        });
+    takes_.assign(requests_.size(), Take{});
+    candidates_.assign(requests_.size(), {});
+    states_.assign(constraints_.size(), ConstraintState{});
+    taken_.clear();
+    taken_count_.clear();
+    used_.assign(sharing_.available.size(), cel::Quantity::from_integer(0));
+    if (literal_request(0)) {
+      result_.outcome = Outcome::kFound;
+      result_.choices = chosen_;
+      result_.devices.assign(requests_.size(), {});
+      for (const auto& [request, device] : taken_) {
+        result_.devices[request].push_back(device);
+      }
+      for (std::vector<std::size_t>& taken : result_.devices) {
+        std::sort(taken.begin(), taken.end());
+      }
+    } else {
+      result_.outcome = bound_hit_ ? Outcome::kBoundHit : Outcome::kNotFound;
+    }
+    return std::move(result_);
+  }
+
+  bool literal_request(std::size_t r) {
+    if (r == requests_.size()) {
+      return true;
+    }
+    for (std::size_t c = 0; c < requests_[r].choices.size(); ++c) {
+      if (!step()) {
+        return false;
+      }
+      chosen_[r] = c;
+      takes_[r] = take_of(requests_[r].choices[c], scenario_);
+      const Take& take = takes_[r];
+      if (take.impossible || take.size() < take.need || (take.all && take.size() == 0)) {
+        continue;
+      }
+      std::vector<std::size_t>& candidates = candidates_[r];
+      candidates.clear();
+      take.for_each([&](std::size_t index) { candidates.push_back(index); });
+      std::sort(candidates.begin(), candidates.end(),
+                [&](std::size_t a, std::size_t b) { return allocator_order(a, b); });
+      if (literal_device(r, 0, 0)) {
+        return true;
+      }
+      if (bound_hit_ || aborted_) {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  // Pools by driver and pool name, slices by name, devices as the slice lists them
+  // (pools_experimental.go: sortPoolsByID, sortSlicesByName).
+  bool allocator_order(std::size_t a, std::size_t b) const {
+    const Device& left = devices_[a];
+    const Device& right = devices_[b];
+    return std::tie(left.driver, left.pool, left.slice, a) <
+           std::tie(right.driver, right.pool, right.slice, b);
+  }
+
+  // Fills device `slot` of request `r` (its chosen choice) from candidate position `from` on.
+  bool literal_device(std::size_t r, std::size_t slot, std::size_t from) {
+    const Take& take = takes_[r];
+    const std::vector<std::size_t>& candidates = candidates_[r];
+    const std::size_t need = take.all ? candidates.size() : take.need;
+    if (slot == need) {
+      return literal_request(r + 1);
+    }
+    if (!step()) {
+      return false;
+    }
+    // All takes exactly its devices, in order; a count tries every later candidate.
+    const std::size_t first = take.all ? slot : from;
+    const std::size_t last = take.all ? slot + 1 : candidates.size();
+    for (std::size_t position = first; position < last; ++position) {
+      const std::size_t device = candidates[position];
+      if (!take_literal(r, device, take.all)) {
+        if (aborted_) {
+          return false;
+        }
+        continue;
+      }
+      if (literal_device(r, slot + 1, position + 1)) {
+        return true;
+      }
+      release_literal(r, device);
+      if (bound_hit_ || aborted_) {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  // allocateDevice(): sharing first, then the constraints in claim order. `must` (All): a
+  // constraint's refusal aborts the allocation.
+  bool take_literal(std::size_t r, std::size_t device, bool must) {
+    if (taken_count_[device] > 0 && sharing_.multiple.count(device) == 0) {
+      return false;
+    }
+    const std::vector<Use>* uses = uses_of(r, device);
+    const std::vector<Use>* counters = taken_count_[device] == 0 ? counters_of(device) : nullptr;
+    if (!fits(uses) || !fits(counters)) {
+      return false;
+    }
+    for (std::size_t k = 0; k < constraints_.size(); ++k) {
+      if (!add(k, r, device)) {
+        for (std::size_t e = 0; e < k; ++e) {
+          remove(e, r);
+        }
+        aborted_ = aborted_ || must;
+        return false;
+      }
+    }
+    apply(uses, true);
+    apply(counters, true);
+    ++taken_count_[device];
+    taken_.emplace_back(r, device);
+    return true;
+  }
+
+  void release_literal(std::size_t r, std::size_t device) {
+    for (std::size_t k = 0; k < constraints_.size(); ++k) {
+      remove(k, r);
+    }
+    release_device(r, device);
+  }
+
+  // constraint.go's add(): a device without the value is refused; the first device of a
+  // constraint is always accepted. matchAttribute keeps the elements every device so far shares;
+  // distinctAttribute compares the device with the value kept per request (the last one added
+  // for it, under the parent request's name for a subrequest) and then keeps the device's.
+  bool add(std::size_t k, std::size_t r, std::size_t device) {
+    const Constraint& constraint = constraints_[k];
+    if (!constraint.covers_choice(r, chosen_[r])) {
+      return true;
+    }
+    const AttributeValue* published = value(r, device, constraint.attribute);
+    if (published == nullptr) {
+      return false;
+    }
+    ConstraintState& state = states_[k];
+    if (constraint.distinct) {
+      if (state.devices > 0) {
+        if (published->values.empty()) {
+          return false;  // attributeAsSet: no type, so no set to compare
+        }
+        for (const auto& [request, kept] : state.last) {
+          if (!kept->values.empty() && published->shares_element(*kept)) {
+            return false;
+          }
+        }
+      }
+      state.last.insert_or_assign(r, published);
+      ++state.devices;
+      return true;
+    }
+    if (published->values.empty()) {
+      return false;
+    }
+    if (state.devices == 0) {
+      state.common = *published;
+    } else {
+      if (!state.common.shares_element(*published)) {
+        return false;
+      }
+      std::erase_if(state.common.values, [&](const AttributeValue::Scalar& element) {
+        return !published->contains(element);
+      });
+    }
+    ++state.devices;
+    return true;
+  }
+
+  // constraint.go's remove(): distinctAttribute forgets the request's value altogether (even
+  // when devices of the request remain); matchAttribute only counts the device out.
+  void remove(std::size_t k, std::size_t r) {
+    const Constraint& constraint = constraints_[k];
+    if (!constraint.covers_choice(r, chosen_[r])) {
+      return;
+    }
+    ConstraintState& state = states_[k];
+    if (constraint.distinct) {
+      state.last.erase(r);
+    }
+    --state.devices;
   }
 
   // Kuhn's augmenting path: give `slot` a device, moving earlier slots to others if needed.
@@ -462,13 +678,13 @@ class Searcher {
   std::size_t max_steps_;
   const Sharing& sharing_;
   bool bound_hit_ = false;
+  bool aborted_ = false;  // run_literal(): All could not take a device (an allocation error)
   bool coupled_ = false;
   SearchResult result_;
 
   std::vector<std::size_t> chosen_;
   std::vector<Take> takes_;
   std::vector<Active> active_;
-  std::vector<Active> distinct_;
   // assign_in_order(): per request its eligible candidates; the devices taken, in order, with
   // their request; how often each device is taken; what is used of each shared resource.
   std::vector<std::vector<std::size_t>> candidates_;
@@ -476,6 +692,13 @@ class Searcher {
   std::unordered_map<std::size_t, std::size_t> taken_count_;
   std::vector<cel::Quantity> used_;
   std::vector<std::size_t> picked_;
+  // run_literal(): each constraint's bookkeeping, as constraint.go keeps it.
+  struct ConstraintState {
+    std::size_t devices = 0;
+    AttributeValue common;                              // matchAttribute
+    std::map<std::size_t, const AttributeValue*> last;  // distinctAttribute, by request
+  };
+  std::vector<ConstraintState> states_;
   std::unordered_set<std::size_t> reserved_;
   std::vector<std::size_t> slots_;
   std::vector<std::vector<std::size_t>> adjacency_;
@@ -491,9 +714,20 @@ bool Constraint::covers_choice(std::size_t request, std::size_t choice) const {
   });
 }
 
-bool has_value(const Device& device, const std::string& attribute, AttributeValue::Type type,
+const AttributeValue* value_of(const Device& device, std::size_t index, const Choice& choice,
+                               const std::string& attribute) {
+  const auto derived = choice.derived.find(attribute);
+  if (derived == choice.derived.end()) {
+    return device.attribute(attribute);
+  }
+  const auto found = derived->second.find(index);
+  return found == derived->second.end() ? nullptr : &found->second;
+}
+
+bool has_value(const Device& device, std::size_t index, const Choice& choice,
+               const std::string& attribute, AttributeValue::Type type,
                const AttributeValue::Scalar& value) {
-  const AttributeValue* published = device.attribute(attribute);
+  const AttributeValue* published = value_of(device, index, choice, attribute);
   return published != nullptr && published->type == type && published->contains(value);
 }
 

@@ -5,14 +5,19 @@
 // published value and matching devices to requests (augmenting paths) decides existence exactly,
 // like the allocator's backtracking, in steps bounded by choices x values instead of device
 // combinations.
-// Devices that interact make the matching inexact: a distinctAttribute constraint, a device that
-// allows multiple allocations (its capacity is shared) or one that consumes shared counters. When
-// one of those is in play, the devices of a value are assigned as the allocator does it, by
-// backtracking over them in order (a request's devices in increasing order, a shareable device
-// reused across requests while its capacity lasts), with the same step budget.
+// Devices that interact make the matching inexact: a device that allows multiple allocations (its
+// capacity is shared) or one that consumes shared counters. When one of those is in play, the
+// devices of a value are assigned by backtracking over them in order (a request's devices in
+// increasing order, a shareable device reused across requests while its capacity lasts), with the
+// same step budget.
+// Where the allocator's answer depends on the order it tries devices in (a distinctAttribute
+// constraint, or a matchAttribute over list values with more than one element), the search is the
+// allocator's own: its order and its constraint bookkeeping (constraint.go), with no value picked
+// beforehand (see Searcher::run_literal).
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -43,6 +48,10 @@ struct Choice {
   bool maybe_blocked = false;
   // What taking a shareable device for this choice uses of its capacities, by device index.
   std::unordered_map<std::size_t, std::vector<Use>> uses = {};
+  // Derived attributes (KEP-6080): by name, the value per candidate device. A constraint on that
+  // name compares these values for this choice's devices, in place of the devices' own
+  // attributes; a candidate missing from the map has no value for it.
+  std::map<std::string, std::unordered_map<std::size_t, AttributeValue>, std::less<>> derived = {};
 };
 
 struct Request {
@@ -53,8 +62,9 @@ struct Constraint {
   std::string attribute;
   // (request index, choice index); a choice index of kAnyChoice covers every choice.
   std::vector<std::pair<std::size_t, std::size_t>> covers;
-  // distinctAttribute: the covered devices' values must be pairwise disjoint sets, instead of
-  // sharing one element (matchAttribute).
+  // distinctAttribute: a device's value must be disjoint from the last value taken for each
+  // request under the constraint (Searcher::run_literal), instead of all values sharing one
+  // element (matchAttribute).
   bool distinct = false;
   static constexpr std::size_t kAnyChoice = static_cast<std::size_t>(-1);
 
@@ -83,6 +93,10 @@ enum class Outcome { kFound, kNotFound, kBoundHit };
 
 struct SearchResult {
   Outcome outcome = Outcome::kNotFound;
+  // The allocator's search (run_literal) over devices that may match: which of them really are
+  // candidates changes the order it tries devices in, and with it the answer, so neither kFound
+  // (pessimistic) nor kNotFound (optimistic) is certain.
+  bool order_uncertain = false;
   std::vector<std::size_t> choices;               // per request, when found
   std::vector<std::vector<std::size_t>> devices;  // per request, when found
   std::size_t steps = 0;
@@ -93,9 +107,16 @@ struct SearchResult {
                                   const std::vector<Constraint>& constraints, Scenario scenario,
                                   std::size_t max_steps, const Sharing& sharing = {});
 
-// The element `device` publishes for `attribute` that equals `value` (same type), for callers
-// counting devices per value.
-[[nodiscard]] bool has_value(const Device& device, const std::string& attribute,
-                             AttributeValue::Type type, const AttributeValue::Scalar& value);
+// What a constraint on `attribute` compares for device `index` (`device`) taken for `choice`:
+// the choice's derived attribute of that name when it has one (nullptr when it has no value for
+// the device), else the device's own attribute.
+[[nodiscard]] const AttributeValue* value_of(const Device& device, std::size_t index,
+                                             const Choice& choice, const std::string& attribute);
+
+// Whether that value holds an element equal to `value` (same type), for callers counting
+// devices per value.
+[[nodiscard]] bool has_value(const Device& device, std::size_t index, const Choice& choice,
+                             const std::string& attribute, AttributeValue::Type type,
+                             const AttributeValue::Scalar& value);
 
 }  // namespace topoguard::cluster::search

@@ -347,6 +347,7 @@ Status read_device_properties(const Json& holder, const std::string& pointer, De
       if (qualified) {
         device.attributes.insert_or_assign(std::move(key), std::move(attribute).value());
       } else {
+        device.short_attributes.emplace(name, *attribute);
         device.attributes.emplace(std::move(key), std::move(attribute).value());
       }
     }
@@ -481,8 +482,10 @@ std::string AttributeValue::to_string() const {
 }
 
 const AttributeValue* Device::attribute(std::string_view qualified_name) const {
-  auto it = attributes.find(qualified_name);
-  return it == attributes.end() ? nullptr : &it->second;
+  const auto& names =
+      qualified_name.find('/') == std::string_view::npos ? short_attributes : attributes;
+  auto it = names.find(qualified_name);
+  return it == names.end() ? nullptr : &it->second;
 }
 
 std::string Device::id() const { return driver + "/" + pool + "/" + name; }

@@ -1,6 +1,8 @@
 #include "consumable_capacity.h"
 
+#include <algorithm>
 #include <optional>
+#include <utility>
 
 namespace topoguard::cluster::capacity {
 
@@ -14,8 +16,63 @@ std::string qualified(std::string_view driver, const std::string& name) {
   return name.find('/') != std::string::npos ? name : std::string(driver) + "/" + name;
 }
 
+// The step arithmetic of a validRange. The allocator (consumable_capacity.go, roundUpRange and
+// violateValidRange, at the commit read) computes min + step * ceil((request - min) / step) in
+// int64 units through Quantity.Value(), which rounds the request up to an integer; with
+// DRAFractionalCapacityRange (beta in 1.37) and a fractional min, max or step it computes in
+// milli-units instead (API documentation of CapacityRequestPolicyRange). For an integer step in
+// the units used, rounding the request up first changes nothing (ceil(ceil(x) / s) =
+// ceil(x / s)), so exact decimal arithmetic gives the allocator's amounts, as long as the bounds
+// have at most three decimals and every value fits an int64 of those units. nullopt otherwise.
+class StepArithmetic {
+ public:
+  static std::optional<StepArithmetic> of(const RequestPolicy& policy) {
+    StepArithmetic out{quantity(*policy.min), quantity(*policy.step)};
+    int places = std::max(out.min_.decimal_places(), out.step_.decimal_places());
+    if (policy.max) {
+      places = std::max(places, quantity(*policy.max).decimal_places());
+    }
+    if (places > 3 || out.step_.sign() <= 0) {
+      return std::nullopt;
+    }
+    out.largest_ =
+        *cel::Quantity::parse(places == 0 ? "9223372036854775807" : "9223372036854775807m");
+    return out;
+  }
+
+  // The smallest min + n * step not below `amount` (>= min).
+  [[nodiscard]] std::optional<cel::Quantity> round_up(const cel::Quantity& amount) const {
+    const auto steps = amount.minus(min_).steps_of(step_);
+    const auto span = steps ? step_.times(*steps) : std::nullopt;
+    if (!span || !fits(amount)) {
+      return std::nullopt;
+    }
+    const cel::Quantity rounded = min_.plus(*span);
+    return fits(rounded) ? std::optional(rounded) : std::nullopt;
+  }
+
+  // Whether `amount` (>= min) is min + n * step.
+  [[nodiscard]] std::optional<bool> on_step(const cel::Quantity& amount) const {
+    const auto rounded = round_up(amount);
+    return rounded ? std::optional(rounded->compare(amount) == 0) : std::nullopt;
+  }
+
+ private:
+  StepArithmetic(cel::Quantity min, cel::Quantity step)
+      : min_(std::move(min)), step_(std::move(step)) {}
+
+  [[nodiscard]] bool fits(const cel::Quantity& amount) const {
+    return amount.compare(largest_) <= 0 && min_.compare(largest_) <= 0 &&
+           step_.compare(largest_) <= 0;
+  }
+
+  cel::Quantity min_;
+  cel::Quantity step_;
+  cel::Quantity largest_ = cel::Quantity::from_integer(0);  // int64 of the units used
+};
+
 // The amount consumed for `requested` (nullopt: not requested) under `policy` (may be null);
-// nullopt when a step calculation leaves the integers the allocator computes in.
+// nullopt when the step arithmetic cannot be done exactly (StepArithmetic).
 std::optional<cel::Quantity> consumed_amount(const std::optional<cel::Quantity>& requested,
                                              const cel::Quantity& value,
                                              const RequestPolicy* policy) {
@@ -33,14 +90,8 @@ std::optional<cel::Quantity> consumed_amount(const std::optional<cel::Quantity>&
     if (!policy->step) {
       return requested;
     }
-    const auto asked = requested->as_integer();
-    const auto low = min.as_integer();
-    const auto step = quantity(*policy->step).as_integer();
-    if (!asked || !low || !step || *step <= 0) {
-      return std::nullopt;
-    }
-    const std::int64_t steps = (*asked - *low + *step - 1) / *step;
-    return cel::Quantity::from_integer(*low + *step * steps);
+    const auto steps = StepArithmetic::of(*policy);
+    return steps ? steps->round_up(*requested) : std::nullopt;
   }
   for (const std::string& valid : policy->valid_values) {
     const cel::Quantity candidate = quantity(valid);
@@ -51,7 +102,7 @@ std::optional<cel::Quantity> consumed_amount(const std::optional<cel::Quantity>&
   return requested;
 }
 
-// Whether `amount` breaks `policy`; nullopt when that cannot be computed in integers.
+// Whether `amount` breaks `policy`; nullopt when the step arithmetic cannot be done exactly.
 std::optional<bool> violates(const cel::Quantity& amount, const RequestPolicy& policy) {
   if (policy.default_value && amount.compare(quantity(*policy.default_value)) == 0) {
     return false;
@@ -63,13 +114,12 @@ std::optional<bool> violates(const cel::Quantity& amount, const RequestPolicy& p
     if (!policy.step) {
       return false;
     }
-    const auto value = amount.as_integer();
-    const auto low = quantity(*policy.min).as_integer();
-    const auto step = quantity(*policy.step).as_integer();
-    if (!value || !low || !step || *step <= 0) {
-      return std::nullopt;
+    if (amount.compare(quantity(*policy.min)) < 0) {
+      return std::nullopt;  // below min: Go's remainder of a negative difference
     }
-    return (*value - *low) % *step != 0;
+    const auto steps = StepArithmetic::of(policy);
+    const auto on_step = steps ? steps->on_step(amount) : std::nullopt;
+    return on_step ? std::optional(!*on_step) : std::nullopt;
   }
   if (policy.valid_values.empty()) {
     return false;
@@ -109,7 +159,8 @@ Demand demand(const Device& device, const std::map<std::string, std::string, std
                                                     : std::optional<bool>(false);
     if (!amount || !broken) {
       out.fit = Fit::kUnknown;
-      out.why = "the requestPolicy step of capacity " + name + " needs a fractional quantity";
+      out.why = "the requestPolicy step of capacity " + name +
+                " has bounds finer than a milli-unit or values beyond int64";
       return out;
     }
     if (*broken) {

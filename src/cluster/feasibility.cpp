@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
-
 #include <unordered_set>
 
 #include "allocation_search.h"
 #include "consumable_capacity.h"
+#include "derived_attributes.h"
 #include "topoguard/cluster/selector_match.h"
 
 namespace topoguard::cluster {
@@ -31,6 +32,17 @@ struct ChoiceMatch {
   // Per device, for the allocations considered (see ClaimChecker::prepare).
   std::vector<Block> blocks;
   std::unordered_map<std::size_t, std::vector<search::Use>> uses;  // shareable devices
+  // Per derived attribute of the choice, by device: its outcome, evaluated when a node first
+  // needs it (derived values do not depend on allocations, so both passes share them).
+  std::vector<std::unordered_map<std::size_t, derived::Outcome>> derived;
+};
+
+// What the derived attributes of a claim come to on one node.
+struct DerivedOnNode {
+  std::size_t evaluations = 0;             // charged to the node's step budget
+  std::optional<AllocationError> failure;  // an expression fails on a device a request can get
+  std::string possible_failure;  // one fails on a device a request may get (why), or empty
+  bool unknown = false;          // a candidate's value is not known exactly
 };
 
 // The allocator's toleration test (resourceclaim.ToleratesTaint), as for core taints: an empty
@@ -91,7 +103,7 @@ class ClaimChecker {
           return a.claim != options_.own_claim && state_.device_index(a.device).has_value();
         });
     evaluate(others_hold);
-    if (others_hold && out_.verdict == Verdict::kUnsatisfiable) {
+    if (others_hold && out_.verdict == Verdict::kUnsatisfiable && !out_.allocation_error) {
       // Would the same hardware hold it once the other claims are gone?
       ClaimFeasibility now = std::move(out_);
       out_ = ClaimFeasibility{};
@@ -111,13 +123,24 @@ class ClaimChecker {
   void evaluate(bool with_allocations) {
     prepare(with_allocations);
     bool any_unknown = false;
+    bool may_fail = false;
     for (const Node& node : state_.nodes()) {
-      NodeFeasibility result = check_node(node);
+      NodeFeasibility result = check_node(node, may_fail);
       if (result.verdict == Verdict::kSatisfiable) {
         out_.verdict = Verdict::kSatisfiable;
       }
       any_unknown = any_unknown || result.verdict == Verdict::kUnknown;
       out_.nodes.push_back(std::move(result));
+    }
+    if (out_.allocation_error) {
+      // The scheduler's filter fails with the error, which fails the Pod's scheduling, however
+      // other nodes would answer.
+      out_.verdict = Verdict::kUnsatisfiable;
+      return;
+    }
+    if (out_.verdict == Verdict::kSatisfiable && may_fail) {
+      out_.verdict = Verdict::kUnknown;  // that error would fail the Pod on every node
+      return;
     }
     if (out_.verdict != Verdict::kSatisfiable) {
       const bool certain = !any_unknown && !state_.nodes().empty() &&
@@ -271,6 +294,7 @@ class ClaimChecker {
                                                 : request.name + "/" + choice.subrequest;
         match.choice = &choice;
         match.matches.assign(device_count, Match::kUnknown);
+        match.derived.resize(choice.derived_attributes.size());
         const DeviceClass* device_class = state_.device_class(choice.device_class_name);
         if (device_class == nullptr) {
           notes_.insert("DeviceClass " + in_quotes(choice.device_class_name) + " of request " +
@@ -361,17 +385,61 @@ class ClaimChecker {
         }
       }
       constraints_.push_back(std::move(out));
-      const search::Constraint& added = constraints_.back();
-      for (std::size_t r = 0; r < choices_.size(); ++r) {
-        for (std::size_t c = 0; c < choices_[r].size(); ++c) {
-          const k8s::DeviceChoice& choice = *choices_[r][c].choice;
-          distinct_over_several_ =
-              distinct_over_several_ ||
-              (added.distinct && added.covers_choice(r, c) &&
-               (choice.allocation_mode == k8s::AllocationMode::kAll || choice.count > 1));
+    }
+  }
+
+  // The derived attributes of the claim on `node`: each evaluated, with the `device` its
+  // selectors see, for every device of the node whose selectors match a choice that defines it
+  // (the API documentation of DeviceDerivedAttribute: after the selectors, for each candidate),
+  // except devices other claims hold, which the allocator passes over before it looks at
+  // selectors. An error on a device the request can get fails the allocation; on a device that
+  // may match, or that a taint or its capacity keeps from the request (topoguard does not know
+  // whether the allocator evaluates the expression before those checks), it may.
+  DerivedOnNode derive_on(const Node& node) {
+    DerivedOnNode out;
+    for (std::size_t r = 0; r < choices_.size(); ++r) {
+      for (ChoiceMatch& match : choices_[r]) {
+        const auto& attributes = match.choice->derived_attributes;
+        for (std::size_t d : node.devices) {
+          if (match.matches[d] == Match::kNo || match.blocks[d] == Block::kHeld) {
+            continue;
+          }
+          const bool certain = match.matches[d] == Match::kYes && match.blocks[d] == Block::kNone;
+          const bool candidate =
+              match.blocks[d] == Block::kNone || match.blocks[d] == Block::kUnknown;
+          for (std::size_t i = 0; i < attributes.size(); ++i) {
+            ++out.evaluations;
+            auto [it, fresh] = match.derived[i].try_emplace(d);
+            if (fresh) {
+              it->second =
+                  derived::evaluate(attributes[i].program, activations_.of(d), derived_budget_);
+            }
+            const derived::Outcome& outcome = it->second;
+            if (outcome.state == derived::State::kError) {
+              const Device& device = state_.devices()[d];
+              if (certain && !out.failure) {
+                out.failure =
+                    AllocationError{match.label, attributes[i].name, device.id(),
+                                    node.name,   outcome.message,    attributes[i].pointer};
+              } else if (!certain && out.possible_failure.empty()) {
+                out.possible_failure = "derived attribute " + in_quotes(attributes[i].name) +
+                                       " of request " + in_quotes(match.label) + " fails on " +
+                                       device.id() + " (" + outcome.message + ")";
+              }
+            } else if (outcome.state == derived::State::kUnknown && candidate) {
+              out.unknown = true;
+              notes_.insert("derived attribute " + in_quotes(attributes[i].name) + " of request " +
+                            in_quotes(match.label) +
+                            " is not evaluated exactly: " + outcome.message);
+              if (outcome.budget_exhausted) {
+                notes_.insert("the CEL cost budget of the claim's derived attributes ran out");
+              }
+            }
+          }
         }
       }
     }
+    return out;
   }
 
   std::vector<search::Request> candidates_on(const Node& node) const {
@@ -383,6 +451,10 @@ class ClaimChecker {
         choice.label = match.label;
         choice.all = match.choice->allocation_mode == k8s::AllocationMode::kAll;
         choice.count = static_cast<std::size_t>(std::max<std::int64_t>(match.choice->count, 0));
+        const auto& attributes = match.choice->derived_attributes;
+        for (const k8s::DerivedAttribute& attribute : attributes) {
+          choice.derived.try_emplace(attribute.name);  // the driver's value no longer counts
+        }
         for (std::size_t d : node.devices) {
           if (match.matches[d] == Match::kNo) {
             continue;
@@ -397,8 +469,19 @@ class ClaimChecker {
           if (block == Block::kTooSmall) {
             continue;  // the allocator leaves it out of All's devices too
           }
-          (match.matches[d] == Match::kYes && block == Block::kNone ? choice.definite
-                                                                    : choice.maybe)
+          bool derived_known = true;
+          for (std::size_t i = 0; i < attributes.size(); ++i) {
+            const derived::Outcome& outcome = match.derived[i].at(d);
+            if (outcome.state == derived::State::kValue) {
+              // The first of two derived attributes of one name counts.
+              choice.derived[attributes[i].name].try_emplace(d, outcome.value);
+            } else {
+              derived_known = false;  // the device may still be taken, with some value
+            }
+          }
+          (match.matches[d] == Match::kYes && block == Block::kNone && derived_known
+               ? choice.definite
+               : choice.maybe)
               .push_back(d);
           if (auto it = match.uses.find(d); it != match.uses.end()) {
             choice.uses.emplace(d, it->second);
@@ -411,14 +494,38 @@ class ClaimChecker {
     return requests;
   }
 
-  NodeFeasibility check_node(const Node& node) {
+  NodeFeasibility check_node(const Node& node, bool& may_fail) {
     NodeFeasibility result;
     result.node = node.name;
+    const DerivedOnNode derived = derive_on(node);
+    if (derived.failure) {
+      result.verdict = Verdict::kUnsatisfiable;
+      result.shortfall = Shortfall::kAllocationError;
+      result.reason = "derived attribute " + in_quotes(derived.failure->attribute) +
+                      " of request " + in_quotes(derived.failure->request) + " fails on " +
+                      derived.failure->device + ": " + derived.failure->message;
+      if (!out_.allocation_error) {
+        out_.allocation_error = derived.failure;
+      }
+      return result;
+    }
+    may_fail = may_fail || !derived.possible_failure.empty();
+    if (!derived.possible_failure.empty()) {
+      notes_.insert(derived.possible_failure +
+                    ", a device the request may get: that error "
+                    "would fail the allocation");
+    }
+    if (derived.evaluations >= options_.max_steps_per_node) {
+      result.reason = "search bound of " + std::to_string(options_.max_steps_per_node) +
+                      " steps reached by the derived attributes' evaluations";
+      notes_.insert("the search bound was reached on some nodes");
+      return result;
+    }
+    const std::size_t max_steps = options_.max_steps_per_node - derived.evaluations;
     const std::vector<search::Request> requests = candidates_on(node);
     const auto& devices = state_.devices();
-    const search::SearchResult optimistic =
-        search::search(devices, requests, constraints_, search::Scenario::kOptimistic,
-                       options_.max_steps_per_node, sharing_);
+    const search::SearchResult optimistic = search::search(
+        devices, requests, constraints_, search::Scenario::kOptimistic, max_steps, sharing_);
     describe_requests(node, requests, result);
     if (optimistic.outcome == search::Outcome::kBoundHit) {
       result.reason = "search bound of " + std::to_string(options_.max_steps_per_node) +
@@ -427,19 +534,16 @@ class ClaimChecker {
       return result;
     }
     if (optimistic.outcome == search::Outcome::kNotFound) {
-      diagnose(requests, result);
-      if (distinct_over_several_ && result.shortfall == Shortfall::kConflict) {
-        // constraint.go keeps one value per request name, so a device is compared only with the
-        // last one taken for each request: with several devices per request the allocator may
-        // accept values that pairwise distinctness rules out.
-        result.verdict = Verdict::kUnknown;
-        result.reason += " (but the allocator compares a device's distinctAttribute only with "
-                         "the last device of each request, and a constrained request takes "
-                         "several)";
-        notes_.insert("distinctAttribute over requests of several devices: the allocator "
-                      "compares each device only with the last one of each request");
+      if (derived.unknown || optimistic.order_uncertain) {
+        // A device whose derived value is unknown, or which may match, might be the one that
+        // makes the claim fit (with a value, or in the allocator's order).
+        result.reason = derived.unknown
+                            ? "no assignment found, but some derived values are not known"
+                            : "no assignment found, but devices that may match would change "
+                              "the order the allocator tries devices in";
         return result;
       }
+      diagnose(requests, result);
       if (node.incomplete || state_.incomplete()) {
         result.verdict = Verdict::kUnknown;
         result.reason += " (but the node's slices are incomplete)";
@@ -454,12 +558,18 @@ class ClaimChecker {
     });
     const search::SearchResult sure =
         any_maybe ? search::search(devices, requests, constraints_, search::Scenario::kPessimistic,
-                                   options_.max_steps_per_node, sharing_)
+                                   max_steps, sharing_)
                   : optimistic;
-    if (sure.outcome != search::Outcome::kFound) {
+    if (sure.outcome != search::Outcome::kFound || sure.order_uncertain) {
       result.reason = sure.outcome == search::Outcome::kBoundHit
                           ? "search bound reached"
                           : "satisfiable only if devices topoguard cannot judge exactly match";
+      return result;
+    }
+    if (!derived.possible_failure.empty()) {
+      result.reason =
+          "satisfiable, unless the allocator evaluates a derived attribute that fails: " +
+          derived.possible_failure;
       return result;
     }
     result.verdict = Verdict::kSatisfiable;
@@ -480,8 +590,12 @@ class ClaimChecker {
       for (std::size_t r = 0; r < choices_.size(); ++r) {
         for (std::size_t c = 0; c < choices_[r].size(); ++c) {
           const ChoiceMatch& match = choices_[r][c];
+          const auto& derived = match.choice->derived_attributes;
           if (constraint.distinct || !constraint.covers_choice(r, c) ||
-              state_.device_class(match.choice->device_class_name) == nullptr) {
+              state_.device_class(match.choice->device_class_name) == nullptr ||
+              std::any_of(derived.begin(), derived.end(), [&](const k8s::DerivedAttribute& a) {
+                return a.name == constraint.attribute;  // the driver's attribute is not read
+              })) {
             continue;
           }
           std::map<std::string, AttributePublication> by_driver;
@@ -531,9 +645,10 @@ class ClaimChecker {
     return out;
   }
 
-  bool publishes_all(std::size_t device, const std::vector<const std::string*>& attributes) const {
+  bool publishes_all(const search::Choice& choice, std::size_t device,
+                     const std::vector<const std::string*>& attributes) const {
     return std::all_of(attributes.begin(), attributes.end(), [&](const std::string* attribute) {
-      return state_.devices()[device].attribute(*attribute) != nullptr;
+      return search::value_of(state_.devices()[device], device, choice, *attribute) != nullptr;
     });
   }
 
@@ -559,8 +674,10 @@ class ClaimChecker {
       }
       const auto attributes = constrained(r, 0);
       for (const auto* list : {&choice.definite, &choice.maybe}) {
-        summary.with_attribute += static_cast<std::size_t>(std::count_if(
-            list->begin(), list->end(), [&](std::size_t d) { return publishes_all(d, attributes); }));
+        summary.with_attribute +=
+            static_cast<std::size_t>(std::count_if(list->begin(), list->end(), [&](std::size_t d) {
+              return publishes_all(choice, d, attributes);
+            }));
       }
       result.requests.push_back(std::move(summary));
     }
@@ -711,7 +828,8 @@ class ClaimChecker {
       const search::Choice& choice = request.choices.at(0);
       for (const auto* list : {&choice.definite, &choice.maybe}) {
         for (std::size_t d : *list) {
-          if (const AttributeValue* value = state_.devices()[d].attribute(constraint.attribute)) {
+          if (const AttributeValue* value =
+                  search::value_of(state_.devices()[d], d, choice, constraint.attribute)) {
             for (const auto& element : value->values) {
               if (std::find(values.begin(), values.end(), std::pair(value->type, element)) ==
                   values.end()) {
@@ -738,7 +856,8 @@ class ClaimChecker {
           available += static_cast<std::size_t>(std::count_if(list->begin(), list->end(),
               // Named captures: clang (the fuzz build) cannot capture structured bindings.
               [&, &wanted_type = type, &wanted = value](std::size_t d) {
-            return search::has_value(state_.devices()[d], constraint.attribute, wanted_type, wanted);
+            return search::has_value(state_.devices()[d], d, choice, constraint.attribute,
+                                     wanted_type, wanted);
           }));
         }
         const std::size_t need = result.requests[r].needed;
@@ -765,7 +884,7 @@ class ClaimChecker {
   std::map<std::string, std::optional<SelectorSet>, std::less<>> class_selectors_;
   std::vector<std::vector<ChoiceMatch>> choices_;  // per request
   std::vector<search::Constraint> constraints_;
-  bool distinct_over_several_ = false;  // a distinctAttribute covers a choice of several devices
+  cel::CostBudget derived_budget_{cel::kRequestCostBudget};  // all derived attribute evaluations
   search::Sharing sharing_;             // for the allocations being considered
   std::set<std::string> notes_;
   ClaimFeasibility out_;
@@ -788,10 +907,12 @@ int shortfall_rank(Shortfall shortfall) {
       return 3;
     case Shortfall::kNotEnoughDevices:
       return 4;
+    case Shortfall::kAllocationError:
+      return 5;
     case Shortfall::kNone:
       break;
   }
-  return 5;
+  return 6;
 }
 
 }  // namespace

@@ -148,6 +148,11 @@ class ClaimAnalyzer {
     }
     check_multi_device(verdict);
     check_derived_attributes(verdict);
+    for (std::size_t c = 0; c < spec_.constraints.size(); ++c) {
+      if (ties_[c] == Tie::kAlignment) {
+        verdict.alignment_constraints.push_back(c);
+      }
+    }
     return verdict;
   }
 

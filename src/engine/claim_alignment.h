@@ -31,6 +31,9 @@ struct ClaimVerdict {
   // kMissingPcieAlignment or kNumaOnlyAlignment when GPU and NIC are not tied by an alignment
   // constraint.
   std::optional<policy::RuleId> misalignment;
+  // Indexes of spec.constraints that tie devices by the alignment attribute, directly or through
+  // derived attributes that read it (`matchAttribute: root`).
+  std::vector<std::size_t> alignment_constraints;
   std::vector<ClaimFinding> findings;
 };
 

@@ -19,6 +19,21 @@ bool has_alignment_constraint(const k8s::ClaimSpec& spec, const policy::Policy& 
                      });
 }
 
+// The first constraint on the alignment attribute, or one that ties by it through derived
+// attributes; null when there is none.
+const k8s::DeviceConstraint* alignment_constraint(const k8s::ClaimSpec& spec,
+                                                  const ClaimVerdict& verdict,
+                                                  const policy::Policy& policy) {
+  for (std::size_t c = 0; c < spec.constraints.size(); ++c) {
+    if (policy.is_alignment_attribute(spec.constraints[c].match_attribute) ||
+        std::find(verdict.alignment_constraints.begin(), verdict.alignment_constraints.end(), c) !=
+            verdict.alignment_constraints.end()) {
+      return &spec.constraints[c];
+    }
+  }
+  return nullptr;
+}
+
 // The claim as topoguard's fixes would leave it, when they add an alignment constraint.
 std::optional<k8s::ClaimSpec> fixed_spec(const Json& object, const ClaimVerdict& verdict) {
   JsonPatch operations;
@@ -73,7 +88,8 @@ std::vector<std::string> alignment_impossible_on(const k8s::ClaimSpec& spec,
 void check_claim_feasibility(const Json& object, const k8s::ClaimSpec& spec, ClaimVerdict& verdict,
                              const cluster::ClusterState& state, const policy::Policy& policy) {
   std::vector<ClaimFinding>& findings = verdict.findings;
-  const bool what_if = !has_alignment_constraint(spec, policy);
+  const k8s::DeviceConstraint* constraint = alignment_constraint(spec, verdict, policy);
+  const bool what_if = constraint == nullptr;
   std::optional<k8s::ClaimSpec> fixed;
   if (what_if) {
     fixed = fixed_spec(object, verdict);
@@ -97,15 +113,16 @@ void check_claim_feasibility(const Json& object, const k8s::ClaimSpec& spec, Cla
     }
   }
 
-  if (feasibility.verdict == cluster::Verdict::kUnsatisfiable) {
-    const auto constraint = std::find_if(
-        spec.constraints.begin(), spec.constraints.end(), [&](const k8s::DeviceConstraint& c) {
-          return policy.is_alignment_attribute(c.match_attribute);
-        });
-    findings.push_back(ClaimFinding{
-        policy::RuleId::kUnsatisfiableAlignment,
-        constraint != spec.constraints.end() ? constraint->pointer : spec.constraints_pointer,
-        messages::unsatisfiable(feasibility, what_if), {}});
+  if (feasibility.allocation_error) {
+    // The same derived attribute is in the claim as written, fixed or not.
+    findings.push_back(
+        ClaimFinding{policy::RuleId::kUnsatisfiableAlignment, feasibility.allocation_error->pointer,
+                     messages::allocation_fails(*feasibility.allocation_error), {}});
+  } else if (feasibility.verdict == cluster::Verdict::kUnsatisfiable) {
+    findings.push_back(
+        ClaimFinding{policy::RuleId::kUnsatisfiableAlignment,
+                     constraint != nullptr ? constraint->pointer : spec.constraints_pointer,
+                     messages::unsatisfiable(feasibility, what_if), {}});
   }
   for (const cluster::AttributePublication& publication : feasibility.publications) {
     if (!policy.is_alignment_attribute(publication.attribute) ||

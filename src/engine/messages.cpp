@@ -201,6 +201,8 @@ const char* shortfall_text(cluster::Shortfall shortfall) {
       return "allocationMode All takes a device the constraint rejects";
     case cluster::Shortfall::kConflict:
       return "distinct attributes, shared capacity or counters rule out the devices";
+    case cluster::Shortfall::kAllocationError:
+      return "a derived attribute fails";
     case cluster::Shortfall::kNone:
       break;
   }
@@ -237,6 +239,14 @@ std::string unsatisfiable(const cluster::ClaimFeasibility& feasibility, bool wha
     text += " (not modelled: " + join(feasibility.notes) + ")";
   }
   return text;
+}
+
+std::string allocation_fails(const cluster::AllocationError& error) {
+  return "the scheduler cannot allocate this claim: derived attribute \"" + error.attribute +
+         "\" of request \"" + error.request + "\" fails on device " + error.device + " (node " +
+         error.node + "): " + error.message +
+         "; a CEL error in a derived attribute aborts the allocation, so its pods would not be "
+         "scheduled";
 }
 
 std::string alignment_impossible(const std::vector<std::string>& nodes,

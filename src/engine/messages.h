@@ -61,6 +61,8 @@ using PairList = std::vector<std::pair<std::string, std::string>>;
 // Feasibility against the cluster state; `what_if`: judged on the constraint topoguard's fix
 // would add rather than on the claim's own.
 [[nodiscard]] std::string unsatisfiable(const cluster::ClaimFeasibility& feasibility, bool what_if);
+// A derived attribute's expression fails on a device a request can get: the allocation aborts.
+[[nodiscard]] std::string allocation_fails(const cluster::AllocationError& error);
 // Appended to a numa-only-alignment message: `attribute` can be met on none of `nodes`, the
 // nodes that could hold the claim as written.
 [[nodiscard]] std::string alignment_impossible(const std::vector<std::string>& nodes,

@@ -128,7 +128,10 @@ constexpr std::array<RuleEntry, kRuleCount> kRules{{
       "devices it can have (taints, capacity, held by other claims), allocationMode: All takes "
       "a device the constraint rejects, distinct attributes, shared capacity or counters) and "
       "the closest node, and says when the claim cannot be met only now because ResourceClaims "
-      "in the state hold the devices. Unknown answers (selectors that cannot be evaluated exactly, incomplete slices, "
+      "in the state hold the devices. It also fires, at the derived attribute, when a derived "
+      "attribute's CEL expression (DRADerivedAttributes) fails on a device a request can get: "
+      "that error aborts the allocation on every node. "
+      "Unknown answers (selectors that cannot be evaluated exactly, incomplete slices, "
       "the search bound) never fire it.",
       "Ask for what one root of a node holds (`topoguard topology --cluster-state` lists the "
       "GPUs and NICs under each root and the aligned pairs per node), or add nodes that have "

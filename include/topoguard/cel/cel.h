@@ -129,6 +129,18 @@ struct Evaluation {
 [[nodiscard]] Evaluation evaluate(const Program& program, const Activation& device,
                                   CostBudget* budget = nullptr);
 
+// An expression's value for one device (a derived attribute's), under the limits of evaluate():
+// past the per-call cost limit, the memory limit or `budget` (charged when given), the value is
+// unknown.
+struct ValueEvaluation {
+  Value value;
+  std::uint64_t cost = 0;
+  bool budget_exhausted = false;  // as Evaluation::budget_exhausted
+};
+[[nodiscard]] ValueEvaluation evaluate_device_value(const Program& program,
+                                                    const Activation& device,
+                                                    CostBudget* budget = nullptr);
+
 // The expression's value, with `device` bound (when given) and any other variables from
 // `variables` (for tests and the differential driver).
 [[nodiscard]] Value evaluate_value(const Program& program, const Activation* device,

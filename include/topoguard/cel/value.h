@@ -50,6 +50,15 @@ class Quantity {
   [[nodiscard]] double as_approximate_float() const;
   [[nodiscard]] Quantity plus(const Quantity& other) const;
   [[nodiscard]] Quantity minus(const Quantity& other) const;
+  // Exact arithmetic on non-negative quantities (capacity request policies), nullopt when an
+  // operand is negative, or an operand or the result is 10^29 or more (10^38 nanos: what is
+  // computed exactly here).
+  // How many `step`s (> 0) it takes to cover this quantity: ceil(this / step).
+  [[nodiscard]] std::optional<std::uint64_t> steps_of(const Quantity& step) const;
+  // this × factor.
+  [[nodiscard]] std::optional<Quantity> times(std::uint64_t factor) const;
+  // Digits after the decimal point without trailing zeros: 0 for "2Gi", 1 for "0.5", 4 for "1500u".
+  [[nodiscard]] int decimal_places() const;
 
  private:
   Quantity(bool negative, std::string nanos);

@@ -95,6 +95,10 @@ struct Device {
   // Fully qualified names: an unqualified attribute belongs to the driver's domain, so the key
   // is "<driver>/<name>"; a qualified one keeps its name. Same for capacity.
   std::map<std::string, AttributeValue, std::less<>> attributes;
+  // The attributes the driver published without a domain, by that short name: the allocator
+  // finds them under a constraint name without a domain (`numaNode`), which the matchAttribute of
+  // DRADerivedAttributes allows.
+  std::map<std::string, AttributeValue, std::less<>> short_attributes;
   std::map<std::string, std::string, std::less<>> capacity;  // valid quantities, as written
   // capacity.<name>.requestPolicy (DRAConsumableCapacity), by the same qualified names.
   std::map<std::string, RequestPolicy, std::less<>> request_policies;
@@ -105,6 +109,7 @@ struct Device {
 
   // The allocator's lookup: the qualified name; an unqualified name was stored under the
   // driver's domain, so a driver's short `pcieRoot` never answers `resource.kubernetes.io/...`.
+  // A name without a domain finds an attribute published under exactly that short name.
   [[nodiscard]] const AttributeValue* attribute(std::string_view qualified_name) const;
   // "<driver>/<pool>/<name>", unique in a cluster.
   [[nodiscard]] std::string id() const;

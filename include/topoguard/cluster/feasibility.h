@@ -6,7 +6,11 @@
 // allocator treats them. Modelled (docs/dra-feasibility.md has the sources):
 // - device taints, from slices and DeviceTaintRules: a NoSchedule or NoExecute taint the request
 //   does not tolerate keeps the device from it (an All request that would take it fails);
-// - matchAttribute and distinctAttribute, list-valued attributes as sets;
+// - matchAttribute and distinctAttribute, list-valued attributes as sets, with the allocator's own
+//   bookkeeping where its answer depends on the order it tries devices in (distinctAttribute);
+// - derived attributes (KEP-6080): evaluated per device the request may get, their values stand
+//   for the driver's attribute of that name in the request's constraints; an expression that
+//   fails on such a device is an allocation error (`allocation_error`);
 // - consumable capacity: capacity requests against each device's capacity and requestPolicy;
 //   devices that allow multiple allocations share their capacity between requests and claims;
 // - shared counters of partitionable devices: devices taken together must fit their counter sets;
@@ -14,13 +18,13 @@
 //   (a shareable one keeps what its shares leave). A claim that fails only because of them is
 //   unsatisfiable *now* (`only_now`): the same hardware without them could hold it.
 // Not modelled (each said in the result): node selectors of network-attached slices (such devices
-// make a result unknown, never unsat), binding conditions, and the allocator's own
-// distinctAttribute bookkeeping for requests of several devices (see NodeFeasibility::reason).
+// make a result unknown, never unsat), binding conditions.
 // Pure and deterministic; the cost is linear in devices x requests for the usual shapes, and every
 // search has a step budget whose end is "unknown".
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +46,8 @@ enum class Shortfall {
   // enough devices share a value, but distinctAttribute, shared capacity or counters rule out
   // every combination of them
   kConflict,
+  // a derived attribute's expression fails on a device the request can get: the allocator aborts
+  kAllocationError,
 };
 
 struct RequestOnNode {
@@ -80,8 +86,23 @@ struct AttributePublication {
   std::vector<std::string> nonstandard_values;
 };
 
+// A derived attribute whose expression fails (a CEL runtime error, or a value of a type no
+// attribute has) on a device a request can get: the allocator aborts with that error, so the Pod
+// fails scheduling, whatever other nodes offer.
+struct AllocationError {
+  std::string request;    // "gpu" or "gpu/sub"
+  std::string attribute;  // the derived attribute's name
+  std::string device;     // Device::id()
+  std::string node;
+  std::string message;  // what the evaluation says
+  std::string pointer;  // the derived attribute in the claim
+};
+
 struct ClaimFeasibility {
   Verdict verdict = Verdict::kUnknown;
+  // Set when the allocation fails with an error (then verdict is kUnsatisfiable): the first one
+  // found, in node, request and device order.
+  std::optional<AllocationError> allocation_error;
   std::vector<NodeFeasibility> nodes;  // in node order
   std::vector<std::string> notes;      // what was not modelled for this claim, sorted, unique
   // Per constrained request choice and driver (requests whose DeviceClass is known).

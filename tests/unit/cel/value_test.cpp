@@ -56,6 +56,44 @@ TEST(CelQuantity, AsInteger) {
   EXPECT_EQ(Quantity::from_integer(-5).compare(*Quantity::parse("-5")), 0);
 }
 
+// Steps are counted exactly, rounding up, in units of 10^-9: capacity policies compute with them.
+TEST(CelQuantity, StepsOfRoundUp) {
+  const auto steps = [](const char* amount, const char* step) {
+    return Quantity::parse(amount)->steps_of(*Quantity::parse(step));
+  };
+  EXPECT_EQ(steps("1.3", "500m"), 3u);
+  EXPECT_EQ(steps("1.5", "500m"), 3u);
+  EXPECT_EQ(steps("0", "100m"), 0u);
+  EXPECT_EQ(steps("1Gi", "0.5Gi"), 2u);
+  EXPECT_EQ(steps("1Gi", "1G"), 2u);
+  EXPECT_EQ(steps("1n", "1"), 1u);
+  EXPECT_EQ(steps("8Ei", "1n"), std::nullopt);  // past uint64 steps
+  EXPECT_EQ(steps("1", "0"), std::nullopt);
+  EXPECT_EQ(steps("-1", "1"), std::nullopt);
+  EXPECT_EQ(steps("1e30", "1"), std::nullopt);  // past 38 digits of nanos
+}
+
+// Multiplication is exact, and refuses negatives and results past 38 digits of nanos.
+TEST(CelQuantity, Times) {
+  EXPECT_EQ(Quantity::parse("500m")->times(3)->compare(*Quantity::parse("1.5")), 0);
+  EXPECT_EQ(Quantity::parse("0.5Gi")->times(2)->compare(*Quantity::parse("1Gi")), 0);
+  EXPECT_EQ(Quantity::parse("7")->times(0)->sign(), 0);
+  EXPECT_FALSE(Quantity::parse("-1")->times(2));
+  EXPECT_FALSE(Quantity::parse("1e28")->times(100));
+  EXPECT_TRUE(Quantity::parse("1e28")->times(9));
+}
+
+// Decimal places ignore trailing zeros and suffixes that make a value whole.
+TEST(CelQuantity, DecimalPlaces) {
+  EXPECT_EQ(Quantity::parse("2Gi")->decimal_places(), 0);
+  EXPECT_EQ(Quantity::parse("0.5")->decimal_places(), 1);
+  EXPECT_EQ(Quantity::parse("100m")->decimal_places(), 1);
+  EXPECT_EQ(Quantity::parse("1500u")->decimal_places(), 4);
+  EXPECT_EQ(Quantity::parse("1.5k")->decimal_places(), 0);
+  EXPECT_EQ(Quantity::parse("0")->decimal_places(), 0);
+  EXPECT_EQ(Quantity::parse("1n")->decimal_places(), 9);
+}
+
 // Semantic versions follow semver.org precedence.
 TEST(CelVersion, Precedence) {
   const std::vector<std::string> ordered = {"1.0.0-alpha",      "1.0.0-alpha.1", "1.0.0-alpha.beta",

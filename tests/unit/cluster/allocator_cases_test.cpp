@@ -198,6 +198,32 @@ const std::string kDistinctDevices =
     "{name: device-4, allowMultipleAllocations: true, attributes: {driverVersion: {version: "
     "1.0.0}, numa: {int: 3}, boolAttribute: {bool: true}}}]";
 
+// Devices device-1, device-2, ... of driver-a with the given numa values.
+std::string numa_devices(const std::vector<int>& numa) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < numa.size(); ++i) {
+    text += std::string(i == 0 ? "" : ", ") + "{name: device-" + std::to_string(i + 1) +
+            ", attributes: {numa: {int: " + std::to_string(numa[i]) + "}}}";
+  }
+  return text + "]";
+}
+
+// Two requests of two driver-a devices each under a distinctAttribute on numa.
+const std::string kTwoOfTwo =
+    "{requests: [{name: req-0, exactly: {deviceClassName: class-a, count: 2}}, {name: req-1, "
+    "exactly: {deviceClassName: class-a, count: 2}}], constraints: [{distinctAttribute: "
+    "driver-a/numa}]}";
+
+// device-1 (numa 0, root r1), device-2 (1, r2), device-3 (0, r1); b-1 of driver-b on r1.
+const std::string kRootedDevices =
+    "[{name: device-1, attributes: {numa: {int: 0}, example.com/root: {string: r1}}}, {name: "
+    "device-2, attributes: {numa: {int: 1}, example.com/root: {string: r2}}}, {name: device-3, "
+    "attributes: {numa: {int: 0}, example.com/root: {string: r1}}}]";
+const std::string kOneRootedB =
+    "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: slice-b}\nspec: "
+    "{driver: driver-b, nodeName: node-1, pool: {name: pool-b}, devices: [{name: b-1, attributes: "
+    "{example.com/root: {string: r1}}}]}\n";
+
 std::string requests_a(int count) {
   std::string text = "[";
   for (int i = 0; i < count; ++i) {
@@ -271,13 +297,63 @@ INSTANTIATE_TEST_SUITE_P(
                       Verdict::kUnsatisfiable, Shortfall::kConflict},
         // Three devices of one request, values 0, 1, 0: not pairwise distinct, but constraint.go
         // keeps one value per request, so the allocator compares the third only with the second.
-        AllocatorCase{"distinct_within_one_request_is_unknown",
-                      slice_a("[{name: device-1, attributes: {numa: {int: 0}}}, {name: device-2, "
-                              "attributes: {numa: {int: 1}}}, {name: device-3, attributes: "
-                              "{numa: {int: 0}}}]"),
+        AllocatorCase{"distinct_within_one_request_compares_with_the_last",
+                      slice_a(numa_devices({0, 1, 0})),
                       "{requests: [{name: req-0, exactly: {deviceClassName: class-a, count: 3}}], "
                       "constraints: [{distinctAttribute: driver-a/numa}]}",
-                      Verdict::kUnknown, Shortfall::kConflict}),
+                      Verdict::kSatisfiable, Shortfall::kNone, false,
+                      {"device-1", "device-2", "device-3"}},
+        AllocatorCase{"distinct_within_one_request_next_values_equal",
+                      slice_a(numa_devices({0, 0})),
+                      "{requests: [{name: req-0, exactly: {deviceClassName: class-a, count: 2}}], "
+                      "constraints: [{distinctAttribute: driver-a/numa}]}",
+                      Verdict::kUnsatisfiable, Shortfall::kConflict},
+        // Two requests of two devices over values 0, 1, 0, 2: no four are pairwise distinct, but
+        // req-1's 0 is compared only with req-0's last (1), and its 2 with 1 and 0.
+        AllocatorCase{"distinct_two_requests_of_two_last_values_differ",
+                      slice_a(numa_devices({0, 1, 0, 2})), kTwoOfTwo,
+                      Verdict::kSatisfiable, Shortfall::kNone, false, {"device-1", "device-2"}},
+        // Over 0, 0, 1, 1: req-1's second device must differ from its first and from req-0's
+        // last, and req-1's first from req-0's last: two values cannot do that.
+        AllocatorCase{"distinct_two_requests_of_two_two_values",
+                      slice_a(numa_devices({0, 0, 1, 1})), kTwoOfTwo, Verdict::kUnsatisfiable,
+                      Shortfall::kConflict},
+        // Four devices wanted, three there (each request alone could have two).
+        AllocatorCase{"distinct_two_requests_of_two_three_devices",
+                      slice_a(numa_devices({0, 1, 2})), kTwoOfTwo, Verdict::kUnsatisfiable,
+                      Shortfall::kNoSharedValue},
+        // req-0 takes device-1 (0) and device-2 (1), req-1's only device (1) fails, and taking
+        // device-2 back forgets req-0's value altogether: device-3 (0) is then compared with
+        // nothing, so req-0 gets device-1 and device-3, both 0.
+        AllocatorCase{"distinct_forgets_a_request_taken_back",
+                      slice_a(numa_devices({0, 1, 0}),
+                              "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\n"
+                              "metadata: {name: slice-b}\nspec: {driver: driver-b, nodeName: "
+                              "node-1, pool: {name: pool-b}, devices: [{name: b-1, attributes: "
+                              "{driver-a/numa: {int: 1}}}]}\n"),
+                      "{requests: [{name: req-0, exactly: {deviceClassName: class-a, count: 2}}, "
+                      "{name: req-1, exactly: {deviceClassName: class-b}}], constraints: "
+                      "[{distinctAttribute: driver-a/numa}]}",
+                      Verdict::kSatisfiable, Shortfall::kNone, false, {"device-1", "device-3"}},
+        // A constraint that refuses a device makes the constraints before it take the device
+        // back: here distinctAttribute forgets req-0's first value (device-1, 0) when the
+        // matchAttribute after it refuses device-2, so device-3 (0) passes.
+        AllocatorCase{"distinct_forgets_when_a_later_constraint_refuses",
+                      slice_a(kRootedDevices, kOneRootedB),
+                      "{requests: [{name: req-0, exactly: {deviceClassName: class-a, count: 2}}, "
+                      "{name: req-1, exactly: {deviceClassName: class-b}}], constraints: "
+                      "[{distinctAttribute: driver-a/numa, requests: [req-0]}, {matchAttribute: "
+                      "example.com/root}]}",
+                      Verdict::kSatisfiable, Shortfall::kNone, false, {"device-1", "device-3"}},
+        // The same with matchAttribute first: it refuses device-2 before distinctAttribute sees
+        // it, device-1's value stays, and device-3 repeats it.
+        AllocatorCase{"distinct_keeps_when_an_earlier_constraint_refuses",
+                      slice_a(kRootedDevices, kOneRootedB),
+                      "{requests: [{name: req-0, exactly: {deviceClassName: class-a, count: 2}}, "
+                      "{name: req-1, exactly: {deviceClassName: class-b}}], constraints: "
+                      "[{matchAttribute: example.com/root}, {distinctAttribute: driver-a/numa, "
+                      "requests: [req-0]}]}",
+                      Verdict::kUnsatisfiable, Shortfall::kConflict}),
     topoguard::testing::NoteName{});
 
 // Upstream capacity fixtures: capacity0 with {default 2, validRange {min 2, step 2, max 4}}.
@@ -361,6 +437,61 @@ INSTANTIATE_TEST_SUITE_P(
                       slice_a("[" + ranged("device-1", "4") + ", " + ranged("device-2", "4") +
                               "]"),
                       with_capacity(3, "2"), Verdict::kSatisfiable}),
+    topoguard::testing::NoteName{});
+
+// A shareable device whose capacity0 of `value` has a validRange of `min`, `step` and `max`
+// (default: min).
+std::string stepped(const std::string& value, const std::string& min, const std::string& step,
+                    const std::string& max) {
+  return slice_a(
+      "[{name: device-1, allowMultipleAllocations: true, capacity: {capacity0: {value: " + value +
+      ", requestPolicy: {default: " + min + ", validRange: {min: " + min + ", step: " + step +
+      ", max: " + max + "}}}}}]");
+}
+
+// Fractional quantities in validRange steps: the allocator rounds min + n * step exactly (in
+// int64 units through Quantity.Value() for whole bounds, in milli-units with
+// DRAFractionalCapacityRange for fractional ones), so 1.3 on a 500m step takes 1.5.
+INSTANTIATE_TEST_SUITE_P(
+    FractionalCapacity, AllocatorCaseTest,
+    ::testing::Values(
+        // 1.3 -> 1.5: two shares fill 3, a third does not fit.
+        AllocatorCase{"half_step_two_shares_fit", stepped("3", "500m", "500m", "3"),
+                      with_capacity(2, "'1.3'"), Verdict::kSatisfiable},
+        AllocatorCase{"half_step_three_shares_do_not_fit", stepped("3", "500m", "500m", "3"),
+                      with_capacity(3, "'1.3'"), Verdict::kUnsatisfiable, Shortfall::kConflict},
+        // 1.5 is on a step already: three shares of it do not fit 4, two do.
+        AllocatorCase{"on_the_step_stays", stepped("4", "500m", "500m", "4"),
+                      with_capacity(2, "'1.5'"), Verdict::kSatisfiable},
+        // 250m -> 300m on a 100m step: three shares fit 1, four do not.
+        AllocatorCase{"tenth_step_three_shares_fit", stepped("1", "100m", "100m", "1"),
+                      with_capacity(3, "250m"), Verdict::kSatisfiable},
+        AllocatorCase{"tenth_step_four_shares_do_not_fit", stepped("1", "100m", "100m", "1"),
+                      with_capacity(4, "250m"), Verdict::kUnsatisfiable, Shortfall::kConflict},
+        // 0.5Gi is a whole number of bytes: 600Mi -> 1Gi, two shares fill 2Gi.
+        AllocatorCase{"half_gibibyte_step_two_shares_fit", stepped("2Gi", "512Mi", "0.5Gi", "2Gi"),
+                      with_capacity(2, "600Mi"), Verdict::kSatisfiable},
+        AllocatorCase{"half_gibibyte_step_three_shares_do_not_fit",
+                      stepped("2Gi", "512Mi", "0.5Gi", "2Gi"), with_capacity(3, "600Mi"),
+                      Verdict::kUnsatisfiable, Shortfall::kConflict},
+        // Whole bounds, fractional request: 2.5 rounds to 4 (Value() takes 3, then the step).
+        AllocatorCase{"whole_step_fractional_request_rounds_up",
+                      slice_a("[" + ranged("device-1", "4") + "]"), with_capacity(1, "'2.5'"),
+                      Verdict::kSatisfiable},
+        AllocatorCase{"whole_step_fractional_request_leaves_no_room",
+                      slice_a("[" + ranged("device-1", "4") + "]"), with_capacity(2, "'2.5'"),
+                      Verdict::kUnsatisfiable, Shortfall::kConflict},
+        // Below min, a fractional request takes min: 1.3 -> 2, two shares fill 4.
+        AllocatorCase{"fractional_request_below_min_takes_min",
+                      slice_a("[" + ranged("device-1", "4") + "]"), with_capacity(2, "'1.3'"),
+                      Verdict::kSatisfiable},
+        // 1.2 rounds to 1.5, above max 1: the device cannot serve the request at all.
+        AllocatorCase{"rounded_above_max_breaks_the_policy", stepped("3", "500m", "500m", "1"),
+                      with_capacity(1, "'1.2'"), Verdict::kUnsatisfiable,
+                      Shortfall::kNotEnoughDevices},
+        // Bounds finer than a milli-unit: the allocator's milli arithmetic would round them.
+        AllocatorCase{"sub_milli_step_is_unknown", stepped("3", "1500u", "1500u", "3"),
+                      with_capacity(1, "1"), Verdict::kUnknown}),
     topoguard::testing::NoteName{});
 
 // A counter set of 8Gi memory; device-a and device-b take 6Gi each, device-c 2Gi.
@@ -457,6 +588,233 @@ INSTANTIATE_TEST_SUITE_P(
                           ", constraints: [{matchAttribute: driver-a/roots}]}",
                       Verdict::kUnsatisfiable, Shortfall::kNoSharedValue}),
     topoguard::testing::NoteName{});
+
+// Derived attributes (KEP-6080): GPUs of driver-a (class-a, slice-1) and NICs of driver-b
+// (class-b, slice-b) on node-1, `gpus` and `nics` YAML flow lists of devices.
+std::string gpus_and_nics(const std::string& gpus, const std::string& nics,
+                          const std::string& extra = "") {
+  return slice_a(gpus,
+                 "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: "
+                 "slice-b}\nspec: {driver: driver-b, nodeName: node-1, pool: {name: pool-b}, "
+                 "devices: " +
+                     nics + "}\n" + extra);
+}
+
+// A device with pcieRoot `root` and numaNode `numa`.
+std::string placed(const std::string& name, const std::string& root, int numa,
+                   const std::string& more = "") {
+  return "{name: " + name + ", attributes: {resource.kubernetes.io/pcieRoot: {string: " + root +
+         "}, resource.kubernetes.io/numaNode: {int: " + std::to_string(numa) + "}" + more + "}}";
+}
+
+// gpu-0 under pci0000:00 and nic-0 under pci0000:80, both on NUMA node 0.
+const std::string kSplitRoots = gpus_and_nics("[" + placed("gpu-0", "pci0000:00", 0) + "]",
+                                              "[" + placed("nic-0", "pci0000:80", 0) + "]");
+const std::string kSharedRoot = gpus_and_nics("[" + placed("gpu-0", "pci0000:00", 0) + "]",
+                                              "[" + placed("nic-0", "pci0000:00", 0) + "]");
+const std::string kSplitNuma = gpus_and_nics("[" + placed("gpu-0", "pci0000:00", 0) + "]",
+                                             "[" + placed("nic-0", "pci0000:80", 1) + "]");
+
+const std::string kReadRoot = R"('device.attributes["resource.kubernetes.io"].pcieRoot')";
+const std::string kReadNuma = R"('device.attributes["resource.kubernetes.io"].numaNode')";
+
+// A gpu (class-a) and a nic (class-b) request with extra `exactly` fields, under `constraint`.
+std::string gpu_nic(const std::string& gpu_fields, const std::string& nic_fields,
+                    const std::string& constraint) {
+  return "{requests: [{name: gpu, exactly: {deviceClassName: class-a" +
+         (gpu_fields.empty() ? "" : ", " + gpu_fields) +
+         "}}, {name: nic, exactly: {deviceClassName: class-b" +
+         (nic_fields.empty() ? "" : ", " + nic_fields) + "}}], constraints: [" + constraint + "]}";
+}
+
+std::string derives(const std::string& name, const std::string& expression) {
+  return "derivedAttributes: [{name: " + name + ", expression: " + expression + "}]";
+}
+
+const std::string kPcieRoot = "{matchAttribute: resource.kubernetes.io/pcieRoot}";
+
+INSTANTIATE_TEST_SUITE_P(
+    DerivedAttributes, AllocatorCaseTest,
+    ::testing::Values(
+        AllocatorCase{"pcie_root_on_split_roots", kSplitRoots, gpu_nic("", "", kPcieRoot),
+                      Verdict::kUnsatisfiable, Shortfall::kNoSharedValue},
+        // The issue's example: a constant pcieRoot on both requests makes the constraint hold
+        // for devices on different roots, as the allocator decides.
+        AllocatorCase{"forged_pcie_root_on_both_holds", kSplitRoots,
+                      gpu_nic(derives("resource.kubernetes.io/pcieRoot", R"('"any"')"),
+                              derives("resource.kubernetes.io/pcieRoot", R"('"any"')"), kPcieRoot),
+                      Verdict::kSatisfiable, Shortfall::kNone, false, {"gpu-0"}},
+        // Devices of the other request keep their own attribute.
+        AllocatorCase{"forged_pcie_root_on_one_side_meets_the_real_one", kSplitRoots,
+                      gpu_nic(derives("resource.kubernetes.io/pcieRoot", R"('"any"')"), "",
+                              kPcieRoot),
+                      Verdict::kUnsatisfiable, Shortfall::kNoSharedValue},
+        AllocatorCase{"forged_pcie_root_equal_to_the_other_side", kSplitRoots,
+                      gpu_nic(derives("resource.kubernetes.io/pcieRoot", R"('"pci0000:80"')"), "",
+                              kPcieRoot),
+                      Verdict::kSatisfiable},
+        // `root`, exactly a read of pcieRoot on both requests, behaves like pcieRoot.
+        AllocatorCase{"root_alias_on_split_roots", kSplitRoots,
+                      gpu_nic(derives("root", kReadRoot), derives("root", kReadRoot),
+                              "{matchAttribute: root}"),
+                      Verdict::kUnsatisfiable, Shortfall::kNoSharedValue},
+        AllocatorCase{"root_alias_on_a_shared_root", kSharedRoot,
+                      gpu_nic(derives("root", kReadRoot), derives("root", kReadRoot),
+                              "{matchAttribute: root}"),
+                      Verdict::kSatisfiable},
+        // A request that does not derive `root` has no such attribute.
+        AllocatorCase{"root_alias_on_one_side", kSharedRoot,
+                      gpu_nic(derives("root", kReadRoot), "", "{matchAttribute: root}"),
+                      Verdict::kUnsatisfiable, Shortfall::kAttributeMissing},
+        // A NUMA node derived on both: devices on different roots of one node fit.
+        AllocatorCase{"numa_alias_on_split_roots", kSplitRoots,
+                      gpu_nic(derives("derived/numa", kReadNuma),
+                              derives("derived/numa", kReadNuma), "{matchAttribute: derived/numa}"),
+                      Verdict::kSatisfiable},
+        AllocatorCase{"numa_alias_on_split_numa_nodes", kSplitNuma,
+                      gpu_nic(derives("derived/numa", kReadNuma),
+                              derives("derived/numa", kReadNuma), "{matchAttribute: derived/numa}"),
+                      Verdict::kUnsatisfiable, Shortfall::kNoSharedValue},
+        // A derived list shares an element with the NIC's root.
+        AllocatorCase{"derived_list_shares_an_element", kSplitRoots,
+                      gpu_nic(derives("root", R"('["pci0000:00", "pci0000:80"]')"),
+                              derives("root", kReadRoot), "{matchAttribute: root}"),
+                      Verdict::kSatisfiable},
+        // distinctAttribute compares derived values too: both NICs derive the same port.
+        AllocatorCase{"distinct_on_a_derived_constant",
+                      gpus_and_nics("[]", "[" + placed("nic-0", "pci0000:00", 0) + ", " +
+                                              placed("nic-1", "pci0000:80", 1) + "]"),
+                      "{requests: [{name: a, exactly: {deviceClassName: class-b, " +
+                          derives("derived/port", "'1'") +
+                          "}}, {name: b, exactly: {deviceClassName: class-b, " +
+                          derives("derived/port", "'1'") +
+                          "}}], constraints: [{distinctAttribute: derived/port}]}",
+                      Verdict::kUnsatisfiable, Shortfall::kConflict},
+        // A constraint name without a domain finds an attribute the driver published under
+        // that short name (lookupAttribute: the name as written first).
+        AllocatorCase{"short_name_finds_a_short_attribute",
+                      gpus_and_nics("[{name: gpu-0, attributes: {numaNode: {int: 0}}}]",
+                                    "[{name: nic-0, attributes: {numaNode: {int: 0}}}]"),
+                      gpu_nic("", "", "{matchAttribute: numaNode}"), Verdict::kSatisfiable},
+        AllocatorCase{"short_name_does_not_find_a_qualified_attribute", kSplitRoots,
+                      gpu_nic("", "", "{matchAttribute: numaNode}"), Verdict::kUnsatisfiable,
+                      Shortfall::kAttributeMissing},
+        // An expression reading an attribute the only GPU lacks: a CEL runtime error, which
+        // aborts the allocation.
+        AllocatorCase{"missing_attribute_fails_the_allocation", kSharedRoot,
+                      gpu_nic(derives("root", R"('device.attributes["driver-a"].root')"),
+                              derives("root", kReadRoot), "{matchAttribute: root}"),
+                      Verdict::kUnsatisfiable, Shortfall::kAllocationError},
+        AllocatorCase{"wrong_type_fails_the_allocation", kSharedRoot,
+                      gpu_nic(derives("root", "'1.5'"), derives("root", "'1.5'"),
+                              "{matchAttribute: root}"),
+                      Verdict::kUnsatisfiable, Shortfall::kAllocationError},
+        // A value the evaluator cannot know (a list-valued attribute) leaves the answer open.
+        AllocatorCase{"unknown_value_is_unknown",
+                      gpus_and_nics("[" + placed("gpu-0", "pci0000:00", 0,
+                                                 ", ports: {strings: [p0, p1]}") + "]",
+                                    "[" + placed("nic-0", "pci0000:00", 0) + "]"),
+                      gpu_nic(derives("root", R"('device.attributes["driver-a"].ports')"),
+                              derives("root", kReadRoot), "{matchAttribute: root}"),
+                      Verdict::kUnknown},
+        // Devices other claims hold are passed over before the allocator looks at them.
+        AllocatorCase{"error_on_a_held_device_does_not_count",
+                      gpus_and_nics("[" + placed("gpu-0", "pci0000:00", 0) + ", " +
+                                        placed("gpu-1", "pci0000:00", 0,
+                                               ", root: {string: pci0000:00}") +
+                                        "]",
+                                    "[" + placed("nic-0", "pci0000:00", 0) + "]",
+                                    allocated("[{request: r, driver: driver-a, pool: pool-1, "
+                                              "device: gpu-0}]")),
+                      gpu_nic(derives("root", R"('device.attributes["driver-a"].root')"),
+                              derives("root", kReadRoot), "{matchAttribute: root}"),
+                      Verdict::kSatisfiable, Shortfall::kNone, false, {"gpu-1"}},
+        // gpu-1 may match (its selector reads a list-valued attribute) and its expression
+        // fails: if it matches, the allocation aborts, so gpu-0 fitting is not enough.
+        AllocatorCase{"error_on_a_device_that_may_match_is_unknown",
+                      gpus_and_nics("[" + placed("gpu-0", "pci0000:00", 0,
+                                                 ", root: {string: pci0000:00}") + ", " +
+                                        placed("gpu-1", "pci0000:00", 0,
+                                               ", ports: {strings: [p0]}") +
+                                        "]",
+                                    "[" + placed("nic-0", "pci0000:00", 0) + "]"),
+                      gpu_nic("selectors: [{cel: {expression: '!has(device.attributes[\"driver-"
+                              "a\"].ports) || device.attributes[\"driver-a\"].ports.size() > "
+                              "0'}}], " +
+                                  derives("root", R"('device.attributes["driver-a"].root')"),
+                              derives("root", kReadRoot), "{matchAttribute: root}"),
+                      Verdict::kUnknown}),
+    topoguard::testing::NoteName{});
+
+// The allocation error names the request, the derived attribute, the device, its node and the
+// CEL error, and points at the derived attribute.
+TEST(DerivedAttributesTest, AllocationErrorSaysWhere) {
+  const ClusterState state = testing::build_state(kSharedRoot);
+  const std::vector<Json> objects = testing::parse_documents(
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c, namespace: "
+      "ns}\nspec:\n  devices: " +
+      gpu_nic(derives("root", R"('device.attributes["driver-a"].root')"),
+              derives("root", kReadRoot), "{matchAttribute: root}") +
+      "\n");
+  auto spec = k8s::read_claim_spec(objects.at(0));
+  ASSERT_TRUE(spec) << spec.error().to_string();
+  const ClaimFeasibility result = check_feasibility(*spec, state);
+  ASSERT_TRUE(result.allocation_error);
+  EXPECT_EQ(result.allocation_error->request, "gpu");
+  EXPECT_EQ(result.allocation_error->attribute, "root");
+  EXPECT_EQ(result.allocation_error->device, "driver-a/pool-1/gpu-0");
+  EXPECT_EQ(result.allocation_error->node, "node-1");
+  EXPECT_FALSE(result.allocation_error->message.empty());
+  EXPECT_EQ(result.allocation_error->pointer,
+            "/spec/devices/requests/0/exactly/derivedAttributes/0");
+  EXPECT_EQ(result.nodes.at(0).reason,
+            "derived attribute \"root\" of request \"gpu\" fails on driver-a/pool-1/gpu-0: " +
+                result.allocation_error->message);
+}
+
+// An error on one node fails the Pod whatever another node offers: the scheduler's filter
+// returns the error.
+TEST(DerivedAttributesTest, ErrorOnOneNodeFailsEveryNode) {
+  const ClusterState state = testing::build_state(
+      kSharedRoot +
+      "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: slice-2}\n"
+      "spec: {driver: driver-a, nodeName: node-2, pool: {name: pool-2}, devices: [{name: gpu-9, "
+      "attributes: {root: {string: r}}}]}\n---\napiVersion: resource.k8s.io/v1\nkind: "
+      "ResourceSlice\nmetadata: {name: slice-3}\nspec: {driver: driver-b, nodeName: node-2, "
+      "pool: {name: pool-3}, devices: [{name: nic-9, attributes: {root: {string: r}}}]}\n");
+  const std::vector<Json> objects = testing::parse_documents(
+      "kind: ResourceClaim\nmetadata: {name: c, namespace: ns}\nspec:\n  devices: " +
+      gpu_nic(derives("root", R"('device.attributes["driver-a"].root')"), "",
+              "{matchAttribute: root}") +
+      "\n");
+  auto spec = k8s::read_claim_spec(objects.at(0));
+  ASSERT_TRUE(spec);
+  const ClaimFeasibility result = check_feasibility(*spec, state);
+  ASSERT_EQ(result.nodes.size(), 2u);
+  EXPECT_EQ(result.nodes[0].shortfall, Shortfall::kAllocationError);
+  EXPECT_EQ(result.nodes[1].verdict, Verdict::kSatisfiable) << result.nodes[1].reason;
+  EXPECT_EQ(result.verdict, Verdict::kUnsatisfiable);
+  ASSERT_TRUE(result.allocation_error);
+  EXPECT_EQ(result.allocation_error->node, "node-1");
+}
+
+// Every evaluation is charged to the node's step budget: past it, the answer is unknown.
+TEST(DerivedAttributesTest, EvaluationsCountAgainstTheStepBudget) {
+  const ClusterState state = testing::build_state(kSharedRoot);
+  const std::vector<Json> objects = testing::parse_documents(
+      "kind: ResourceClaim\nmetadata: {name: c, namespace: ns}\nspec:\n  devices: " +
+      gpu_nic(derives("root", kReadRoot), derives("root", kReadRoot), "{matchAttribute: root}") +
+      "\n");
+  auto spec = k8s::read_claim_spec(objects.at(0));
+  ASSERT_TRUE(spec);
+  FeasibilityOptions options;
+  options.max_steps_per_node = 2;  // two evaluations, no step left for the search
+  const ClaimFeasibility bounded = check_feasibility(*spec, state, options);
+  EXPECT_EQ(bounded.verdict, Verdict::kUnknown);
+  EXPECT_NE(bounded.nodes.at(0).reason.find("derived attributes"), std::string::npos);
+  options.max_steps_per_node = 20;
+  EXPECT_EQ(check_feasibility(*spec, state, options).verdict, Verdict::kSatisfiable);
+}
 
 // The claim's own allocation holds nothing for itself.
 TEST(AllocatorCasesTest, OwnAllocationIsNotHeld) {
