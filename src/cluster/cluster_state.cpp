@@ -157,21 +157,17 @@ std::string qualify(std::string_view driver, std::string_view name) {
   return std::string(driver) + "/" + std::string(name);
 }
 
-// A quantity as text; YAML reads an unquoted `value: 8` as a number.
+// A quantity as text, checked.
 Result<std::string> read_quantity(const Json& value, const std::string& pointer) {
-  std::string text;
-  if (value.is_string()) {
-    text = value.get<std::string>();
-  } else if (value.is_number_integer()) {
-    text = value.dump();
-  } else {
+  std::optional<std::string> text = k8s::quantity_text(value);
+  if (!text) {
     return type_error(pointer, "quantity string", value);
   }
-  if (!cel::Quantity::parse(text)) {
+  if (!cel::Quantity::parse(*text)) {
     return field_error(ErrorCode::kInvalidValue, pointer,
-                       "\"" + text + "\" is not a quantity (e.g. 40Gi, 100m, 8)");
+                       "\"" + *text + "\" is not a quantity (e.g. 40Gi, 100m, 8)");
   }
-  return text;
+  return *std::move(text);
 }
 
 // An optional quantity member.

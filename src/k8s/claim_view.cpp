@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "topoguard/cel/value.h"
 #include "topoguard/k8s/object.h"
 
 namespace topoguard::k8s {
@@ -99,14 +100,16 @@ std::optional<Error> read_capacity_requests(const Json& capacity, const std::str
     return std::nullopt;
   }
   for (const auto& [name, quantity] : requests->items()) {
-    if (quantity.is_string()) {
-      choice.capacity_requests.insert_or_assign(name, quantity.get<std::string>());
-    } else if (quantity.is_number_integer()) {
-      choice.capacity_requests.insert_or_assign(name, quantity.dump());
-    } else {
-      return type_error(append_pointer(append_pointer(pointer, "requests"), name),
-                        "quantity string", quantity);
+    const std::string field = append_pointer(append_pointer(pointer, "requests"), name);
+    std::optional<std::string> text = quantity_text(quantity);
+    if (!text) {
+      return type_error(field, "quantity string", quantity);
     }
+    if (!cel::Quantity::parse(*text)) {
+      return field_error(ErrorCode::kInvalidValue, field,
+                         "\"" + *text + "\" is not a quantity (e.g. 40Gi, 100m, 8)");
+    }
+    choice.capacity_requests.insert_or_assign(name, std::move(*text));
   }
   return std::nullopt;
 }

@@ -44,4 +44,14 @@ std::string effective_namespace(const ObjectRef& ref) {
   return ref.namespace_name.empty() ? std::string("default") : ref.namespace_name;
 }
 
+std::optional<std::string> quantity_text(const Json& value) {
+  if (value.is_string()) {
+    return value.get<std::string>();
+  }
+  if (value.is_number()) {
+    return value.dump();
+  }
+  return std::nullopt;
+}
+
 }  // namespace topoguard::k8s

@@ -2,6 +2,7 @@
 // Views in this module are read-only and never throw on malformed input.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,11 @@ struct ObjectRef {
 // metadata.labels / metadata.annotations of an object or pod template (empty object if absent).
 [[nodiscard]] const Json& labels_of(const Json& object_or_template);
 [[nodiscard]] const Json& annotations_of(const Json& object_or_template);
+
+// The text of a resource.Quantity field: the string, or a JSON number as written in YAML
+// (`value: 8`, `memory: 1.5`), which the API server parses the same way. nullopt for other
+// types; whether the text is a valid quantity is the caller's check.
+[[nodiscard]] std::optional<std::string> quantity_text(const Json& value);
 
 // The namespace used for matching: metadata.namespace or "default" (what kubectl applies to).
 [[nodiscard]] std::string effective_namespace(const ObjectRef& ref);

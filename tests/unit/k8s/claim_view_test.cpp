@@ -174,6 +174,19 @@ std::string derived_list(std::size_t count, const std::string& expression) {
          list + "]}}]}}";
 }
 
+// Capacity requests are quantities, written as strings or, unquoted in YAML, as numbers (which
+// the API server parses the same way).
+TEST(ClaimSpecTest, CapacityRequestsTakeStringsAndNumbers) {
+  auto spec = read_claim_spec(parse(
+      "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: {deviceClassName: c, "
+      "capacity: {requests: {bandwidth: 10Gi, queues: 8, share: 1.5}}}}]}}"));
+  ASSERT_TRUE(spec) << spec.error().to_string();
+  const auto& requests = spec->requests[0].choices[0].capacity_requests;
+  EXPECT_EQ(requests.at("bandwidth"), "10Gi");
+  EXPECT_EQ(requests.at("queues"), "8");
+  EXPECT_EQ(requests.at("share"), "1.5");
+}
+
 struct BadCase {
   std::string_view note;
   std::string yaml;
@@ -212,6 +225,17 @@ INSTANTIATE_TEST_SUITE_P(
                 ErrorCode::kWrongType, "/spec/devices/constraints/0/requests/0"},
         BadCase{"spec_is_list", "kind: ResourceClaimTemplate\nspec: []", ErrorCode::kWrongType,
                 "/spec"},
+        // A capacity request the allocator would compute with must be a quantity.
+        BadCase{"capacity_request_not_a_quantity",
+                "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: "
+                "{deviceClassName: c, capacity: {requests: {bandwidth: abc}}}}]}}",
+                ErrorCode::kInvalidValue,
+                "/spec/devices/requests/0/exactly/capacity/requests/bandwidth"},
+        BadCase{"capacity_request_a_list",
+                "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: "
+                "{deviceClassName: c, capacity: {requests: {bandwidth: [1]}}}}]}}",
+                ErrorCode::kWrongType,
+                "/spec/devices/requests/0/exactly/capacity/requests/bandwidth"},
         // Names are unique in the API (checked after mutating webhooks); the rules rely on it.
         BadCase{"repeated_request_name",
                 "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: "
