@@ -34,7 +34,8 @@ Control endpoints (tests only, no authentication), JSON bodies, POST unless note
   /_fake/compact          {}: history up to now is gone (old watches and continue tokens: 410)
   /_fake/expire-watches   {}: open watches get an ERROR 410 event and end
   /_fake/close-watches    {}: open watches end cleanly
-  /_fake/expire-continue  {}: every continue token issued so far expires
+  /_fake/expire-continue  {}: every continue token issued so far expires; {"next": N}: and
+                          the next N continue requests are answered 410 as well
   /_fake/throttle         {"count": N, "retryAfter": S, "status": 429, "match": "path substring"}
   /_fake/config           {"tooOldMode": "stream|http", "chunking": "random|event|byte",
                            "bookmarkInterval": S, "watchList": bool, "continueTtl": S,
@@ -179,6 +180,7 @@ class Store:
         self.tokens = set()
         self.snapshots = {}  # continue snapshot id -> (rv, created, [objects sorted by key])
         self.throttle = []  # [{"count", "retryAfter", "status", "match"}]
+        self.expire_next_continue = 0  # continue requests still to answer 410
         self.expire_generation = 0
         self.close_generation = 0
         self.open_watches = 0
@@ -621,6 +623,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                    "meta.k8s.io/v1)")
                 snapshot = self.store.snapshots.get(snapshot_id)
                 ttl = config.get("continueTtl", 300)
+                if self.store.expire_next_continue > 0:
+                    self.store.expire_next_continue -= 1
+                    snapshot = None
                 if snapshot is None or time.time() - snapshot[1] > ttl:
                     self.store.snapshots.pop(snapshot_id, None)
                     raise ApiError(410, "Expired", CONTINUE_EXPIRED_MESSAGE)
@@ -906,6 +911,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 store.close_generation += 1
             elif action == "expire-continue":
                 store.snapshots.clear()
+                store.expire_next_continue = int(body.get("next", 0))
             elif action == "throttle":
                 store.throttle.append({"count": int(body.get("count", 1)),
                                        "retryAfter": int(body.get("retryAfter", 1)),
