@@ -3,6 +3,8 @@
 #include <random>
 #include <utility>
 
+#include "json_decode.h"
+
 namespace topoguard::kube {
 
 namespace {
@@ -126,7 +128,8 @@ Reflector::Attempt Reflector::list(std::stop_token stop) {
   std::vector<Json> items;
   std::string token;
   std::string version;
-  int expired_in_a_row = 0;
+  int expirations = 0;
+  JsonDecoder decoder;
   bool paginate = options_.page_size > 0;
   while (true) {
     Query query;
@@ -152,7 +155,7 @@ Reflector::Attempt Reflector::list(std::stop_token stop) {
         report(ReflectorErrorKind::kExpired,
                {Outcome::kExpired, "the list's continue token expired; listing again", status},
                std::chrono::nanoseconds(0));
-        if (++expired_in_a_row >= 2) {
+        if (++expirations >= 2) {
           paginate = false;
         }
         items.clear();
@@ -162,11 +165,16 @@ Reflector::Attempt Reflector::list(std::stop_token stop) {
       const Outcome outcome = response->status == 404 ? Outcome::kNotServed : Outcome::kFailed;
       return {outcome, "list: " + status.to_string(), status};
     }
-    Json page = Json::parse(response->body, nullptr, false);
+    Result<Json> decoded = decoder.decode(response->body);
     response->body.clear();
-    if (page.is_discarded() || !page.is_object()) {
-      return {Outcome::kInvalid, "list: the answer is not a JSON object", std::nullopt};
+    response->body.shrink_to_fit();
+    if (!decoded || !decoded->is_object()) {
+      return {Outcome::kInvalid,
+              "list: the answer is not a JSON object" +
+                  (decoded ? std::string() : " (" + decoded.error().message + ")"),
+              std::nullopt};
     }
+    Json& page = *decoded;
     Json* page_items = nullptr;
     if (auto found = page.find("items"); found != page.end() && found->is_array()) {
       page_items = &*found;
@@ -212,7 +220,6 @@ Reflector::Attempt Reflector::list(std::stop_token stop) {
     if (token.empty()) {
       break;
     }
-    expired_in_a_row = 0;
   }
   if (version.empty()) {
     return {Outcome::kInvalid, "list: the answer has no metadata.resourceVersion", std::nullopt};

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "json_decode.h"
+
 namespace topoguard::kube {
 
 Status JsonValueSplitter::fail(ErrorCode code, std::string message) {
@@ -107,9 +109,17 @@ std::string_view watch_event_type_name(WatchEventType type) {
   return "ERROR";
 }
 
-Result<WatchEvent> parse_watch_event(std::string_view text) {
-  Json value = Json::parse(text, nullptr, false);
-  if (value.is_discarded() || !value.is_object()) {
+namespace {
+
+Result<WatchEvent> decode_watch_event(std::string_view text, JsonDecoder& decoder) {
+  Result<Json> decoded = decoder.decode(text);
+  if (!decoded) {
+    Error error = decoded.error();
+    error.message = "a watch event is " + error.message;
+    return error;
+  }
+  Json& value = *decoded;
+  if (!value.is_object()) {
     return Error{ErrorCode::kInvalidJson, "a watch event is not a JSON object", {}};
   }
   const Json* type = member(value, "type");
@@ -140,12 +150,25 @@ Result<WatchEvent> parse_watch_event(std::string_view text) {
   return event;
 }
 
+}  // namespace
+
+Result<WatchEvent> parse_watch_event(std::string_view text) {
+  JsonDecoder decoder(JsonValueSplitter::kMaxDepth + 1);
+  return decode_watch_event(text, decoder);
+}
+
+WatchStreamParser::WatchStreamParser(std::size_t max_event_bytes)
+    : splitter_(max_event_bytes),
+      decoder_(std::make_unique<JsonDecoder>(JsonValueSplitter::kMaxDepth + 1)) {}
+
+WatchStreamParser::~WatchStreamParser() = default;
+
 Status WatchStreamParser::feed(std::string_view bytes, const EventSink& on_event) {
   if (failed_) {
     return *failed_;
   }
   Status scanned = splitter_.feed(bytes, [&](std::string_view text) {
-    Result<WatchEvent> event = parse_watch_event(text);
+    Result<WatchEvent> event = decode_watch_event(text, *decoder_);
     if (!event) {
       failed_ = event.error();
       failed_->message += " (event " + std::to_string(events_ + 1) + " of the stream)";

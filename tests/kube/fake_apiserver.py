@@ -33,7 +33,10 @@ Control endpoints (tests only, no authentication), JSON bodies, POST unless note
   /_fake/tokens           {"add": [...], "revoke": [...]}
   /_fake/compact          {}: history up to now is gone (old watches and continue tokens: 410)
   /_fake/expire-watches   {}: open watches get an ERROR 410 event and end
-  /_fake/close-watches    {}: open watches end cleanly
+  /_fake/close-watches    {}: open watches end cleanly (after a last bookmark, unless
+                          {"bookmark": false}: as when the server goes away)
+  /_fake/cut-watches      {}: open watches send half an event and drop the connection
+  /_fake/inject           {"raw": TEXT}: open watches send TEXT as it is (a malformed event)
   /_fake/expire-continue  {}: every continue token issued so far expires; {"next": N}: and
                           the next N continue requests are answered 410 as well
   /_fake/throttle         {"count": N, "retryAfter": S, "status": 429, "match": "path substring"}
@@ -183,6 +186,9 @@ class Store:
         self.expire_next_continue = 0  # continue requests still to answer 410
         self.expire_generation = 0
         self.close_generation = 0
+        self.close_with_bookmark = True
+        self.cut_generation = 0
+        self.injected = []  # (sequence, raw text) for open watches
         self.open_watches = 0
         self.requests = []
         self.config = config
@@ -270,7 +276,7 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     def finish_request(self, request, client_address):
         # The handshake runs on the connection's own thread, not on the accepting one.
         try:
-            request.settimeout(30)
+            request.settimeout(self.store.config.get("idleTimeout", 30))
             tls = self.tls_context.wrap_socket(request, server_side=True)
         except (ssl.SSLError, OSError) as error:
             if self.store.config.get("verbose"):
@@ -353,7 +359,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.store.requests.append({
                 "method": self.command, "path": self.parsed.path,
                 "query": urllib.parse.parse_qs(self.parsed.query, keep_blank_values=True),
-                "auth": auth, "status": code, "time": time.time()})
+                "auth": auth, "status": code, "time": time.time(),
+                "peer": self.client_address[1] if self.client_address else 0})
             del self.store.requests[:-20000]
 
     def authenticate(self):
@@ -714,6 +721,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 cursor_rv = int(resource_version)
             expire_generation = store.expire_generation
             close_generation = store.close_generation
+            cut_generation = store.cut_generation
+            injected_seen = len(store.injected)
             store.open_watches += 1
         try:
             self.send_response(200)
@@ -722,13 +731,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             self.record(200)
             self.stream(resource, namespace, initial, initial_events, cursor_rv, too_old,
-                        bookmarks, timeout, expire_generation, close_generation)
+                        bookmarks, timeout, (expire_generation, close_generation,
+                                             cut_generation, injected_seen))
         finally:
             with store.cond:
                 store.open_watches -= 1
 
     def stream(self, resource, namespace, initial, initial_events, cursor_rv, too_old, bookmarks,
-               timeout, expire_generation, close_generation):
+               timeout, generations):
+        expire_generation, close_generation, cut_generation, injected_seen = generations
         store = self.store
         rng = random.Random(hash((cursor_rv, time.time())))
         deadline = time.monotonic() + timeout
@@ -770,8 +781,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
                             % (sent_rv, store.rv))))
                         ending = "expired"
                         break
-                    if store.close_generation != close_generation or now >= deadline:
+                    if store.close_generation != close_generation:
+                        ending = "closed" if store.close_with_bookmark else "dropped"
+                        break
+                    if now >= deadline:
                         ending = "closed"
+                        break
+                    if store.cut_generation != cut_generation:
+                        ending = "cut"
+                        break
+                    if len(store.injected) > injected_seen:
+                        pending.extend(store.injected[injected_seen:])
+                        injected_seen = len(store.injected)
+                        ending = None
+                        fresh = []
                         break
                     fresh = [entry for entry in store.history if entry[0] > cursor_rv]
                     if fresh:
@@ -792,6 +815,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                         pending.append(bookmark(store.rv))
                         cursor_rv = max(cursor_rv, store.rv)
                         next_bookmark = time.monotonic() + interval
+            if ending == "cut":
+                # Half an event, then the connection drops without the chunked terminator.
+                self.flush_events(pending, rng)
+                self.write_chunks(b'{"type":"ADDED","object":{"kind":', "event", rng)
+                self.close_connection = True
+                return
             if ending is not None:
                 if ending == "closed" and bookmarks:
                     pending.append(bookmark(cursor_rv))
@@ -909,6 +938,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 store.expire_generation += 1
             elif action == "close-watches":
                 store.close_generation += 1
+                store.close_with_bookmark = bool(body.get("bookmark", True))
+            elif action == "cut-watches":
+                store.cut_generation += 1
+            elif action == "inject":
+                store.injected.append(body["raw"])
             elif action == "expire-continue":
                 store.snapshots.clear()
                 store.expire_next_continue = int(body.get("next", 0))

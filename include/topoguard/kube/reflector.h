@@ -1,8 +1,8 @@
 // A reflector keeps a handler in step with one resource of the cluster, with the API machinery's
 // list/watch contract (kubernetes.io "API Concepts", client-go's reflector):
 //  - List in pages of `page_size` (500) chained by `continue`, never sending resourceVersion with
-//    a continue token; a token that expired (410) restarts the list, and a second expiry in a row
-//    makes it one unpaginated list. Items get kind and apiVersion from the list. The handler's
+//    a continue token; a token that expired (410) restarts the list, and a second expiry in the
+//    same list makes it one unpaginated list (as client-go's pager falls back to). Items get kind and apiVersion from the list. The handler's
 //    on_sync receives the whole set, which replaces whatever it held.
 //  - Watch from the list's resourceVersion with allowWatchBookmarks=true and timeoutSeconds drawn
 //    in [300, 600] s. ADDED/MODIFIED/DELETED go to on_event; BOOKMARK only moves the version.

@@ -3,11 +3,13 @@
 // and one chunk may hold many events. JsonValueSplitter finds where each top-level value ends with
 // a small state machine (strings, escapes, nesting), in one pass over each byte, holding only the
 // unfinished value, and bounded by a size limit; WatchStreamParser decodes each value into a
-// WatchEvent. Not thread-safe: one per stream.
+// WatchEvent (simdjson, then a Json tree built in n log n for objects of many keys). Not
+// thread-safe: one per stream.
 #pragma once
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,6 +50,8 @@ class JsonValueSplitter {
   std::optional<Error> failed_;
 };
 
+class JsonDecoder;  // src/kube/json_decode.h
+
 enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
 
 // "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR".
@@ -67,8 +71,10 @@ class WatchStreamParser {
   // carries one object.
   static constexpr std::size_t kDefaultMaxEventBytes = 16 * 1024 * 1024;
 
-  explicit WatchStreamParser(std::size_t max_event_bytes = kDefaultMaxEventBytes)
-      : splitter_(max_event_bytes) {}
+  explicit WatchStreamParser(std::size_t max_event_bytes = kDefaultMaxEventBytes);
+  ~WatchStreamParser();
+  WatchStreamParser(const WatchStreamParser&) = delete;
+  WatchStreamParser& operator=(const WatchStreamParser&) = delete;
 
   // Called with each decoded event; false stops the feed (the rest of the bytes are dropped).
   using EventSink = std::function<bool(WatchEvent&& event)>;
@@ -82,6 +88,7 @@ class WatchStreamParser {
 
  private:
   JsonValueSplitter splitter_;
+  std::unique_ptr<JsonDecoder> decoder_;
   std::size_t events_ = 0;
   std::optional<Error> failed_;
 };

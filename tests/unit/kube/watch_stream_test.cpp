@@ -189,5 +189,29 @@ TEST(WatchStreamTest, EventTypes) {
   }
 }
 
+// Objects decode as nlohmann's parser decodes them: key order kept, a repeated key keeping its
+// first position and its last value (small and large objects alike), integers typed by sign.
+TEST(WatchStreamTest, DecodesLikeNlohmann) {
+  std::string many = R"({"type":"ADDED","object":{"z":0)";
+  for (int i = 0; i < 40; ++i) {
+    many += ",\"k" + std::to_string(i) + "\":" + std::to_string(i);
+  }
+  many += R"(,"z":99,"k3":-3}})";
+  for (const std::string& text :
+       {std::string(R"({"type":"ADDED","object":{"b":1,"a":2,"b":3,"n":-5,"f":1.5,"s":"\u00e9"}})"),
+        many}) {
+    Result<WatchEvent> event = parse_watch_event(text);
+    ASSERT_TRUE(event.has_value()) << event.error().to_string();
+    const Json expected = Json::parse(text)["object"];
+    EXPECT_EQ(event->object, expected);
+    EXPECT_EQ(event->object.dump(), expected.dump());
+  }
+  Result<WatchEvent> typed = parse_watch_event(R"({"type":"ADDED","object":{"u":5,"i":-5}})");
+  ASSERT_TRUE(typed.has_value());
+  EXPECT_TRUE(typed->object["u"].is_number_unsigned());
+  EXPECT_TRUE(typed->object["i"].is_number_integer());
+  EXPECT_FALSE(typed->object["i"].is_number_unsigned());
+}
+
 }  // namespace
 }  // namespace topoguard::kube
