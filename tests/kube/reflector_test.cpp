@@ -396,6 +396,9 @@ TEST_F(ReflectorTest, NotServedIsReportedAndRetried) {
                                  {"kind", "NetworkAttachmentDefinition"},
                                  {"namespaced", true}}}}});
   ASSERT_TRUE(handler_.wait_syncs(1));
+  for (int i = 0; i < 100 && !reflector.synced(); ++i) {  // set once on_sync has returned
+    std::this_thread::sleep_for(milliseconds(10));
+  }
   EXPECT_TRUE(reflector.synced());
 }
 

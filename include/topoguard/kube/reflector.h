@@ -122,7 +122,7 @@ class Reflector {
   [[nodiscard]] const ResourceRef& resource() const { return resource_; }
   // The last version seen (list, event or bookmark); "" before the first list.
   [[nodiscard]] std::string resource_version() const;
-  // True once a list has been delivered.
+  // True once on_sync has returned for a first list.
   [[nodiscard]] bool synced() const { return synced_.load(); }
   [[nodiscard]] ReflectorStats stats() const;
 
