@@ -27,13 +27,13 @@ constexpr std::size_t kChunk = 4096;
 std::string slice_event(int index) {
   std::string devices;
   for (int d = 0; d < 8; ++d) {
-    devices += std::string(d == 0 ? "" : ",") + R"({"name":"gpu)" + std::to_string(d) +
-               R"(","attributes":{"resource.kubernetes.io/pcieRoot":{"string":"pci0000:)" +
-               std::to_string(10 + d) +
-               R"("},"gpu.nvidia.com/productName":{"string":"NVIDIA H100 80GB HBM3"},"gpu.nvidia.com/uuid":{"string":"GPU-)" +
-               std::to_string(index * 8 + d) +
-               R"(-4b7a-9c1e"},"gpu.nvidia.com/index":{"int":)" + std::to_string(d) +
-               R"(}},"capacity":{"memory":{"value":"80Gi"}}})";
+    devices +=
+        std::string(d == 0 ? "" : ",") + R"({"name":"gpu)" + std::to_string(d) +
+        R"(","attributes":{"resource.kubernetes.io/pcieRoot":{"string":"pci0000:)" +
+        std::to_string(10 + d) +
+        R"("},"gpu.nvidia.com/productName":{"string":"NVIDIA H100 80GB HBM3"},"gpu.nvidia.com/uuid":{"string":"GPU-)" +
+        std::to_string(index * 8 + d) + R"(-4b7a-9c1e"},"gpu.nvidia.com/index":{"int":)" +
+        std::to_string(d) + R"(}},"capacity":{"memory":{"value":"80Gi"}}})";
   }
   return R"({"type":"MODIFIED","object":{"kind":"ResourceSlice","apiVersion":"resource.k8s.io/v1","metadata":{"name":"node-)" +
          std::to_string(index) + R"(-gpu","resourceVersion":")" + std::to_string(1000 + index) +
@@ -46,8 +46,9 @@ std::string stream_of(int events) {
   std::string text;
   for (int i = 0; i < events; ++i) {
     if (i % 10 == 9) {
-      text += R"({"type":"BOOKMARK","object":{"kind":"ResourceSlice","apiVersion":"resource.k8s.io/v1","metadata":{"resourceVersion":")" +
-              std::to_string(1000 + i) + "\"}}}\n";
+      text +=
+          R"({"type":"BOOKMARK","object":{"kind":"ResourceSlice","apiVersion":"resource.k8s.io/v1","metadata":{"resourceVersion":")" +
+          std::to_string(1000 + i) + "\"}}}\n";
     } else {
       text += slice_event(i);
     }
@@ -56,7 +57,8 @@ std::string stream_of(int events) {
 }
 
 std::string one_event_of(std::size_t bytes) {
-  std::string text = R"({"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"big","resourceVersion":"1"},"data":{)";
+  std::string text =
+      R"({"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"big","resourceVersion":"1"},"data":{)";
   int key = 0;
   while (text.size() < bytes) {
     text += std::string(key == 0 ? "" : ",") + "\"k" + std::to_string(key) + "\":\"" +
@@ -72,12 +74,12 @@ void parse(benchmark::State& state, const std::string& text) {
     WatchStreamParser parser(64 * 1024 * 1024);
     std::size_t seen = 0;
     for (std::size_t at = 0; at < text.size(); at += kChunk) {
-      const auto fed = parser.feed(std::string_view(text).substr(at, kChunk),
-                                   [&](WatchEvent&& event) {
-                                     benchmark::DoNotOptimize(event.object);
-                                     ++seen;
-                                     return true;
-                                   });
+      const auto fed =
+          parser.feed(std::string_view(text).substr(at, kChunk), [&](WatchEvent&& event) {
+            benchmark::DoNotOptimize(event.object);
+            ++seen;
+            return true;
+          });
       if (!fed) {
         state.SkipWithError(fed.error().message.c_str());
         return;
@@ -86,8 +88,8 @@ void parse(benchmark::State& state, const std::string& text) {
     events = seen;
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
-  state.counters["events/s"] = benchmark::Counter(
-      static_cast<double>(events * state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["events/s"] = benchmark::Counter(static_cast<double>(events * state.iterations()),
+                                                  benchmark::Counter::kIsRate);
   state.counters["bytes"] = static_cast<double>(text.size());
 }
 
@@ -97,19 +99,19 @@ void split(benchmark::State& state, const std::string& text) {
     JsonValueSplitter splitter(64 * 1024 * 1024);
     std::size_t seen = 0;
     for (std::size_t at = 0; at < text.size(); at += kChunk) {
-      const auto fed = splitter.feed(std::string_view(text).substr(at, kChunk),
-                                     [&](std::string_view value) {
-                                       benchmark::DoNotOptimize(value.data());
-                                       ++seen;
-                                       return true;
-                                     });
+      const auto fed =
+          splitter.feed(std::string_view(text).substr(at, kChunk), [&](std::string_view value) {
+            benchmark::DoNotOptimize(value.data());
+            ++seen;
+            return true;
+          });
       benchmark::DoNotOptimize(fed);
     }
     values = seen;
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
-  state.counters["events/s"] = benchmark::Counter(
-      static_cast<double>(values * state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["events/s"] = benchmark::Counter(static_cast<double>(values * state.iterations()),
+                                                  benchmark::Counter::kIsRate);
   state.counters["bytes"] = static_cast<double>(text.size());
 }
 
@@ -152,23 +154,19 @@ int main(int argc, char** argv) {
   static std::map<int, std::string> big_events;
   for (const int events : {64, 256, 1024, 4096, 16384}) {
     streams[events] = stream_of(events);
-    benchmark::RegisterBenchmark(("watch/parse/" + std::to_string(events)).c_str(),
-                                 [events](benchmark::State& state) {
-                                   parse(state, streams[events]);
-                                 })
+    benchmark::RegisterBenchmark(
+        ("watch/parse/" + std::to_string(events)).c_str(),
+        [events](benchmark::State& state) { parse(state, streams[events]); })
         ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("watch/split/" + std::to_string(events)).c_str(),
-                                 [events](benchmark::State& state) {
-                                   split(state, streams[events]);
-                                 })
+    benchmark::RegisterBenchmark(
+        ("watch/split/" + std::to_string(events)).c_str(),
+        [events](benchmark::State& state) { split(state, streams[events]); })
         ->Unit(benchmark::kMillisecond);
   }
   for (const int kib : {64, 256, 1024, 4096}) {
     big_events[kib] = one_event_of(static_cast<std::size_t>(kib) * 1024);
     benchmark::RegisterBenchmark(("watch/one_event/" + std::to_string(kib)).c_str(),
-                                 [kib](benchmark::State& state) {
-                                   parse(state, big_events[kib]);
-                                 })
+                                 [kib](benchmark::State& state) { parse(state, big_events[kib]); })
         ->Unit(benchmark::kMillisecond);
   }
   benchmark::Initialize(&argc, argv);

@@ -194,16 +194,15 @@ struct ApiClient::Impl {
         clock(std::move(client_clock)),
         limiter(options.rate_limit, clock),
         credentials(config, clock, options.credentials) {
-    host_header = config->host.find(':') != std::string::npos ? "[" + config->host + "]"
-                                                              : config->host;
+    host_header =
+        config->host.find(':') != std::string::npos ? "[" + config->host + "]" : config->host;
     host_header += ":" + std::to_string(config->port);
     verify_name = config->tls_server_name.empty() ? config->host : config->tls_server_name;
   }
 
   Result<std::shared_ptr<ssl::context>> make_context(const Credentials& identity) const;
   Result<std::shared_ptr<ssl::context>> context_for(const Credentials& identity);
-  Result<ConnectionPtr> connect(const std::shared_ptr<ssl::context>& context,
-                                std::stop_token stop);
+  Result<ConnectionPtr> connect(const std::shared_ptr<ssl::context>& context, std::stop_token stop);
   ConnectionPtr checkout(const std::shared_ptr<ssl::context>& context);
   void give_back(ConnectionPtr connection);
   Result<ApiResponse> attempt(const std::string& target, const Credentials& credentials,
@@ -246,10 +245,10 @@ Result<std::shared_ptr<ssl::context>> ApiClient::Impl::make_context(
       if (!config->ca_pem.empty()) {
         context->add_certificate_authority(asio::buffer(config->ca_pem), ec);
         if (ec) {
-          return Error{ErrorCode::kInvalidValue,
-                       "the certificate authority cannot be used: " + ec.message() + " " +
-                           openssl_reason(),
-                       {}};
+          return Error{
+              ErrorCode::kInvalidValue,
+              "the certificate authority cannot be used: " + ec.message() + " " + openssl_reason(),
+              {}};
         }
       } else {
         context->set_default_verify_paths(ec);
@@ -267,7 +266,8 @@ Result<std::shared_ptr<ssl::context>> ApiClient::Impl::make_context(
     if (ec || SSL_CTX_check_private_key(native) != 1) {
       const std::string why = ec ? ec.message() : "the key does not match the certificate";
       return Error{ErrorCode::kInvalidValue,
-                   "the client certificate cannot be used: " + why + " " + openssl_reason(), {}};
+                   "the client certificate cannot be used: " + why + " " + openssl_reason(),
+                   {}};
     }
   }
   return context;
@@ -335,15 +335,16 @@ Result<ConnectionPtr> ApiClient::Impl::connect(const std::shared_ptr<ssl::contex
     return transport_error(*config, "cannot resolve " + config->host + ": " + ec.message());
   }
   std::stop_callback cancel(stop, [&connection = *connection] {
-    asio::post(connection.io, [&connection] { beast::get_lowest_layer(connection.stream).cancel(); });
+    asio::post(connection.io,
+               [&connection] { beast::get_lowest_layer(connection.stream).cancel(); });
   });
   auto& lowest = beast::get_lowest_layer(connection->stream);
   lowest.expires_after(options.connect_timeout);
   ec = run_operation(*connection, nullptr, [&](auto handler) {
-    lowest.async_connect(endpoints, [handler = std::move(handler)](ErrorCodeT error,
-                                                                   const tcp::endpoint&) mutable {
-      handler(error);
-    });
+    lowest.async_connect(
+        endpoints, [handler = std::move(handler)](ErrorCodeT error, const tcp::endpoint&) mutable {
+          handler(error);
+        });
   });
   if (stop.stop_requested()) {
     return cancelled();
@@ -385,7 +386,8 @@ Result<ApiResponse> ApiClient::Impl::exchange(Connection& connection, const std:
                     deadline - std::chrono::steady_clock::now());
   };
   std::stop_callback cancel(stop, [&connection] {
-    asio::post(connection.io, [&connection] { beast::get_lowest_layer(connection.stream).cancel(); });
+    asio::post(connection.io,
+               [&connection] { beast::get_lowest_layer(connection.stream).cancel(); });
   });
 
   http::request<http::empty_body> request{http::verb::get, target, 11};
@@ -430,8 +432,7 @@ Result<ApiResponse> ApiClient::Impl::exchange(Connection& connection, const std:
     long long seconds = 0;
     const auto [end, parse_ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
     if (parse_ec == std::errc() && end == text.data() + text.size() && seconds >= 0) {
-      response.retry_after =
-          std::min(std::chrono::seconds(seconds), options.max_retry_after);
+      response.retry_after = std::min(std::chrono::seconds(seconds), options.max_retry_after);
     }
   }
   const bool streaming = sink != nullptr && response.ok();
@@ -455,8 +456,8 @@ Result<ApiResponse> ApiClient::Impl::exchange(Connection& connection, const std:
       return cancelled();
     }
     if (ec) {
-      return transport_error(*config, (streaming ? "the stream broke: " : "reading the body failed: ") +
-                                          ec.message());
+      return transport_error(
+          *config, (streaming ? "the stream broke: " : "reading the body failed: ") + ec.message());
     }
     const std::size_t got = chunk.size() - parser.get().body().size;
     if (got == 0) {
@@ -484,8 +485,8 @@ Result<ApiResponse> ApiClient::Impl::exchange(Connection& connection, const std:
   return response;
 }
 
-Result<ApiResponse> ApiClient::Impl::attempt(const std::string& target,
-                                             const Credentials& creds, const BodySink* sink,
+Result<ApiResponse> ApiClient::Impl::attempt(const std::string& target, const Credentials& creds,
+                                             const BodySink* sink,
                                              std::chrono::milliseconds idle_timeout,
                                              std::stop_token stop) {
   Result<std::shared_ptr<ssl::context>> context = context_for(creds);
@@ -564,8 +565,8 @@ Result<ApiResponse> ApiClient::Impl::request(std::string_view path, const Query&
 ApiClient::ApiClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ApiClient::~ApiClient() = default;
 
-Result<std::shared_ptr<ApiClient>> ApiClient::create(ClientConfig config,
-                                                     ApiClientOptions options, ClockPtr clock) {
+Result<std::shared_ptr<ApiClient>> ApiClient::create(ClientConfig config, ApiClientOptions options,
+                                                     ClockPtr clock) {
   auto impl = std::make_unique<Impl>(std::move(config), std::move(options), std::move(clock));
   // Build the TLS context of the configured identity now, so that a bad CA or certificate is
   // reported at start rather than at the first request.
@@ -584,8 +585,7 @@ Result<ApiResponse> ApiClient::get(std::string_view path, const Query& query,
 }
 
 Result<ApiResponse> ApiClient::stream(std::string_view path, const Query& query,
-                                      const BodySink& sink,
-                                      std::chrono::milliseconds idle_timeout,
+                                      const BodySink& sink, std::chrono::milliseconds idle_timeout,
                                       std::stop_token stop) {
   return impl_->request(path, query, &sink, idle_timeout, std::move(stop));
 }

@@ -7,7 +7,9 @@
 namespace topoguard::kube {
 
 Backoff::Backoff(BackoffOptions options, ClockPtr clock, std::function<double()> uniform)
-    : options_(options), clock_(std::move(clock)), uniform_(std::move(uniform)),
+    : options_(options),
+      clock_(std::move(clock)),
+      uniform_(std::move(uniform)),
       base_(options.initial) {
   if (!uniform_) {
     uniform_ = [engine = std::mt19937_64(std::random_device{}())]() mutable {

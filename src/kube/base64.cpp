@@ -6,10 +6,9 @@ namespace topoguard::kube {
 
 std::string base64_encode(std::string_view bytes) {
   std::string out(4 * ((bytes.size() + 2) / 3), '\0');
-  const int written =
-      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                      reinterpret_cast<const unsigned char*>(bytes.data()),
-                      static_cast<int>(bytes.size()));
+  const int written = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                      reinterpret_cast<const unsigned char*>(bytes.data()),
+                                      static_cast<int>(bytes.size()));
   out.resize(static_cast<std::size_t>(written));
   return out;
 }
@@ -30,10 +29,9 @@ std::optional<std::string> base64_decode(std::string_view text) {
     ++padding;
   }
   std::string out(compact.size() / 4 * 3, '\0');
-  const int written =
-      EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                      reinterpret_cast<const unsigned char*>(compact.data()),
-                      static_cast<int>(compact.size()));
+  const int written = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                      reinterpret_cast<const unsigned char*>(compact.data()),
+                                      static_cast<int>(compact.size()));
   if (written < 0) {
     return std::nullopt;
   }

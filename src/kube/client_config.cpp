@@ -229,11 +229,11 @@ Status parse_exec(const Fields& user, ClientConfig& config) {
   }
   if (*api_version != "client.authentication.k8s.io/v1" &&
       *api_version != "client.authentication.k8s.io/v1beta1") {
-    return fields.error(ErrorCode::kInvalidValue, "apiVersion",
-                        api_version->empty()
-                            ? "is required (client.authentication.k8s.io/v1)"
-                            : "\"" + *api_version +
-                                  "\" is not client.authentication.k8s.io/v1 or v1beta1");
+    return fields.error(
+        ErrorCode::kInvalidValue, "apiVersion",
+        api_version->empty()
+            ? "is required (client.authentication.k8s.io/v1)"
+            : "\"" + *api_version + "\" is not client.authentication.k8s.io/v1 or v1beta1");
   }
   plugin.api_version = *api_version;
   Result<std::string> command = fields.text("command");
@@ -243,9 +243,8 @@ Status parse_exec(const Fields& user, ClientConfig& config) {
   if (command->empty()) {
     return fields.error(ErrorCode::kMissingField, "command", "is required");
   }
-  plugin.command = command->find('/') == std::string::npos
-                       ? *command
-                       : resolve(user.source().dir, *command);
+  plugin.command =
+      command->find('/') == std::string::npos ? *command : resolve(user.source().dir, *command);
   if (const Json* args = member(exec, "args"); args != nullptr && !args->is_null()) {
     if (!args->is_array()) {
       return fields.error(ErrorCode::kWrongType, "args", "must be a list of strings");
@@ -318,8 +317,7 @@ Status read_cluster(const Entry& entry, ClientConfig& config, Json& exec_extensi
     return server.error();
   }
   if (server->empty()) {
-    return error_at(ErrorCode::kMissingField, *entry.source, entry.pointer,
-                    "server is required");
+    return error_at(ErrorCode::kMissingField, *entry.source, entry.pointer, "server is required");
   }
   if (Status parsed = parse_server_url(*server, config); !parsed) {
     return fields.error(ErrorCode::kInvalidValue, "server", parsed.error().message);
@@ -491,15 +489,17 @@ std::string trim(std::string text) {
 Status parse_server_url(const std::string& server, ClientConfig& config) {
   constexpr std::string_view kHttps = "https://";
   if (server.size() < kHttps.size() ||
-      !std::equal(kHttps.begin(), kHttps.end(), server.begin(),
-                  [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); })) {
+      !std::equal(kHttps.begin(), kHttps.end(), server.begin(), [](char a, char b) {
+        return a == std::tolower(static_cast<unsigned char>(b));
+      })) {
     return Error{ErrorCode::kInvalidValue,
-                 "\"" + server + "\": only https:// API servers are supported", {}};
+                 "\"" + server + "\": only https:// API servers are supported",
+                 {}};
   }
   std::string_view rest = std::string_view(server).substr(kHttps.size());
   if (rest.find_first_of("?#") != std::string_view::npos) {
-    return Error{ErrorCode::kInvalidValue,
-                 "\"" + server + "\": a query or fragment is not allowed", {}};
+    return Error{
+        ErrorCode::kInvalidValue, "\"" + server + "\": a query or fragment is not allowed", {}};
   }
   const auto slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
@@ -508,8 +508,8 @@ Status parse_server_url(const std::string& server, ClientConfig& config) {
     path.pop_back();
   }
   if (authority.find('@') != std::string_view::npos) {
-    return Error{ErrorCode::kInvalidValue,
-                 "\"" + server + "\": credentials in the URL are not allowed", {}};
+    return Error{
+        ErrorCode::kInvalidValue, "\"" + server + "\": credentials in the URL are not allowed", {}};
   }
   std::string host;
   std::string_view port_text;
@@ -530,8 +530,8 @@ Status parse_server_url(const std::string& server, ClientConfig& config) {
     const auto colon = authority.rfind(':');
     if (colon != std::string_view::npos &&
         authority.find(':') != colon) {  // an unbracketed IPv6 address
-      return Error{ErrorCode::kInvalidValue,
-                   "\"" + server + "\": an IPv6 address must be in brackets", {}};
+      return Error{
+          ErrorCode::kInvalidValue, "\"" + server + "\": an IPv6 address must be in brackets", {}};
     }
     host = std::string(authority.substr(0, colon));
     if (colon != std::string_view::npos) {
@@ -543,8 +543,8 @@ Status parse_server_url(const std::string& server, ClientConfig& config) {
   }
   int port = 443;
   if (!port_text.empty()) {
-    const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(),
-                                           port);
+    const auto [end, ec] =
+        std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
     if (ec != std::errc() || end != port_text.data() + port_text.size() || port < 1 ||
         port > 65535) {
       return Error{ErrorCode::kInvalidValue, "\"" + server + "\": bad port", {}};
@@ -579,7 +579,8 @@ Result<ClientConfig> load_kubeconfig(const std::vector<std::string>& files,
       return stream.errors.front();
     }
     if (stream.documents.size() > 1) {
-      return Error{ErrorCode::kInvalidYaml, "a kubeconfig is one YAML document",
+      return Error{ErrorCode::kInvalidYaml,
+                   "a kubeconfig is one YAML document",
                    {file, stream.documents[1].first_line, ""}};
     }
     auto source = std::make_unique<Source>();
@@ -600,13 +601,16 @@ Result<ClientConfig> load_kubeconfig(const std::vector<std::string>& files,
     sources.push_back(std::move(source));
   }
   if (sources.empty()) {
-    return Error{ErrorCode::kIo, "no kubeconfig file exists among: " + [&] {
-      std::string list;
-      for (const std::string& file : files) {
-        list += (list.empty() ? "" : ":") + file;
-      }
-      return list;
-    }(), {}};
+    return Error{ErrorCode::kIo,
+                 "no kubeconfig file exists among: " +
+                     [&] {
+                       std::string list;
+                       for (const std::string& file : files) {
+                         list += (list.empty() ? "" : ":") + file;
+                       }
+                       return list;
+                     }(),
+                 {}};
   }
 
   std::map<std::string, Entry> clusters;
@@ -615,9 +619,9 @@ Result<ClientConfig> load_kubeconfig(const std::vector<std::string>& files,
   std::string current;
   const Source* current_source = nullptr;
   for (const auto& source : sources) {
-    for (auto [list, inner, into] : {std::tuple{"clusters", "cluster", &clusters},
-                                     std::tuple{"users", "user", &users},
-                                     std::tuple{"contexts", "context", &contexts}}) {
+    for (auto [list, inner, into] :
+         {std::tuple{"clusters", "cluster", &clusters}, std::tuple{"users", "user", &users},
+          std::tuple{"contexts", "context", &contexts}}) {
       if (Status collected = collect(*source, list, inner, *into); !collected) {
         return collected.error();
       }
@@ -700,16 +704,16 @@ Result<ClientConfig> load_in_cluster_config(const LoadOptions& options) {
                  {}};
   }
   ClientConfig config;
-  if (Status parsed = parse_server_url("https://" + join_host_port(host, port), config);
-      !parsed) {
-    return Error{ErrorCode::kInvalidValue,
-                 "KUBERNETES_SERVICE_HOST/PORT: " + parsed.error().message, {}};
+  if (Status parsed = parse_server_url("https://" + join_host_port(host, port), config); !parsed) {
+    return Error{
+        ErrorCode::kInvalidValue, "KUBERNETES_SERVICE_HOST/PORT: " + parsed.error().message, {}};
   }
   const std::filesystem::path dir(options.service_account_dir);
   config.token_file = (dir / "token").string();
   std::string reason;
   if (!slurp(config.token_file, reason)) {
-    return Error{ErrorCode::kIo, "cannot read the service account token: " + reason,
+    return Error{ErrorCode::kIo,
+                 "cannot read the service account token: " + reason,
                  {config.token_file, 0, ""}};
   }
   const std::string ca_file = (dir / "ca.crt").string();

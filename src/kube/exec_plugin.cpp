@@ -79,8 +79,8 @@ std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_v
     }
     return value;
   };
-  if (text[4] != '-' || text[7] != '-' || (text[10] != 'T' && text[10] != 't') ||
-      text[13] != ':' || text[16] != ':') {
+  if (text[4] != '-' || text[7] != '-' || (text[10] != 'T' && text[10] != 't') || text[13] != ':' ||
+      text[16] != ':') {
     return std::nullopt;
   }
   std::tm fields{};
@@ -113,8 +113,7 @@ std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_v
   std::chrono::seconds offset{0};
   if (at < text.size() && (text[at] == 'Z' || text[at] == 'z') && at + 1 == text.size()) {
     // UTC
-  } else if (at + 6 == text.size() && (text[at] == '+' || text[at] == '-') &&
-             text[at + 3] == ':') {
+  } else if (at + 6 == text.size() && (text[at] == '+' || text[at] == '-') && text[at + 3] == ':') {
     const int hours = digits(at + 1, 2);
     const int minutes = digits(at + 4, 2);
     if (hours < 0 || hours > 23 || minutes < 0 || minutes > 59) {
@@ -139,8 +138,8 @@ Result<ExecCredential> parse_exec_credential(std::string_view output,
     return Error{ErrorCode::kInvalidJson, "the output is not a JSON ExecCredential", {}};
   }
   if (string_member(value, "kind") != "ExecCredential") {
-    return Error{ErrorCode::kInvalidValue, "the output's kind is not ExecCredential",
-                 {"", 0, "/kind"}};
+    return Error{
+        ErrorCode::kInvalidValue, "the output's kind is not ExecCredential", {"", 0, "/kind"}};
   }
   if (string_member(value, "apiVersion") != api_version) {
     return Error{ErrorCode::kInvalidValue,
@@ -173,7 +172,8 @@ Result<ExecCredential> parse_exec_credential(std::string_view output,
       parsed = parse_rfc3339(expiry->get_ref<const std::string&>());
     }
     if (!parsed) {
-      return Error{ErrorCode::kInvalidValue, "expirationTimestamp is not an RFC 3339 time",
+      return Error{ErrorCode::kInvalidValue,
+                   "expirationTimestamp is not an RFC 3339 time",
                    {"", 0, "/status/expirationTimestamp"}};
     }
     credential.expiration = parsed;
@@ -264,10 +264,10 @@ Result<ExecCredential> run_exec_plugin(const ClientConfig& config,
   posix_spawn_file_actions_adddup2(&actions, err_write.get(), STDERR_FILENO);
   pid_t pid = 0;
   const bool search = exec.command.find('/') == std::string::npos;
-  const int spawned = search ? ::posix_spawnp(&pid, exec.command.c_str(), &actions, nullptr,
-                                              argv.data(), envp.data())
-                             : ::posix_spawn(&pid, exec.command.c_str(), &actions, nullptr,
-                                             argv.data(), envp.data());
+  const int spawned =
+      search
+          ? ::posix_spawnp(&pid, exec.command.c_str(), &actions, nullptr, argv.data(), envp.data())
+          : ::posix_spawn(&pid, exec.command.c_str(), &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   out_write.reset();
   err_write.reset();
@@ -327,8 +327,7 @@ Result<ExecCredential> run_exec_plugin(const ClientConfig& config,
   while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
   }
   if (timed_out) {
-    return plugin_error(config, "did not finish within " + std::to_string(timeout.count()) +
-                                    " ms");
+    return plugin_error(config, "did not finish within " + std::to_string(timeout.count()) + " ms");
   }
   if (too_long) {
     return plugin_error(config, "wrote more than 1 MiB");

@@ -137,11 +137,13 @@ Result<Json> JsonDecoder::decode(std::string_view text) {
   }
   if (code == simdjson::DEPTH_ERROR) {
     return Error{ErrorCode::kTooDeep,
-                 "JSON nests deeper than " + std::to_string(max_depth_) + " levels", {}};
+                 "JSON nests deeper than " + std::to_string(max_depth_) + " levels",
+                 {}};
   }
   if (code != simdjson::SUCCESS) {
     return Error{ErrorCode::kInvalidJson,
-                 std::string("not valid JSON: ") + simdjson::error_message(code), {}};
+                 std::string("not valid JSON: ") + simdjson::error_message(code),
+                 {}};
   }
   Result<Json> tree = Error{ErrorCode::kInternal, "", {}};
   try {

@@ -6,8 +6,10 @@
 namespace topoguard::kube {
 
 TokenBucket::TokenBucket(RateLimit limit, ClockPtr clock)
-    : limit_(limit), clock_(std::move(clock)),
-      tokens_(static_cast<double>(std::max(limit.burst, 1))), last_(clock_->now()) {}
+    : limit_(limit),
+      clock_(std::move(clock)),
+      tokens_(static_cast<double>(std::max(limit.burst, 1))),
+      last_(clock_->now()) {}
 
 std::chrono::nanoseconds TokenBucket::reserve() {
   if (limit_.qps <= 0) {
@@ -17,8 +19,8 @@ std::chrono::nanoseconds TokenBucket::reserve() {
   const auto now = clock_->now();
   if (now > last_) {
     const double elapsed = std::chrono::duration<double>(now - last_).count();
-    tokens_ = std::min(static_cast<double>(std::max(limit_.burst, 1)),
-                       tokens_ + elapsed * limit_.qps);
+    tokens_ =
+        std::min(static_cast<double>(std::max(limit_.burst, 1)), tokens_ + elapsed * limit_.qps);
     last_ = now;
   }
   tokens_ -= 1.0;

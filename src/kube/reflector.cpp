@@ -93,8 +93,8 @@ void Reflector::set_resource_version(std::string version) {
 }
 
 ReflectorStats Reflector::stats() const {
-  return ReflectorStats{lists_.load(),       watches_.load(),     events_.load(),
-                        bookmarks_.load(),   expirations_.load(), errors_.load()};
+  return ReflectorStats{lists_.load(),     watches_.load(),     events_.load(),
+                        bookmarks_.load(), expirations_.load(), errors_.load()};
 }
 
 std::chrono::seconds Reflector::watch_timeout() {
@@ -278,8 +278,7 @@ Reflector::Attempt Reflector::watch(std::stop_token stop, bool initial_events) {
     if (!initial_done) {
       if (event.type != WatchEventType::kAdded) {
         invalid = Error{ErrorCode::kInvalidValue,
-                        "a streaming list sent " +
-                            std::string(watch_event_type_name(event.type)) +
+                        "a streaming list sent " + std::string(watch_event_type_name(event.type)) +
                             " before its initial events ended",
                         {}};
         return false;
@@ -316,11 +315,10 @@ Reflector::Attempt Reflector::watch(std::stop_token stop, bool initial_events) {
 Reflector::Attempt Reflector::finish_watch(const Result<ApiResponse>& response,
                                            const WatchStreamParser& parser,
                                            const std::optional<ApiStatus>& stream_error,
-                                           const std::optional<Error>& invalid,
-                                           bool initial_events, bool initial_done,
+                                           const std::optional<Error>& invalid, bool initial_events,
+                                           bool initial_done,
                                            std::chrono::steady_clock::time_point started,
-                                           std::uint64_t delivered,
-                                           const std::stop_token& stop) {
+                                           std::uint64_t delivered, const std::stop_token& stop) {
   if (stop.stop_requested()) {
     return {Outcome::kStopped, "", std::nullopt};
   }

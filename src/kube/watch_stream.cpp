@@ -54,8 +54,8 @@ Status JsonValueSplitter::feed(std::string_view bytes, const ValueSink& on_value
         in_string_ = true;
       } else if (c == '{' || c == '[') {
         if (++depth_ > kMaxDepth) {
-          return fail(ErrorCode::kTooDeep, "a watch event nests deeper than " +
-                                               std::to_string(kMaxDepth) + " levels");
+          return fail(ErrorCode::kTooDeep,
+                      "a watch event nests deeper than " + std::to_string(kMaxDepth) + " levels");
         }
       } else if (c == '}' || c == ']') {
         if (--depth_ == 0) {
@@ -67,8 +67,8 @@ Status JsonValueSplitter::feed(std::string_view bytes, const ValueSink& on_value
     }
     const std::size_t piece = i - start;
     if (partial_.size() + piece > max_value_bytes_) {
-      return fail(ErrorCode::kTooLarge, "a watch event is larger than " +
-                                            std::to_string(max_value_bytes_) + " bytes");
+      return fail(ErrorCode::kTooLarge,
+                  "a watch event is larger than " + std::to_string(max_value_bytes_) + " bytes");
     }
     if (!complete) {
       partial_.append(data + start, piece);
@@ -139,8 +139,8 @@ Result<WatchEvent> decode_watch_event(std::string_view text, JsonDecoder& decode
   } else if (name == "ERROR") {
     event.type = WatchEventType::kError;
   } else {
-    return Error{ErrorCode::kInvalidValue, "unknown watch event type \"" + name + "\"",
-                 {"", 0, "/type"}};
+    return Error{
+        ErrorCode::kInvalidValue, "unknown watch event type \"" + name + "\"", {"", 0, "/type"}};
   }
   auto object = value.find("object");
   if (object == value.end() || !object->is_object()) {

@@ -4,12 +4,12 @@
 // connections.
 #include "topoguard/kube/api_client.h"
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "ephemeral_certs.h"
 #include "fake_apiserver.h"
@@ -56,7 +56,8 @@ class ApiClientTest : public ::testing::Test {
 
 // A bearer token reads a list; the body is the server's JSON.
 TEST_F(ApiClientTest, GetWithBearerToken) {
-  fake_.apply("ADDED", {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "a"}}}});
+  fake_.apply("ADDED",
+              {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "a"}}}});
   ApiClientPtr api = client(fake_.config());
   Result<ApiResponse> response = api->get("/api/v1/namespaces", {{"limit", "10"}});
   ASSERT_TRUE(response.has_value()) << response.error().to_string();
@@ -109,10 +110,10 @@ TEST_F(ApiClientTest, TokenFileRotation) {
   Result<ApiResponse> rotated = api->get("/api/v1/nodes", {});
   ASSERT_TRUE(rotated.has_value());
   EXPECT_EQ(rotated->status, 200);
-  EXPECT_EQ(log_of("/api/v1/nodes"), (std::vector<std::pair<int, std::string>>{
-                                         {200, "bearer:token-1"},
-                                         {401, "bearer-rejected:token-1"},
-                                         {200, "bearer:token-2"}}));
+  EXPECT_EQ(
+      log_of("/api/v1/nodes"),
+      (std::vector<std::pair<int, std::string>>{
+          {200, "bearer:token-1"}, {401, "bearer-rejected:token-1"}, {200, "bearer:token-2"}}));
 }
 
 // Past the refresh period the file is read again without waiting for a 401.
@@ -138,7 +139,8 @@ TEST_F(ApiClientTest, ClientCertificate) {
   EXPECT_EQ(log_of("/api/v1/nodes").back().second, "cert:topoguard-test");
 }
 
-ClientConfig with_plugin(ClientConfig config, std::vector<std::pair<std::string, std::string>> env) {
+ClientConfig with_plugin(ClientConfig config,
+                         std::vector<std::pair<std::string, std::string>> env) {
   ExecConfig exec;
   exec.api_version = "client.authentication.k8s.io/v1";
   exec.command = kPlugin;
@@ -154,8 +156,8 @@ TEST_F(ApiClientTest, ExecPluginTokenCachedAndRerunOn401) {
   fake_.control("tokens", {{"add", {"exec-1", "exec-2"}}});
   const std::string token = fake_.dir().write("exec-token", "exec-1");
   const std::string runs = fake_.dir().path() + "/runs";
-  ApiClientPtr api = client(with_plugin(
-      fake_.config(""), {{"EXEC_TOKEN_FILE", token}, {"EXEC_RUNS", runs}}));
+  ApiClientPtr api =
+      client(with_plugin(fake_.config(""), {{"EXEC_TOKEN_FILE", token}, {"EXEC_RUNS", runs}}));
   for (int i = 0; i < 3; ++i) {
     ASSERT_EQ(api->get("/api/v1/nodes", {})->status, 200);
   }
@@ -177,8 +179,9 @@ TEST_F(ApiClientTest, ExecPluginRunsAgainAfterExpiry) {
   const std::time_t soon = std::chrono::system_clock::to_time_t(clock_->wall_now() + seconds(120));
   char expiry[32];
   std::strftime(expiry, sizeof(expiry), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&soon));
-  ApiClientPtr api = client(with_plugin(
-      fake_.config(""), {{"EXEC_TOKEN_FILE", token}, {"EXEC_RUNS", runs}, {"EXEC_EXPIRY", expiry}}));
+  ApiClientPtr api = client(
+      with_plugin(fake_.config(""),
+                  {{"EXEC_TOKEN_FILE", token}, {"EXEC_RUNS", runs}, {"EXEC_EXPIRY", expiry}}));
   ASSERT_EQ(api->get("/api/v1/nodes", {})->status, 200);
   ASSERT_EQ(api->get("/api/v1/nodes", {})->status, 200);
   EXPECT_EQ(count_lines(runs), 1);
@@ -191,8 +194,8 @@ TEST_F(ApiClientTest, ExecPluginRunsAgainAfterExpiry) {
 TEST_F(ApiClientTest, ExecPluginCertificate) {
   const std::string cert = fake_.dir().write("exec.crt", fake_.client_cert_pem());
   const std::string key = fake_.dir().write("exec.key", fake_.client_key_pem());
-  ApiClientPtr api = client(
-      with_plugin(fake_.config(""), {{"EXEC_CERT_FILE", cert}, {"EXEC_KEY_FILE", key}}));
+  ApiClientPtr api =
+      client(with_plugin(fake_.config(""), {{"EXEC_CERT_FILE", cert}, {"EXEC_KEY_FILE", key}}));
   ASSERT_EQ(api->get("/api/v1/nodes", {})->status, 200);
   EXPECT_EQ(log_of("/api/v1/nodes").back().second, "cert:topoguard-test");
 }

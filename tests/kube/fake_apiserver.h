@@ -3,6 +3,7 @@
 // under test), killed when the test ends.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -13,8 +14,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "temp_dir.h"
 #include "topoguard/common/json.h"
@@ -100,8 +99,8 @@ class FakeApiServer {
     auto client = make_client();
     auto answer = client->Post(("/_fake/" + action).c_str(), body.dump(), "application/json");
     if (!answer || answer->status != 200) {
-      ADD_FAILURE() << "control " << action << " failed: "
-                    << (answer ? answer->body : httplib::to_string(answer.error()));
+      ADD_FAILURE() << "control " << action
+                    << " failed: " << (answer ? answer->body : httplib::to_string(answer.error()));
       return Json();
     }
     return Json::parse(answer->body);

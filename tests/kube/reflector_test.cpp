@@ -4,14 +4,14 @@
 // prompt stop. Watches time out after a second or two here instead of 5-10 minutes.
 #include "topoguard/kube/reflector.h"
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <set>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "fake_apiserver.h"
 #include "test_clock.h"
@@ -114,10 +114,11 @@ Json namespace_object(const std::string& name, const std::string& label = "") {
 }
 
 Json slice_object(const std::string& name) {
-  return {{"apiVersion", "resource.k8s.io/v1"},
-          {"kind", "ResourceSlice"},
-          {"metadata", {{"name", name}}},
-          {"spec", {{"driver", "gpu.example.com"}, {"nodeName", name}, {"devices", Json::array()}}}};
+  return {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "ResourceSlice"},
+      {"metadata", {{"name", name}}},
+      {"spec", {{"driver", "gpu.example.com"}, {"nodeName", name}, {"devices", Json::array()}}}};
 }
 
 Json configmap_object(const std::string& ns, const std::string& name) {
@@ -239,8 +240,7 @@ TEST_F(ReflectorTest, WatchEventsInOrder) {
   fake_.apply("MODIFIED", namespace_object("x", "2"));
   const Json deleted = fake_.apply("DELETED", namespace_object("x"));
   ASSERT_TRUE(handler_.wait_events(3));
-  EXPECT_EQ(handler_.events(),
-            (std::vector<std::string>{"ADDED x", "MODIFIED x", "DELETED x"}));
+  EXPECT_EQ(handler_.events(), (std::vector<std::string>{"ADDED x", "MODIFIED x", "DELETED x"}));
   const auto objects = handler_.objects();
   EXPECT_EQ(objects[1]["metadata"]["labels"]["v"], "2");
   EXPECT_EQ(objects[1]["kind"], "Namespace");

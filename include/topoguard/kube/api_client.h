@@ -86,8 +86,9 @@ using BodySink = std::function<bool(std::string_view bytes)>;
 class ApiClient {
  public:
   // Fails when the TLS configuration cannot be built (bad CA or client certificate).
-  [[nodiscard]] static Result<std::shared_ptr<ApiClient>> create(
-      ClientConfig config, ApiClientOptions options = {}, ClockPtr clock = real_clock());
+  [[nodiscard]] static Result<std::shared_ptr<ApiClient>> create(ClientConfig config,
+                                                                 ApiClientOptions options = {},
+                                                                 ClockPtr clock = real_clock());
   ~ApiClient();
   ApiClient(const ApiClient&) = delete;
   ApiClient& operator=(const ApiClient&) = delete;

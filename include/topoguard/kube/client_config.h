@@ -36,8 +36,8 @@ struct ExecConfig {
 
 struct ClientConfig {
   // Parsed from the cluster's `server` (https:// only).
-  std::string server;     // as written
-  std::string host;       // without brackets
+  std::string server;  // as written
+  std::string host;    // without brackets
   int port = 443;
   std::string base_path;  // the URL's path, "" or e.g. "/k8s/clusters/c-1", without a final '/'
 
@@ -53,9 +53,9 @@ struct ClientConfig {
   std::string password;
   std::optional<ExecConfig> exec;
 
-  std::string context;    // the context used; "in-cluster" in a pod
-  std::string namespace_; // the context's namespace, or the pod's; may be empty
-  std::string source;     // for messages: "kubeconfig /path/config" or "in-cluster"
+  std::string context;     // the context used; "in-cluster" in a pod
+  std::string namespace_;  // the context's namespace, or the pod's; may be empty
+  std::string source;      // for messages: "kubeconfig /path/config" or "in-cluster"
 };
 
 struct LoadOptions {

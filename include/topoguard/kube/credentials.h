@@ -55,7 +55,7 @@ class CredentialSource {
   [[nodiscard]] std::uint64_t fetches() const;
 
  private:
-  [[nodiscard]] bool fresh() const;  // under mutex_
+  [[nodiscard]] bool fresh() const;              // under mutex_
   [[nodiscard]] Result<CredentialsPtr> fetch();  // under mutex_
 
   const std::shared_ptr<const ClientConfig> config_;

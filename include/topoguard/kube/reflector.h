@@ -2,8 +2,9 @@
 // list/watch contract (kubernetes.io "API Concepts", client-go's reflector):
 //  - List in pages of `page_size` (500) chained by `continue`, never sending resourceVersion with
 //    a continue token; a token that expired (410) restarts the list, and a second expiry in the
-//    same list makes it one unpaginated list (as client-go's pager falls back to). Items get kind and apiVersion from the list. The handler's
-//    on_sync receives the whole set, which replaces whatever it held.
+//    same list makes it one unpaginated list (as client-go's pager falls back to). Items get kind
+//    and apiVersion from the list. The handler's on_sync receives the whole set, which replaces
+//    whatever it held.
 //  - Watch from the list's resourceVersion with allowWatchBookmarks=true and timeoutSeconds drawn
 //    in [300, 600] s. ADDED/MODIFIED/DELETED go to on_event; BOOKMARK only moves the version.
 //    resourceVersion is opaque: stored and sent back, never parsed or compared for order.
@@ -141,9 +142,9 @@ class Reflector {
   // The outcome of a watch from how its stream ended.
   Attempt finish_watch(const Result<ApiResponse>& response, const WatchStreamParser& parser,
                        const std::optional<ApiStatus>& stream_error,
-                       const std::optional<Error>& invalid, bool initial_events,
-                       bool initial_done, std::chrono::steady_clock::time_point started,
-                       std::uint64_t delivered, const std::stop_token& stop);
+                       const std::optional<Error>& invalid, bool initial_events, bool initial_done,
+                       std::chrono::steady_clock::time_point started, std::uint64_t delivered,
+                       const std::stop_token& stop);
   void set_resource_version(std::string version);
   void report(ReflectorErrorKind kind, const Attempt& attempt, std::chrono::nanoseconds retry_in);
   [[nodiscard]] std::chrono::seconds watch_timeout();

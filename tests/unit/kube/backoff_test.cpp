@@ -1,9 +1,9 @@
 #include "topoguard/kube/backoff.h"
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <memory>
-
-#include <gtest/gtest.h>
 
 #include "test_clock.h"
 

@@ -1,9 +1,9 @@
 #include "topoguard/kube/client_config.h"
 
+#include <gtest/gtest.h>
+
 #include <map>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "ephemeral_certs.h"
 #include "note_name.h"
@@ -201,8 +201,8 @@ contexts:
   context: {cluster: only-second, user: shared-user}
 )");
   const std::string third = write("third/config", "current-context: other\n");
-  LoadOptions load = options(
-      {{"KUBECONFIG", first + ":" + path("absent/config") + "::" + second + ":" + third}});
+  LoadOptions load =
+      options({{"KUBECONFIG", first + ":" + path("absent/config") + "::" + second + ":" + third}});
   Result<ClientConfig> config = load_client_config(load);
   ASSERT_TRUE(config.has_value()) << config.error().to_string();
   EXPECT_EQ(config->context, "second-context");
@@ -351,16 +351,21 @@ class KubeconfigErrorTest : public KubeconfigTest,
 TEST_P(KubeconfigErrorTest, NamesFileLineAndField) {
   const ErrorCase& c = GetParam();
   write_certs("certs");
-  const std::string file = write("config", "current-context: c\n"
-                                           "clusters:\n"
-                                           "- name: k\n"
-                                           "  cluster: " + c.cluster + "\n"
-                                           "users:\n"
-                                           "- name: u\n"
-                                           "  user: " + c.user + "\n"
-                                           "contexts:\n"
-                                           "- name: c\n"
-                                           "  context: {cluster: k, user: u}\n");
+  const std::string file = write("config",
+                                 "current-context: c\n"
+                                 "clusters:\n"
+                                 "- name: k\n"
+                                 "  cluster: " +
+                                     c.cluster +
+                                     "\n"
+                                     "users:\n"
+                                     "- name: u\n"
+                                     "  user: " +
+                                     c.user +
+                                     "\n"
+                                     "contexts:\n"
+                                     "- name: c\n"
+                                     "  context: {cluster: k, user: u}\n");
   Result<ClientConfig> config = load_kubeconfig({file}, "", true);
   ASSERT_FALSE(config.has_value());
   EXPECT_EQ(config.error().code, c.code) << config.error().to_string();
@@ -377,10 +382,10 @@ const std::string kOkUser = "{token: t}";
 INSTANTIATE_TEST_SUITE_P(
     Fields, KubeconfigErrorTest,
     ::testing::Values(
-        ErrorCase{"NoServer", "{insecure-skip-tls-verify: true}", kOkUser,
-                  ErrorCode::kMissingField, "/clusters/0/cluster", "server is required"},
-        ErrorCase{"PlainHttp", "{server: \"http://k.example\"}", kOkUser,
-                  ErrorCode::kInvalidValue, "/clusters/0/cluster/server", "only https://"},
+        ErrorCase{"NoServer", "{insecure-skip-tls-verify: true}", kOkUser, ErrorCode::kMissingField,
+                  "/clusters/0/cluster", "server is required"},
+        ErrorCase{"PlainHttp", "{server: \"http://k.example\"}", kOkUser, ErrorCode::kInvalidValue,
+                  "/clusters/0/cluster/server", "only https://"},
         ErrorCase{"BothCaForms",
                   "{server: \"https://k\", certificate-authority: certs/ca.crt, "
                   "certificate-authority-data: ${CA_DATA}}",
@@ -398,14 +403,13 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"InsecureWithCa",
                   "{server: \"https://k\", certificate-authority: certs/ca.crt, "
                   "insecure-skip-tls-verify: true}",
-                  kOkUser, ErrorCode::kInvalidValue,
-                  "/clusters/0/cluster/insecure-skip-tls-verify", "set one"},
+                  kOkUser, ErrorCode::kInvalidValue, "/clusters/0/cluster/insecure-skip-tls-verify",
+                  "set one"},
         ErrorCase{"InsecureNotBool", "{server: \"https://k\", insecure-skip-tls-verify: yes}",
                   kOkUser, ErrorCode::kWrongType, "/clusters/0/cluster/insecure-skip-tls-verify",
                   "true or false"},
-        ErrorCase{"ProxyUrl", "{server: \"https://k\", proxy-url: \"http://proxy:3128\"}",
-                  kOkUser, ErrorCode::kUnknownField, "/clusters/0/cluster/proxy-url",
-                  "not supported"},
+        ErrorCase{"ProxyUrl", "{server: \"https://k\", proxy-url: \"http://proxy:3128\"}", kOkUser,
+                  ErrorCode::kUnknownField, "/clusters/0/cluster/proxy-url", "not supported"},
         ErrorCase{"TokenNotString", kOkCluster, "{token: 12345}", ErrorCode::kWrongType,
                   "/users/0/user/token", "must be a string"},
         ErrorCase{"KeyWithoutCertificate", kOkCluster, "{client-key: certs/client.key}",
@@ -413,16 +417,15 @@ INSTANTIATE_TEST_SUITE_P(
                   "client-key is set without client-certificate"},
         ErrorCase{"KeyOfAnotherCertificate", kOkCluster,
                   "{client-certificate-data: ${CERT_DATA}, client-key-data: ${OTHER_KEY_DATA}}",
-                  ErrorCode::kInvalidValue, "/users/0/user/client-key-data",
-                  "does not belong"},
+                  ErrorCode::kInvalidValue, "/users/0/user/client-key-data", "does not belong"},
         ErrorCase{"TokenFileMissing", kOkCluster, "{tokenFile: no-such-token}", ErrorCode::kIo,
                   "/users/0/user/tokenFile", "cannot read"},
         ErrorCase{"TokenAndBasic", kOkCluster, "{token: t, username: u, password: p}",
                   ErrorCode::kInvalidValue, "/users/0/user", "more than one authentication"},
         ErrorCase{"AuthProvider", kOkCluster, "{auth-provider: {name: gcp}}",
                   ErrorCode::kUnknownField, "/users/0/user/auth-provider", "not supported"},
-        ErrorCase{"Impersonation", kOkCluster, "{token: t, as: admin}",
-                  ErrorCode::kUnknownField, "/users/0/user/as", "impersonation"},
+        ErrorCase{"Impersonation", kOkCluster, "{token: t, as: admin}", ErrorCode::kUnknownField,
+                  "/users/0/user/as", "impersonation"},
         ErrorCase{"ExecWithoutInteractiveMode", kOkCluster,
                   "{exec: {apiVersion: client.authentication.k8s.io/v1, command: x}}",
                   ErrorCode::kMissingField, "/users/0/user/exec/interactiveMode", "required"},
@@ -488,7 +491,8 @@ TEST_P(ServerUrlTest, Parses) {
 
 INSTANTIATE_TEST_SUITE_P(
     Urls, ServerUrlTest,
-    ::testing::Values(UrlCase{"HostPort", "https://api.example:6443", true, "api.example", 6443, ""},
+    ::testing::Values(UrlCase{"HostPort", "https://api.example:6443", true, "api.example", 6443,
+                              ""},
                       UrlCase{"DefaultPort", "https://api.example", true, "api.example", 443, ""},
                       UrlCase{"UpperScheme", "HTTPS://api.example/", true, "api.example", 443, ""},
                       UrlCase{"Ipv6", "https://[::1]:6443", true, "::1", 6443, ""},

@@ -1,9 +1,9 @@
 #include "topoguard/kube/credentials.h"
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <memory>
-
-#include <gtest/gtest.h>
 
 #include "temp_dir.h"
 #include "test_clock.h"

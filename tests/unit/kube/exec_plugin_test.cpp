@@ -1,10 +1,10 @@
 #include "topoguard/kube/exec_plugin.h"
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <fstream>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "note_name.h"
 #include "temp_dir.h"
@@ -37,8 +37,7 @@ class ExecCredentialTest : public ::testing::TestWithParam<CredentialCase> {};
 TEST_P(ExecCredentialTest, Parses) {
   const CredentialCase& c = GetParam();
   Result<ExecCredential> credential = parse_exec_credential(c.output, kV1);
-  ASSERT_EQ(credential.has_value(), c.ok)
-      << (credential ? "" : credential.error().to_string());
+  ASSERT_EQ(credential.has_value(), c.ok) << (credential ? "" : credential.error().to_string());
   if (c.ok) {
     EXPECT_EQ(credential->token, c.token);
     EXPECT_EQ(credential->expiration.has_value(), c.expires);
@@ -48,33 +47,42 @@ TEST_P(ExecCredentialTest, Parses) {
 INSTANTIATE_TEST_SUITE_P(
     Outputs, ExecCredentialTest,
     ::testing::Values(
-        CredentialCase{"Token",
-                       R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"t"}})",
-                       true, "t", false},
-        CredentialCase{"TokenWithExpiry",
-                       R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"t","expirationTimestamp":"2030-01-02T03:04:05Z"}})",
-                       true, "t", true},
-        CredentialCase{"Certificate",
-                       R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"clientCertificateData":"C","clientKeyData":"K"}})",
-                       true, "", false},
-        CredentialCase{"CertificateWithoutKey",
-                       R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"clientCertificateData":"C"}})",
-                       false, "", false},
-        CredentialCase{"NothingUsable",
-                       R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{}})",
-                       false, "", false},
-        CredentialCase{"NoStatus",
-                       R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1"})",
-                       false, "", false},
-        CredentialCase{"OtherVersion",
-                       R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","status":{"token":"t"}})",
-                       false, "", false},
-        CredentialCase{"OtherKind",
-                       R"({"kind":"Secret","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"t"}})",
-                       false, "", false},
-        CredentialCase{"BadExpiry",
-                       R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"t","expirationTimestamp":"tomorrow"}})",
-                       false, "", false},
+        CredentialCase{
+            "Token",
+            R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"t"}})",
+            true, "t", false},
+        CredentialCase{
+            "TokenWithExpiry",
+            R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"t","expirationTimestamp":"2030-01-02T03:04:05Z"}})",
+            true, "t", true},
+        CredentialCase{
+            "Certificate",
+            R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"clientCertificateData":"C","clientKeyData":"K"}})",
+            true, "", false},
+        CredentialCase{
+            "CertificateWithoutKey",
+            R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"clientCertificateData":"C"}})",
+            false, "", false},
+        CredentialCase{
+            "NothingUsable",
+            R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{}})",
+            false, "", false},
+        CredentialCase{
+            "NoStatus",
+            R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1"})", false,
+            "", false},
+        CredentialCase{
+            "OtherVersion",
+            R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","status":{"token":"t"}})",
+            false, "", false},
+        CredentialCase{
+            "OtherKind",
+            R"({"kind":"Secret","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"t"}})",
+            false, "", false},
+        CredentialCase{
+            "BadExpiry",
+            R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"t","expirationTimestamp":"tomorrow"}})",
+            false, "", false},
         CredentialCase{"NotJson", "token: t", false, "", false}),
     topoguard::testing::NoteName());
 
@@ -84,10 +92,10 @@ TEST(Rfc3339Test, ParsesKubernetesTimes) {
   const auto epoch_seconds = [](std::string_view text) {
     const auto parsed = parse_rfc3339(text);
     EXPECT_TRUE(parsed.has_value()) << text;
-    return parsed ? std::chrono::duration_cast<std::chrono::milliseconds>(
-                        parsed->time_since_epoch())
-                        .count()
-                  : -1;
+    return parsed
+               ? std::chrono::duration_cast<std::chrono::milliseconds>(parsed->time_since_epoch())
+                     .count()
+               : -1;
   };
   EXPECT_EQ(epoch_seconds("1970-01-01T00:00:00Z"), 0);
   EXPECT_EQ(epoch_seconds("2030-01-02T03:04:05Z"), 1893553445000);

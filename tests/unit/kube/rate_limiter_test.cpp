@@ -1,11 +1,11 @@
 #include "topoguard/kube/rate_limiter.h"
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <memory>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "test_clock.h"
 

@@ -1,10 +1,10 @@
 #include "topoguard/kube/watch_stream.h"
 
+#include <gtest/gtest.h>
+
 #include <random>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "note_name.h"
 
@@ -161,26 +161,25 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadCase{"NotAnObject", "\"text\"\n", ErrorCode::kInvalidJson},
         BadCase{"NumberAtTopLevel", "12\n", ErrorCode::kInvalidJson},
-        BadCase{"TooLarge", "{\"type\":\"ADDED\",\"object\":{\"x\":\"" + std::string(300, 'a') +
-                                "\"}}",
+        BadCase{"TooLarge",
+                "{\"type\":\"ADDED\",\"object\":{\"x\":\"" + std::string(300, 'a') + "\"}}",
                 ErrorCode::kTooLarge},
-        BadCase{"TooLargeWithoutEnd", "{\"type\":\"ADDED\",\"object\":{\"x\":\"" +
-                                          std::string(300, 'a'),
+        BadCase{"TooLargeWithoutEnd",
+                "{\"type\":\"ADDED\",\"object\":{\"x\":\"" + std::string(300, 'a'),
                 ErrorCode::kTooLarge},
         BadCase{"TooDeep", std::string(600, '['), ErrorCode::kTooDeep},
         BadCase{"NotJson", "{\"type\":\"ADDED\",,}\n", ErrorCode::kInvalidJson},
         BadCase{"NoType", "{\"object\":{}}\n", ErrorCode::kMissingField},
-        BadCase{"UnknownType", "{\"type\":\"RENAMED\",\"object\":{}}\n",
-                ErrorCode::kInvalidValue},
+        BadCase{"UnknownType", "{\"type\":\"RENAMED\",\"object\":{}}\n", ErrorCode::kInvalidValue},
         BadCase{"ObjectNotAnObject", "{\"type\":\"ADDED\",\"object\":[]}\n",
                 ErrorCode::kMissingField}),
     topoguard::testing::NoteName());
 
 // Each of the five event types is recognised.
 TEST(WatchStreamTest, EventTypes) {
-  for (const auto type : {WatchEventType::kAdded, WatchEventType::kModified,
-                          WatchEventType::kDeleted, WatchEventType::kBookmark,
-                          WatchEventType::kError}) {
+  for (const auto type :
+       {WatchEventType::kAdded, WatchEventType::kModified, WatchEventType::kDeleted,
+        WatchEventType::kBookmark, WatchEventType::kError}) {
     const std::string text =
         "{\"type\":\"" + std::string(watch_event_type_name(type)) + "\",\"object\":{}}";
     Result<WatchEvent> event = parse_watch_event(text);
