@@ -70,6 +70,20 @@ TEST_F(ApiClientTest, GetWithBearerToken) {
             (std::vector<std::pair<int, std::string>>{{200, "bearer:test-token"}}));
 }
 
+// A list sent with chunked transfer encoding in random pieces reads the same.
+TEST_F(ApiClientTest, ChunkedListBody) {
+  for (int i = 0; i < 30; ++i) {
+    fake_.apply("ADDED", {{"apiVersion", "v1"},
+                          {"kind", "Namespace"},
+                          {"metadata", {{"name", "ns-" + std::to_string(i)}}}});
+  }
+  fake_.control("config", {{"listChunked", true}});
+  ApiClientPtr api = client(fake_.config());
+  Result<ApiResponse> response = api->get("/api/v1/namespaces", {});
+  ASSERT_TRUE(response.has_value()) << response.error().to_string();
+  EXPECT_EQ(Json::parse(response->body)["items"].size(), 30u);
+}
+
 // A non-2xx answer is a response with its Status parsed, not a transport error.
 TEST_F(ApiClientTest, StatusBodyIsTyped) {
   ApiClientPtr api = client(fake_.config());

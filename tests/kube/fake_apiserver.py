@@ -42,7 +42,8 @@ Control endpoints (tests only, no authentication), JSON bodies, POST unless note
   /_fake/throttle         {"count": N, "retryAfter": S, "status": 429, "match": "path substring"}
   /_fake/config           {"tooOldMode": "stream|http", "chunking": "random|event|byte",
                            "bookmarkInterval": S, "watchList": bool, "continueTtl": S,
-                           "listChunked": bool}
+                           "listChunked": bool (lists sent chunked too),
+                           "idleTimeout": S (new connections close after S idle seconds)}
   /_fake/resources        {"add": [{"group", "version", "resource", "kind", "namespaced"}],
                            "remove": [{"group", "version", "resource"}]}
   GET /_fake/requests     the requests served so far (method, path, query, auth, status)

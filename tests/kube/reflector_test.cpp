@@ -250,6 +250,19 @@ TEST_F(ReflectorTest, WatchEventsInOrder) {
   EXPECT_EQ(reflector.stats().events, 3u);
 }
 
+// Events arriving one byte per chunk are delivered whole.
+TEST_F(ReflectorTest, OneBytePerChunk) {
+  fake_.control("config", {{"chunking", "byte"}});
+  start(kNamespaces);
+  ASSERT_TRUE(handler_.wait_syncs(1));
+  wait_for_watch();
+  fake_.apply("ADDED", namespace_object("bytewise", "1"));
+  fake_.apply("MODIFIED", namespace_object("bytewise", "2"));
+  ASSERT_TRUE(handler_.wait_events(2));
+  EXPECT_EQ(handler_.events(), (std::vector<std::string>{"ADDED bytewise", "MODIFIED bytewise"}));
+  EXPECT_EQ(handler_.objects()[1]["metadata"]["labels"]["v"], "2");
+}
+
 // A bookmark moves the version (here past a change to another resource) and delivers nothing.
 TEST_F(ReflectorTest, BookmarkMovesTheVersionOnly) {
   Reflector& reflector = start(kNamespaces);
