@@ -3,8 +3,6 @@
 #include <random>
 #include <utility>
 
-#include "json_decode.h"
-
 namespace topoguard::kube {
 
 namespace {
@@ -24,25 +22,6 @@ bool ends_initial_events(const Json& bookmark) {
 }
 
 }  // namespace
-
-std::string ResourceRef::path() const {
-  std::string path = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
-  if (!namespace_.empty()) {
-    path += "/namespaces/" + namespace_;
-  }
-  return path + "/" + resource;
-}
-
-std::string ResourceRef::to_string() const {
-  std::string text = resource + "." + version;
-  if (!group.empty()) {
-    text += "." + group;
-  }
-  if (!namespace_.empty()) {
-    text += " in " + namespace_;
-  }
-  return text;
-}
 
 const char* reflector_error_kind_name(ReflectorErrorKind kind) {
   switch (kind) {
@@ -67,6 +46,7 @@ Reflector::Reflector(ApiClientPtr client, ResourceRef resource, ReflectorHandler
       path_(resource_.path()),
       handler_(handler),
       options_(std::move(options)),
+      list_options_{options_.page_size, options_.label_selector, options_.field_selector},
       random_(std::random_device{}()) {}
 
 Reflector::~Reflector() { stop(); }
@@ -104,15 +84,6 @@ std::chrono::seconds Reflector::watch_timeout() {
       std::uniform_int_distribution<std::chrono::seconds::rep>(low, high)(random_));
 }
 
-void Reflector::add_selectors(Query& query) const {
-  if (!options_.label_selector.empty()) {
-    query.emplace_back("labelSelector", options_.label_selector);
-  }
-  if (!options_.field_selector.empty()) {
-    query.emplace_back("fieldSelector", options_.field_selector);
-  }
-}
-
 void Reflector::report(ReflectorErrorKind kind, const Attempt& attempt,
                        std::chrono::nanoseconds retry_in) {
   ++errors_;
@@ -125,108 +96,25 @@ void Reflector::report(ReflectorErrorKind kind, const Attempt& attempt,
 }
 
 Reflector::Attempt Reflector::list(std::stop_token stop) {
-  std::vector<Json> items;
-  std::string token;
-  std::string version;
-  int expirations = 0;
-  JsonDecoder decoder;
-  bool paginate = options_.page_size > 0;
-  while (true) {
-    Query query;
-    if (paginate) {
-      query.emplace_back("limit", std::to_string(options_.page_size));
-    }
-    if (!token.empty()) {
-      query.emplace_back("continue", token);  // never with resourceVersion
-    }
-    add_selectors(query);
-    Result<ApiResponse> response = client_->get(path_, query, stop);
-    if (stop.stop_requested()) {
-      return {Outcome::kStopped, "", std::nullopt};
-    }
-    if (!response) {
-      return {Outcome::kFailed, "list: " + response.error().message, std::nullopt};
-    }
-    if (!response->ok()) {
-      const ApiStatus& status = *response->error;
-      if (status.expired() && !token.empty()) {
-        // The continue token expired mid-list: start over; a second time, in one piece.
+  ListResult listed =
+      list_resource(*client_, resource_, list_options_, stop, [this](const ApiStatus& status) {
         ++expirations_;
         report(ReflectorErrorKind::kExpired,
                {Outcome::kExpired, "the list's continue token expired; listing again", status},
                std::chrono::nanoseconds(0));
-        if (++expirations >= 2) {
-          paginate = false;
-        }
-        items.clear();
-        token.clear();
-        continue;
-      }
-      const Outcome outcome = response->status == 404 ? Outcome::kNotServed : Outcome::kFailed;
-      return {outcome, "list: " + status.to_string(), status};
-    }
-    Result<Json> decoded = decoder.decode(response->body);
-    response->body.clear();
-    response->body.shrink_to_fit();
-    if (!decoded || !decoded->is_object()) {
-      return {Outcome::kInvalid,
-              "list: the answer is not a JSON object" +
-                  (decoded ? std::string() : " (" + decoded.error().message + ")"),
-              std::nullopt};
-    }
-    Json& page = *decoded;
-    Json* page_items = nullptr;
-    if (auto found = page.find("items"); found != page.end() && found->is_array()) {
-      page_items = &*found;
-    } else if (found != page.end() && found->is_null()) {
-      page_items = nullptr;  // an empty list may say items: null
-    } else {
-      return {Outcome::kInvalid, "list: the answer has no items", std::nullopt};
-    }
-    std::string kind = string_member(page, "kind");
-    if (kind.size() > 4 && kind.ends_with("List")) {
-      kind.resize(kind.size() - 4);
-    } else {
-      kind.clear();
-    }
-    const std::string api_version = string_member(page, "apiVersion");
-    if (page_items != nullptr) {
-      items.reserve(items.size() + page_items->size());
-      for (Json& item : *page_items) {
-        if (!item.is_object()) {
-          return {Outcome::kInvalid, "list: an item is not an object", std::nullopt};
-        }
-        // List items carry no kind (kubernetes#3030): the list's, put first as in an object.
-        Json typed = Json::object();
-        if (!kind.empty() && !item.contains("kind")) {
-          typed["kind"] = kind;
-        }
-        if (!api_version.empty() && !item.contains("apiVersion")) {
-          typed["apiVersion"] = api_version;
-        }
-        if (typed.empty()) {
-          items.push_back(std::move(item));
-        } else {
-          for (auto& [key, value] : item.items()) {
-            typed[key] = std::move(value);
-          }
-          items.push_back(std::move(typed));
-        }
-      }
-    }
-    const Json* metadata = member(page, "metadata");
-    version = metadata != nullptr ? string_member(*metadata, "resourceVersion") : "";
-    token = metadata != nullptr ? string_member(*metadata, "continue") : "";
-    if (token.empty()) {
-      break;
-    }
+      });
+  if (listed.stopped) {
+    return {Outcome::kStopped, "", std::nullopt};
   }
-  if (version.empty()) {
-    return {Outcome::kInvalid, "list: the answer has no metadata.resourceVersion", std::nullopt};
+  if (!listed.ok()) {
+    const Outcome outcome = listed.not_served() ? Outcome::kNotServed
+                            : listed.invalid    ? Outcome::kInvalid
+                                                : Outcome::kFailed;
+    return {outcome, std::move(listed.error), std::move(listed.status)};
   }
-  set_resource_version(version);
+  set_resource_version(listed.resource_version);
   ++lists_;
-  handler_.on_sync(std::move(items), version);
+  handler_.on_sync(std::move(listed.items), listed.resource_version);
   synced_ = true;
   return {Outcome::kOk, "", std::nullopt};
 }
@@ -242,7 +130,7 @@ Reflector::Attempt Reflector::watch(std::stop_token stop, bool initial_events) {
   query.emplace_back("resourceVersion", version);
   query.emplace_back("allowWatchBookmarks", "true");
   query.emplace_back("timeoutSeconds", std::to_string(timeout.count()));
-  add_selectors(query);
+  add_selectors(list_options_, query);
 
   WatchStreamParser parser(options_.max_event_bytes);
   std::vector<Json> initial;

@@ -1,9 +1,7 @@
 // A reflector keeps a handler in step with one resource of the cluster, with the API machinery's
 // list/watch contract (kubernetes.io "API Concepts", client-go's reflector):
-//  - List in pages of `page_size` (500) chained by `continue`, never sending resourceVersion with
-//    a continue token; a token that expired (410) restarts the list, and a second expiry in the
-//    same list makes it one unpaginated list (as client-go's pager falls back to). Items get kind
-//    and apiVersion from the list. The handler's on_sync receives the whole set, which replaces
+//  - List with list_resource (list.h): pages of `page_size` (500) chained by `continue`, restarted
+//    when a continue token expires. The handler's on_sync receives the whole set, which replaces
 //    whatever it held.
 //  - Watch from the list's resourceVersion with allowWatchBookmarks=true and timeoutSeconds drawn
 //    in [300, 600] s. ADDED/MODIFIED/DELETED go to on_event; BOOKMARK only moves the version.
@@ -38,21 +36,10 @@
 #include "topoguard/common/json.h"
 #include "topoguard/kube/api_client.h"
 #include "topoguard/kube/backoff.h"
+#include "topoguard/kube/list.h"
 #include "topoguard/kube/watch_stream.h"
 
 namespace topoguard::kube {
-
-struct ResourceRef {
-  std::string group;  // "" for the core group
-  std::string version;
-  std::string resource;    // plural, e.g. "resourceslices"
-  std::string namespace_;  // "": every namespace (or a cluster-scoped resource)
-
-  // "/api/v1/namespaces/NS/pods", "/apis/resource.k8s.io/v1/resourceslices".
-  [[nodiscard]] std::string path() const;
-  // "resourceslices.v1.resource.k8s.io", "pods.v1" (+ " in NS").
-  [[nodiscard]] std::string to_string() const;
-};
 
 enum class ReflectorErrorKind {
   kListFailed,     // the list failed; it is tried again after retry_in
@@ -148,13 +135,13 @@ class Reflector {
   void set_resource_version(std::string version);
   void report(ReflectorErrorKind kind, const Attempt& attempt, std::chrono::nanoseconds retry_in);
   [[nodiscard]] std::chrono::seconds watch_timeout();
-  void add_selectors(Query& query) const;
 
   const ApiClientPtr client_;
   const ResourceRef resource_;
   const std::string path_;
   ReflectorHandler& handler_;
   const ReflectorOptions options_;
+  const ListOptions list_options_;
 
   mutable std::mutex mutex_;  // guards resource_version_
   std::string resource_version_;
