@@ -7,11 +7,11 @@
 //    in [300, 600] s. ADDED/MODIFIED/DELETED go to on_event; BOOKMARK only moves the version.
 //    resourceVersion is opaque: stored and sent back, never parsed or compared for order.
 //  - 410 (HTTP status or an in-stream ERROR event with code 410) means the version is gone: list
-//    again, after one backoff step as client-go (0.8-1.6 s after a healthy stretch). A clean end of the stream means watch again from the last version, at once (unless the
-//    watch lasted under a second with no event: then it counts as a failure). A cut stream, a
-//    connection error or another error status means watch again from the last version after a
-//    backoff (800 ms doubling to 30 s, jittered); an undecodable event means list again (an
-//    event was lost).
+//    again, after one backoff step as client-go (0.8-1.6 s after a healthy stretch). A clean end
+//    of the stream means watch again from the last version, at once (unless the watch lasted
+//    under a second with no event: then it counts as a failure). A cut stream, a connection error
+//    or another error status means watch again from the last version after a backoff (800 ms
+//    doubling to 30 s, jittered); an undecodable event means list again (an event was lost).
 //  - 404 for the resource (a CRD that is not installed) is reported as not served; the reflector
 //    tries again every `not_served_retry` (5 min; zero: it stops), so a CRD installed later is
 //    picked up.
