@@ -1,0 +1,354 @@
+#include "topoguard/kube/exec_plugin.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <vector>
+
+#include "base64.h"
+#include "topoguard/common/json.h"
+
+extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX declares it nowhere
+
+namespace topoguard::kube {
+
+namespace {
+
+constexpr std::size_t kMaxOutputBytes = 1024 * 1024;
+constexpr std::size_t kStderrTail = 2048;
+
+// Closes a descriptor when it goes out of scope.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  void reset(int fd = -1) {
+    if (fd_ >= 0) {
+      ::close(fd_);
+    }
+    fd_ = fd;
+  }
+  [[nodiscard]] int get() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+};
+
+Error plugin_error(const ClientConfig& config, std::string message) {
+  const ExecConfig& exec = *config.exec;
+  message = "exec plugin \"" + exec.command + "\": " + message;
+  if (!exec.install_hint.empty()) {
+    message += " (" + exec.install_hint + ")";
+  }
+  return Error{ErrorCode::kIo, std::move(message), exec.location};
+}
+
+std::string tail(const std::string& text) {
+  std::string cut = text.size() > kStderrTail ? text.substr(text.size() - kStderrTail) : text;
+  while (!cut.empty() && (cut.back() == '\n' || cut.back() == '\r')) {
+    cut.pop_back();
+  }
+  return cut;
+}
+
+}  // namespace
+
+std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text) {
+  // YYYY-MM-DDTHH:MM:SS
+  if (text.size() < 20) {
+    return std::nullopt;
+  }
+  const auto digits = [&](std::size_t at, std::size_t count) -> int {
+    int value = 0;
+    for (std::size_t i = at; i < at + count; ++i) {
+      if (text[i] < '0' || text[i] > '9') {
+        return -1;
+      }
+      value = value * 10 + (text[i] - '0');
+    }
+    return value;
+  };
+  if (text[4] != '-' || text[7] != '-' || (text[10] != 'T' && text[10] != 't') || text[13] != ':' ||
+      text[16] != ':') {
+    return std::nullopt;
+  }
+  std::tm fields{};
+  fields.tm_year = digits(0, 4) - 1900;
+  fields.tm_mon = digits(5, 2) - 1;
+  fields.tm_mday = digits(8, 2);
+  fields.tm_hour = digits(11, 2);
+  fields.tm_min = digits(14, 2);
+  fields.tm_sec = digits(17, 2);
+  if (fields.tm_year < 0 || fields.tm_mon < 0 || fields.tm_mon > 11 || fields.tm_mday < 1 ||
+      fields.tm_mday > 31 || fields.tm_hour < 0 || fields.tm_hour > 23 || fields.tm_min < 0 ||
+      fields.tm_min > 59 || fields.tm_sec < 0 || fields.tm_sec > 60) {
+    return std::nullopt;
+  }
+  std::size_t at = 19;
+  std::chrono::nanoseconds fraction{0};
+  if (text[at] == '.') {
+    ++at;
+    long long scale = 100'000'000;
+    const std::size_t first = at;
+    while (at < text.size() && text[at] >= '0' && text[at] <= '9') {
+      fraction += std::chrono::nanoseconds((text[at] - '0') * scale);
+      scale /= 10;
+      ++at;
+    }
+    if (at == first) {
+      return std::nullopt;
+    }
+  }
+  std::chrono::seconds offset{0};
+  if (at < text.size() && (text[at] == 'Z' || text[at] == 'z') && at + 1 == text.size()) {
+    // UTC
+  } else if (at + 6 == text.size() && (text[at] == '+' || text[at] == '-') && text[at + 3] == ':') {
+    const int hours = digits(at + 1, 2);
+    const int minutes = digits(at + 4, 2);
+    if (hours < 0 || hours > 23 || minutes < 0 || minutes > 59) {
+      return std::nullopt;
+    }
+    offset = std::chrono::hours(hours) + std::chrono::minutes(minutes);
+    if (text[at] == '-') {
+      offset = -offset;
+    }
+  } else {
+    return std::nullopt;
+  }
+  const std::time_t seconds = ::timegm(&fields);
+  return std::chrono::system_clock::from_time_t(seconds) - offset +
+         std::chrono::duration_cast<std::chrono::system_clock::duration>(fraction);
+}
+
+Result<ExecCredential> parse_exec_credential(std::string_view output,
+                                             const std::string& api_version) {
+  const Json value = Json::parse(output, nullptr, false);
+  if (value.is_discarded() || !value.is_object()) {
+    return Error{ErrorCode::kInvalidJson, "the output is not a JSON ExecCredential", {}};
+  }
+  if (string_member(value, "kind") != "ExecCredential") {
+    return Error{
+        ErrorCode::kInvalidValue, "the output's kind is not ExecCredential", {"", 0, "/kind"}};
+  }
+  if (string_member(value, "apiVersion") != api_version) {
+    return Error{ErrorCode::kInvalidValue,
+                 "the plugin returned apiVersion \"" + string_member(value, "apiVersion") +
+                     "\", configured \"" + api_version + "\"",
+                 {"", 0, "/apiVersion"}};
+  }
+  const Json* status = member(value, "status");
+  if (status == nullptr || !status->is_object()) {
+    return Error{ErrorCode::kMissingField, "the ExecCredential has no status", {"", 0, "/status"}};
+  }
+  ExecCredential credential;
+  credential.token = string_member(*status, "token");
+  credential.client_certificate_pem = string_member(*status, "clientCertificateData");
+  credential.client_key_pem = string_member(*status, "clientKeyData");
+  if (credential.client_certificate_pem.empty() != credential.client_key_pem.empty()) {
+    return Error{ErrorCode::kMissingField,
+                 "the ExecCredential has only one of clientCertificateData and clientKeyData",
+                 {"", 0, "/status"}};
+  }
+  if (credential.token.empty() && credential.client_certificate_pem.empty()) {
+    return Error{ErrorCode::kMissingField,
+                 "the ExecCredential has neither a token nor a client certificate and key",
+                 {"", 0, "/status"}};
+  }
+  if (const Json* expiry = member(*status, "expirationTimestamp");
+      expiry != nullptr && !expiry->is_null()) {
+    std::optional<std::chrono::system_clock::time_point> parsed;
+    if (expiry->is_string()) {
+      parsed = parse_rfc3339(expiry->get_ref<const std::string&>());
+    }
+    if (!parsed) {
+      return Error{ErrorCode::kInvalidValue,
+                   "expirationTimestamp is not an RFC 3339 time",
+                   {"", 0, "/status/expirationTimestamp"}};
+    }
+    credential.expiration = parsed;
+  }
+  return credential;
+}
+
+std::string exec_info(const ClientConfig& config) {
+  const ExecConfig& exec = *config.exec;
+  Json info = {{"kind", "ExecCredential"},
+               {"apiVersion", exec.api_version},
+               {"spec", {{"interactive", false}}}};
+  if (exec.provide_cluster_info) {
+    Json cluster = {{"server", config.server}};
+    if (!config.tls_server_name.empty()) {
+      cluster["tls-server-name"] = config.tls_server_name;
+    }
+    if (config.insecure_skip_tls_verify) {
+      cluster["insecure-skip-tls-verify"] = true;
+    }
+    if (!config.ca_pem.empty()) {
+      cluster["certificate-authority-data"] = base64_encode(config.ca_pem);
+    }
+    if (!exec.cluster_config.is_null()) {
+      cluster["config"] = exec.cluster_config;
+    }
+    info["spec"]["cluster"] = std::move(cluster);
+  }
+  return info.dump();
+}
+
+Result<ExecCredential> run_exec_plugin(const ClientConfig& config,
+                                       std::chrono::milliseconds timeout) {
+  const ExecConfig& exec = *config.exec;
+  std::array<int, 2> out_pipe{};
+  std::array<int, 2> err_pipe{};
+  if (::pipe2(out_pipe.data(), O_CLOEXEC) != 0) {
+    return plugin_error(config, std::string("pipe: ") + std::strerror(errno));
+  }
+  Fd out_read(out_pipe[0]);
+  Fd out_write(out_pipe[1]);
+  if (::pipe2(err_pipe.data(), O_CLOEXEC) != 0) {
+    return plugin_error(config, std::string("pipe: ") + std::strerror(errno));
+  }
+  Fd err_read(err_pipe[0]);
+  Fd err_write(err_pipe[1]);
+
+  // Our environment, with the plugin's variables replacing ours of the same name.
+  std::vector<std::string> environment;
+  const auto overridden = [&](std::string_view entry) {
+    const auto name = entry.substr(0, entry.find('='));
+    if (name == "KUBERNETES_EXEC_INFO") {
+      return true;
+    }
+    for (const auto& [key, value] : exec.env) {
+      if (key == name) {
+        return true;
+      }
+    }
+    return false;
+  };
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    if (!overridden(*entry)) {
+      environment.emplace_back(*entry);
+    }
+  }
+  for (const auto& [key, value] : exec.env) {
+    environment.push_back(key + "=" + value);
+  }
+  environment.push_back("KUBERNETES_EXEC_INFO=" + exec_info(config));
+  std::vector<char*> envp;
+  for (std::string& entry : environment) {
+    envp.push_back(entry.data());
+  }
+  envp.push_back(nullptr);
+  std::vector<std::string> words = {exec.command};
+  words.insert(words.end(), exec.args.begin(), exec.args.end());
+  std::vector<char*> argv;
+  for (std::string& word : words) {
+    argv.push_back(word.data());
+  }
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_write.get(), STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err_write.get(), STDERR_FILENO);
+  pid_t pid = 0;
+  const bool search = exec.command.find('/') == std::string::npos;
+  const int spawned =
+      search
+          ? ::posix_spawnp(&pid, exec.command.c_str(), &actions, nullptr, argv.data(), envp.data())
+          : ::posix_spawn(&pid, exec.command.c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  out_write.reset();
+  err_write.reset();
+  if (spawned != 0) {
+    return plugin_error(config, std::string("cannot run: ") + std::strerror(spawned));
+  }
+
+  std::string output;
+  std::string errors;
+  bool too_long = false;
+  bool timed_out = false;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::array<pollfd, 2> fds{pollfd{out_read.get(), POLLIN, 0}, pollfd{err_read.get(), POLLIN, 0}};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) {
+      continue;
+    }
+    if (ready <= 0) {
+      timed_out = ready == 0;
+      break;
+    }
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) {
+        continue;
+      }
+      std::array<char, 8192> buffer{};
+      const ssize_t got = ::read(fds[i].fd, buffer.data(), buffer.size());
+      if (got > 0) {
+        std::string& into = i == 0 ? output : errors;
+        into.append(buffer.data(), static_cast<std::size_t>(got));
+        if (output.size() > kMaxOutputBytes) {
+          too_long = true;
+          open_fds = 0;
+          break;
+        }
+        if (errors.size() > 4 * kStderrTail) {
+          errors.erase(0, errors.size() - kStderrTail);
+        }
+      } else if (got == 0 || errno != EINTR) {
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  if (timed_out || too_long) {
+    ::kill(pid, SIGKILL);
+  }
+  int wait_status = 0;
+  while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    return plugin_error(config, "did not finish within " + std::to_string(timeout.count()) + " ms");
+  }
+  if (too_long) {
+    return plugin_error(config, "wrote more than 1 MiB");
+  }
+  if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0) {
+    std::string how = WIFEXITED(wait_status)
+                          ? "exited with status " + std::to_string(WEXITSTATUS(wait_status))
+                          : "was killed by signal " + std::to_string(WTERMSIG(wait_status));
+    if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 127 && errors.empty()) {
+      how += " (command not found?)";
+    }
+    if (!errors.empty()) {
+      how += ": " + tail(errors);
+    }
+    return plugin_error(config, how);
+  }
+  Result<ExecCredential> credential = parse_exec_credential(output, exec.api_version);
+  if (!credential) {
+    return plugin_error(config, credential.error().message);
+  }
+  return credential;
+}
+
+}  // namespace topoguard::kube

@@ -1,0 +1,70 @@
+"""Starting tests/kube/fake_apiserver.py from a Python test and driving its control endpoints."""
+
+import json
+import os
+import ssl
+import subprocess
+import sys
+import tempfile
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class FakeApiServer:
+    """The fake API server as a child process on 127.0.0.1, with a fresh certificate."""
+
+    def __init__(self, *arguments, tokens=("test-token",)):
+        self.directory = tempfile.TemporaryDirectory(prefix="fake-apiserver-")
+        command = [sys.executable, os.path.join(HERE, "fake_apiserver.py"), "--tls-dir",
+                   os.path.join(self.directory.name, "tls")]
+        for token in tokens:
+            command += ["--token", token]
+        command += list(arguments)
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError("the fake API server did not start")
+        self.info = json.loads(line)
+        self.server = self.info["server"]
+        self.ca = self.info["ca"]
+        self.context = ssl.create_default_context(cafile=self.ca)
+
+    def close(self):
+        self.process.terminate()
+        self.process.wait(timeout=10)
+        self.directory.cleanup()
+
+    def control(self, action, body=None):
+        data = json.dumps(body or {}).encode()
+        request = urllib.request.Request(self.server + "/_fake/" + action, data=data,
+                                         method="POST",
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, context=self.context) as response:
+            return json.loads(response.read())
+
+    def requests(self):
+        with urllib.request.urlopen(self.server + "/_fake/requests",
+                                    context=self.context) as response:
+            return json.loads(response.read())
+
+    def state(self):
+        with urllib.request.urlopen(self.server + "/_fake/state",
+                                    context=self.context) as response:
+            return json.loads(response.read())
+
+    def kubeconfig(self, token="test-token", client_cert=False):
+        """Writes a kubeconfig for this server and returns its path."""
+        user = {"token": token} if not client_cert else {
+            "client-certificate": self.info["clientCert"], "client-key": self.info["clientKey"]}
+        config = {
+            "apiVersion": "v1", "kind": "Config", "current-context": "fake",
+            "clusters": [{"name": "fake", "cluster": {"server": self.server,
+                                                       "certificate-authority": self.ca}}],
+            "users": [{"name": "tester", "user": user}],
+            "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "tester"}}],
+        }
+        path = os.path.join(self.directory.name, "kubeconfig-%s-%d" % (token, client_cert))
+        with open(path, "w") as handle:
+            json.dump(config, handle)  # JSON is YAML
+        return path
