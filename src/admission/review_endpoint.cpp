@@ -13,16 +13,27 @@ namespace {
 // new classes or selectors costs one computation each, as without it, and no more memory.
 constexpr std::size_t kMaxRemembered = 4096;
 
-// This thread's Evaluator for `policies`. Reviews repeat the same DeviceClasses and selectors, so
-// what one review worked out serves the thread's next ones; a new policy set gets a new one.
-engine::Evaluator& thread_evaluator(const policy::PolicySetPtr& policies) {
+// This thread's Evaluator for `policies` and `inventory` (which the caller keeps alive while it
+// uses the evaluator). Reviews repeat the same DeviceClasses and selectors, so what one review
+// worked out serves the thread's next ones; a new policy set or a new cluster snapshot gets a new
+// one. The inventory is remembered weakly: an idle thread does not keep an old snapshot alive.
+engine::Evaluator& thread_evaluator(const policy::PolicySetPtr& policies,
+                                    const std::shared_ptr<const engine::Inventory>& inventory) {
   thread_local policy::PolicySetPtr evaluated_policies;
+  thread_local std::weak_ptr<const engine::Inventory> evaluated_inventory;
+  thread_local bool evaluated_alone = true;
   thread_local std::unique_ptr<engine::Evaluator> evaluator;
-  if (evaluator == nullptr || evaluated_policies != policies ||
+  const bool same_inventory = inventory == nullptr
+                                  ? evaluated_alone
+                                  : !evaluated_alone && evaluated_inventory.lock() == inventory;
+  if (evaluator == nullptr || evaluated_policies != policies || !same_inventory ||
       evaluator->remembered() > kMaxRemembered) {
     evaluator.reset();
     evaluated_policies = policies;
-    evaluator = std::make_unique<engine::Evaluator>(*policies, admission_inventory());
+    evaluated_inventory = inventory;
+    evaluated_alone = inventory == nullptr;
+    evaluator = std::make_unique<engine::Evaluator>(
+        *policies, inventory != nullptr ? *inventory : admission_inventory());
   }
   return *evaluator;
 }
@@ -82,8 +93,10 @@ void ReviewDeadline::fall_back_locked() {
   fallback_.outcome = std::move(handled.outcome);
 }
 
-ReviewEndpoint make_review_endpoint(PolicySource policies, HandlerOptions options) {
-  return [policies = std::move(policies), options](const ReviewCall& call) {
+ReviewEndpoint make_review_endpoint(PolicySource policies, HandlerOptions options,
+                                    InventorySource inventory) {
+  return [policies = std::move(policies), options,
+          inventory = std::move(inventory)](const ReviewCall& call) {
     ReviewDeadline* deadline = call.deadline.get();
     const auto settled = [deadline](ReviewReply reply) {
       return deadline != nullptr ? deadline->settle(std::move(reply)) : reply;
@@ -117,7 +130,10 @@ ReviewEndpoint make_review_endpoint(PolicySource policies, HandlerOptions option
     } else {
       HandlerOptions try_options = options;
       try_options.cel_budget = call.cel_budget;
-      handled = handle_admission(std::move(*request), thread_evaluator(snapshot), try_options);
+      // Held until the decision is made: the evaluator reads it.
+      const std::shared_ptr<const engine::Inventory> cluster = inventory ? inventory() : nullptr;
+      handled = handle_admission(std::move(*request), thread_evaluator(snapshot, cluster),
+                                 try_options);
     }
     if (handled.outcome.needs_full_budget) {
       // Nothing is settled: the review is decided again, from its body, with the full budget.

@@ -13,7 +13,11 @@
 #include <vector>
 
 #include "commands.h"
+#include "topoguard/cache/cluster_cache.h"
 #include "topoguard/http/host_port.h"
+#include "topoguard/kube/api_client.h"
+#include "topoguard/kube/client_config.h"
+#include "topoguard/kube/cluster_resources.h"
 #include "topoguard/policy/policy_loader.h"
 #include "topoguard/server/cert_reloader.h"
 #include "topoguard/server/https_server.h"
@@ -83,6 +87,10 @@ void log_fatal(const std::string& message, const Error& error) {
 
 struct ServeFlags {
   server::ServerOptions options;
+  std::string cluster_cache = "auto";
+  std::string kubeconfig;
+  std::string context;
+  long long cache_stale_after = 60;
   std::string listen = "0.0.0.0:8443";
   std::string metrics_listen = "0.0.0.0:9090";
   std::string failure_mode = "closed";
@@ -94,6 +102,64 @@ struct ServeFlags {
   long long shutdown_delay = 0;
   long long shutdown_grace = 25;
 };
+
+// The cache is on with --cluster-cache=on, and with auto when a kubeconfig is named or the
+// process runs in a pod; off, objects are judged alone.
+bool cluster_cache_wanted(const ServeFlags& flags) {
+  if (flags.cluster_cache != "auto") {
+    return flags.cluster_cache == "on";
+  }
+  return !flags.kubeconfig.empty() || std::getenv("KUBERNETES_SERVICE_HOST") != nullptr;
+}
+
+void log_cache_event(const cache::CacheEvent& event) {
+  Json fields = Json::object();
+  if (!event.resource.empty()) {
+    fields["resource"] = event.resource;
+  }
+  switch (event.kind) {
+    case cache::CacheEvent::Kind::kResolved:
+    case cache::CacheEvent::Kind::kSynced:
+      fields["detail"] = event.message;
+      server::log_event(server::LogLevel::kInfo, "cluster cache", fields);
+      return;
+    case cache::CacheEvent::Kind::kReflectorError:
+      fields["kind"] = kube::reflector_error_kind_name(event.error_kind);
+      [[fallthrough]];
+    case cache::CacheEvent::Kind::kResolveError:
+    case cache::CacheEvent::Kind::kSnapshotErrors:
+      fields["error"] = event.message;
+      server::log_event(server::LogLevel::kWarn, "cluster cache", fields);
+      return;
+  }
+}
+
+// The started cache, or nullptr when it is off.
+Result<cache::ClusterCachePtr> start_cluster_cache(const ServeFlags& flags) {
+  if (!cluster_cache_wanted(flags)) {
+    return cache::ClusterCachePtr();
+  }
+  kube::LoadOptions load;
+  load.kubeconfig = flags.kubeconfig;
+  load.context = flags.context;
+  Result<kube::ClientConfig> config = kube::load_client_config(load);
+  if (!config) {
+    return config.error();
+  }
+  kube::ApiClientOptions client_options;
+  client_options.user_agent = std::string("topoguard/") + TOPOGUARD_VERSION;
+  Result<kube::ApiClientPtr> client = kube::ApiClient::create(std::move(*config), client_options);
+  if (!client) {
+    return client.error();
+  }
+  cache::ClusterCacheOptions cache_options;
+  cache_options.stale_after = std::chrono::seconds(flags.cache_stale_after);
+  auto cluster = std::make_shared<cache::ClusterCache>(
+      std::move(*client), kube::resolve_cluster_state_resources, cache_options,
+      log_cache_event);
+  cluster->start();
+  return cluster;
+}
 
 int run_serve(ServeFlags& flags) {
   server::ServerOptions& options = flags.options;
@@ -135,8 +201,13 @@ int run_serve(ServeFlags& flags) {
     log_fatal("cannot load policies", policies.error());
     return kExitUsage;
   }
+  auto cluster = start_cluster_cache(flags);
+  if (!cluster) {
+    log_fatal("cannot watch the cluster", cluster.error());
+    return kExitUsage;
+  }
   auto metrics = std::make_shared<server::Metrics>(TOPOGUARD_VERSION);
-  server::HttpsServer https(options, *certs, *policies, metrics);
+  server::HttpsServer https(options, *certs, *policies, metrics, *cluster);
   if (auto started = https.start(); !started) {
     log_fatal("cannot start", started.error());
     return kExitUsage;
@@ -242,6 +313,24 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   serve->add_option("--shutdown-grace", flags->shutdown_grace,
                     "Seconds the drain may take before the process exits anyway")
       ->check(CLI::Range(1, 3600))
+      ->capture_default_str()
+      ->type_name("SECONDS");
+  serve->add_option("--cluster-cache", flags->cluster_cache,
+                    "Watch the cluster's DeviceClasses, ResourceSlices, claims and templates so "
+                    "pods are judged with their claims and claims against the nodes: on, off, or "
+                    "auto (on with --kubeconfig or in a pod)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
+  serve->add_option("--kubeconfig", flags->kubeconfig,
+                    "Kubeconfig for the cluster cache (default: $KUBECONFIG, in-cluster, "
+                    "~/.kube/config)")
+      ->type_name("FILE");
+  serve->add_option("--context", flags->context, "Kubeconfig context (default: current-context)")
+      ->type_name("NAME");
+  serve->add_option("--cache-stale-after", flags->cache_stale_after,
+                    "Seconds a watch may stay broken before answers that need the cluster say "
+                    "unknown")
+      ->check(CLI::Range(1, 86400))
       ->capture_default_str()
       ->type_name("SECONDS");
   serve->add_option("--log-level", flags->log_level, "debug, info, warn, error or off")

@@ -436,6 +436,10 @@ Result<ApiResponse> ApiClient::Impl::exchange(Connection& connection, const std:
     }
   }
   const bool streaming = sink != nullptr && response.ok();
+  if (streaming && !(*sink)(std::string_view())) {
+    response.stopped = true;
+    return response;
+  }
   const std::size_t limit = response.ok() ? options.max_body_bytes : kMaxErrorBodyBytes;
   std::array<char, kReadChunk> chunk{};
   while (!parser.is_done()) {

@@ -182,6 +182,10 @@ Reflector::Attempt Reflector::watch(std::stop_token stop, bool initial_events) {
     return true;
   };
   const BodySink sink = [&](std::string_view bytes) {
+    if (bytes.empty()) {
+      handler_.on_watching();
+      return true;
+    }
     Status fed = parser.feed(bytes, on_event);
     if (!fed) {
       invalid = fed.error();

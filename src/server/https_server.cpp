@@ -96,6 +96,7 @@ struct HttpsServer::Impl {
   std::shared_ptr<CertReloader> certs;
   std::shared_ptr<PolicyReloader> policies;
   std::shared_ptr<Metrics> metrics;
+  cache::ClusterCachePtr cluster;  // may be null: objects are judged alone
 
   admission::ReviewEndpoint mutate;
   admission::ReviewEndpoint validate;
@@ -119,7 +120,7 @@ struct HttpsServer::Impl {
 
   [[nodiscard]] bool ready() const {
     return !shutting_down && policies->current() != nullptr &&
-           certs->current()->valid_at(now_seconds());
+           certs->current()->valid_at(now_seconds()) && (cluster == nullptr || cluster->synced());
   }
 
   // /healthz and /readyz, the same on both ports.
@@ -136,6 +137,8 @@ struct HttpsServer::Impl {
       response.body = "no policy loaded\n";
     } else if (!certs->current()->valid_at(now_seconds())) {
       response.body = "serving certificate is outside its validity period\n";
+    } else if (cluster != nullptr && !cluster->synced()) {
+      response.body = "cluster cache not synced yet\n";
     } else {
       response.status = 200;
     }
@@ -144,11 +147,22 @@ struct HttpsServer::Impl {
 
   admission::ReviewEndpoint make_endpoint(const std::string& name, admission::Mode mode) {
     admission::PolicySource source = [reloader = policies] { return reloader->current(); };
+    admission::InventorySource inventory;
+    if (cluster != nullptr) {
+      inventory = [cluster = cluster]() -> std::shared_ptr<const engine::Inventory> {
+        cache::CacheSnapshotPtr snapshot = cluster->fresh_snapshot();
+        if (snapshot == nullptr) {
+          return nullptr;
+        }
+        return {snapshot, &snapshot->inventory};  // shares the snapshot's lifetime
+      };
+    }
     // No body limit here: the HTTP reader answers 413 for larger bodies (refuse()).
     return with_request_log(
         name, with_metrics(metrics, name,
                            admission::make_review_endpoint(std::move(source),
-                                                           {mode, options.failure_mode})));
+                                                           {mode, options.failure_mode},
+                                                           std::move(inventory))));
   }
 
   static HttpResponse json_error(int status, const std::string& message) {
@@ -199,6 +213,9 @@ struct HttpsServer::Impl {
       HttpResponse response;
       response.content_type = "text/plain; version=0.0.4; charset=utf-8";
       response.body = metrics->render();
+      if (cluster != nullptr) {
+        response.body += cluster->render_metrics();
+      }
       return response;
     }
     return json_error(404, "no route for " + request.method + " " + request.path);
@@ -420,12 +437,13 @@ struct HttpsServer::Impl {
 
 HttpsServer::HttpsServer(ServerOptions options, std::shared_ptr<CertReloader> certs,
                          std::shared_ptr<PolicyReloader> policies,
-                         std::shared_ptr<Metrics> metrics)
+                         std::shared_ptr<Metrics> metrics, cache::ClusterCachePtr cluster)
     : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
   impl_->certs = std::move(certs);
   impl_->policies = std::move(policies);
   impl_->metrics = std::move(metrics);
+  impl_->cluster = std::move(cluster);
 }
 
 HttpsServer::~HttpsServer() {

@@ -311,15 +311,20 @@ TEST_F(ApiClientTest, StreamEndsCleanly) {
   fake_.control("config", {{"bookmarkInterval", 0.2}});
   ApiClientPtr api = client(fake_.config());
   std::string bytes;
+  std::vector<std::size_t> pieces;
   Result<ApiResponse> response = api->stream(
       "/api/v1/namespaces",
       {{"watch", "true"}, {"allowWatchBookmarks", "true"}, {"timeoutSeconds", "1"}},
       [&](std::string_view piece) {
         bytes += piece;
+        pieces.push_back(piece.size());
         return true;
       },
       seconds(10));
   ASSERT_TRUE(response.has_value()) << response.error().to_string();
+  // The sink hears first, with no bytes, that the stream is open.
+  ASSERT_GE(pieces.size(), 2u);
+  EXPECT_EQ(pieces.front(), 0u);
   EXPECT_EQ(response->status, 200);
   EXPECT_FALSE(response->stopped);
   EXPECT_NE(bytes.find("\"BOOKMARK\""), std::string::npos);

@@ -87,8 +87,16 @@ using ReviewEndpoint = std::function<ReviewReply(const ReviewCall&)>;
 // Returns the current policy snapshot; nullptr when none is loaded.
 using PolicySource = std::function<policy::PolicySetPtr()>;
 
+// What the decision knows of the cluster besides the object: DeviceClasses, claims, templates and
+// the cluster state (a watch cache's snapshot), kept alive by the pointer; nullptr when nothing
+// current is to be had (no cache, not synced yet, stale): the object is then judged alone, and
+// what needs the cluster is unknown.
+using InventorySource = std::function<std::shared_ptr<const engine::Inventory>()>;
+
 // parse -> handle_admission -> serialise. Malformed bodies get 400 with a JSON error body.
-[[nodiscard]] ReviewEndpoint make_review_endpoint(PolicySource policies, HandlerOptions options);
+// Without `inventory`, every object is judged alone (admission_inventory()).
+[[nodiscard]] ReviewEndpoint make_review_endpoint(PolicySource policies, HandlerOptions options,
+                                                  InventorySource inventory = nullptr);
 
 // Answers 413 with a JSON error body when the body is larger than `limit` bytes (for callers
 // without an HTTP reader that enforces the limit, such as `topoguard review`).

@@ -80,7 +80,8 @@ struct ApiClientOptions {
   CredentialOptions credentials;
 };
 
-// Body bytes of a streamed 2xx response as they arrive; false stops the stream.
+// Body bytes of a streamed 2xx response as they arrive; false stops the stream. It is first
+// called with no bytes as soon as the 2xx header has arrived: the stream is open.
 using BodySink = std::function<bool(std::string_view bytes)>;
 
 class ApiClient {

@@ -67,6 +67,8 @@ class ReflectorHandler {
   // kAdded, kModified or kDeleted, with the object (kind and apiVersion set).
   virtual void on_event(WatchEventType type, Json&& object) = 0;
   virtual void on_error(const ReflectorError& error) = 0;
+  // A watch stream is open (its 2xx header arrived): from here the handler follows the server.
+  virtual void on_watching() {}
 };
 
 struct ReflectorOptions {

@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "topoguard/cache/cluster_cache.h"
 #include "topoguard/common/result.h"
 #include "topoguard/server/cert_reloader.h"
 #include "topoguard/server/metrics.h"
@@ -17,8 +18,11 @@ namespace topoguard::server {
 
 class HttpsServer {
  public:
+  // With `cluster`, reviews see its fresh snapshot (claims, templates, DeviceClasses, devices),
+  // the server is not ready before its first sync, and /metrics shows its state.
   HttpsServer(ServerOptions options, std::shared_ptr<CertReloader> certs,
-              std::shared_ptr<PolicyReloader> policies, std::shared_ptr<Metrics> metrics);
+              std::shared_ptr<PolicyReloader> policies, std::shared_ptr<Metrics> metrics,
+              cache::ClusterCachePtr cluster = nullptr);
   ~HttpsServer();  // shuts down if still running
   HttpsServer(const HttpsServer&) = delete;
   HttpsServer& operator=(const HttpsServer&) = delete;
@@ -31,7 +35,8 @@ class HttpsServer {
   // Checks the certificate and policy files now instead of at the next poll (SIGHUP).
   void reload();
 
-  // Policies loaded, certificate inside its validity period, not shutting down.
+  // Policies loaded, certificate inside its validity period, the cluster cache (if any) synced,
+  // not shutting down.
   [[nodiscard]] bool ready() const;
 
   // Readiness goes false, then after options.shutdown_delay new connections are refused and

@@ -1,0 +1,137 @@
+// The live cluster behind admission: one reflector per watched resource (kube/reflector.h) feeds
+// an ObjectStore per event, and a publisher thread turns each change into a new CacheSnapshot,
+// coalescing bursts (at most one build per publish_interval). Readers take the current snapshot
+// with one atomic load, no lock and no copy, as Envoy hands out its immutable configs.
+// - Synced once every resource has been listed (or found not served): until then there is no
+//   snapshot, and the server is not ready.
+// - Stale when some watch has been broken (an error not yet followed by a list, an open watch or
+//   an event) for longer than `stale_after`: fresh_snapshot() then answers nullptr, so decisions
+//   that need the cluster say unknown instead of judging on old data.
+// - A resource the cluster does not serve (404: a CRD not installed) is held as empty and
+//   reported; its reflector looks again every few minutes.
+// The resources are resolved first (discovery: which versions the cluster serves), on the
+// publisher's thread, again after a backoff while that fails, so a server started before the API
+// server answers gets there.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "topoguard/cache/cache_snapshot.h"
+#include "topoguard/cache/object_store.h"
+#include "topoguard/kube/api_client.h"
+#include "topoguard/kube/list.h"
+#include "topoguard/kube/reflector.h"
+
+namespace topoguard::cache {
+
+struct ClusterCacheOptions {
+  std::chrono::milliseconds publish_interval{100};
+  std::chrono::seconds stale_after{60};
+  kube::ReflectorOptions reflector;
+};
+
+// What the cache tells its owner (to log): a reflector's error, a resource not served, a
+// snapshot that read objects with errors. Called on the cache's threads.
+struct CacheEvent {
+  enum class Kind { kResolveError, kResolved, kReflectorError, kSynced, kSnapshotErrors };
+  Kind kind = Kind::kReflectorError;
+  std::string resource;  // for kReflectorError
+  std::string message;
+  kube::ReflectorErrorKind error_kind = kube::ReflectorErrorKind::kListFailed;
+};
+using CacheEventSink = std::function<void(const CacheEvent& event)>;
+
+// Per resource, for metrics.
+struct ResourceStatus {
+  std::string resource;  // ResourceRef::to_string()
+  bool synced = false;
+  bool not_served = false;
+  std::size_t objects = 0;
+  // How long the resource's watch has been broken; zero while it follows the server.
+  std::chrono::nanoseconds broken_for{0};
+  kube::ReflectorStats stats;
+  std::map<std::string, std::uint64_t, std::less<>> errors;  // by reflector_error_kind_name
+};
+
+struct CacheStatus {
+  bool synced = false;
+  bool stale = false;
+  std::vector<ResourceStatus> resources;
+  std::uint64_t generation = 0;
+  std::size_t objects = 0;
+  std::chrono::nanoseconds snapshot_age{0};
+  std::chrono::nanoseconds last_build{0};  // how long the last snapshot took to build
+  std::uint64_t snapshots = 0;
+  std::uint64_t stale_reads = 0;  // fresh_snapshot() calls answered nullptr for staleness
+};
+
+// The resources to watch, as the cluster serves them.
+using ResourceResolver =
+    std::function<Result<std::vector<kube::ResourceRef>>(kube::ApiClient& client,
+                                                         std::stop_token stop)>;
+
+class ClusterCache {
+ public:
+  ClusterCache(kube::ApiClientPtr client, ResourceResolver resolve,
+               ClusterCacheOptions options = {}, CacheEventSink events = nullptr);
+  ~ClusterCache();  // stop()
+  ClusterCache(const ClusterCache&) = delete;
+  ClusterCache& operator=(const ClusterCache&) = delete;
+
+  // Starts the reflectors and the publisher.
+  void start();
+  // Stops and joins them. Idempotent.
+  void stop();
+
+  // The newest snapshot; nullptr before the first sync.
+  [[nodiscard]] CacheSnapshotPtr snapshot() const;
+  // The newest snapshot unless the cache is stale (or not synced): then nullptr.
+  [[nodiscard]] CacheSnapshotPtr fresh_snapshot() const;
+  [[nodiscard]] bool synced() const { return snapshot() != nullptr; }
+  [[nodiscard]] bool stale() const;
+  [[nodiscard]] CacheStatus status() const;
+  // Prometheus text lines (topoguard_cluster_cache_*), with their HELP and TYPE.
+  [[nodiscard]] std::string render_metrics() const;
+
+ private:
+  class Feed;
+
+  void run(std::stop_token stop);
+  // Resolves the resources and starts their reflectors; false when stopped first.
+  bool start_feeds(const std::stop_token& stop);
+  void publish_loop(const std::stop_token& stop);
+  void mark_dirty();
+  [[nodiscard]] bool all_synced() const;
+
+  const kube::ApiClientPtr client_;
+  const ClusterCacheOptions options_;
+  const CacheEventSink events_;
+
+  mutable std::mutex mutex_;  // guards store_, dirty_
+  std::condition_variable_any wake_;
+  ObjectStore store_;
+  bool dirty_ = false;
+
+  const ResourceResolver resolve_;
+  // Written once by the publisher's thread before `resolved_` is set; read after it is.
+  std::vector<std::unique_ptr<Feed>> feeds_;
+  std::atomic<bool> resolved_{false};
+  std::atomic<std::shared_ptr<const CacheSnapshot>> snapshot_;
+  std::atomic<std::uint64_t> snapshots_{0};
+  std::atomic<std::int64_t> last_build_ns_{0};
+  mutable std::atomic<std::uint64_t> stale_reads_{0};
+  std::jthread publisher_;
+};
+
+using ClusterCachePtr = std::shared_ptr<ClusterCache>;
+
+}  // namespace topoguard::cache

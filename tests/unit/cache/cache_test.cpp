@@ -1,0 +1,206 @@
+// The object store and its snapshots: after any sequence of watch events and relists, the store
+// and the snapshot built from it are what a fresh list of the server's objects gives (the
+// oracle); snapshots share objects instead of copying them, and a snapshot's inventory and
+// cluster state see the objects it holds.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "topoguard/cache/cache_snapshot.h"
+#include "topoguard/cache/object_store.h"
+
+namespace topoguard::cache {
+namespace {
+
+using kube::WatchEventType;
+
+Json slice(const std::string& node, int version, int devices) {
+  Json list = Json::array();
+  for (int i = 0; i < devices; ++i) {
+    list.push_back({{"name", "gpu-" + std::to_string(i)},
+                    {"attributes",
+                     {{"resource.kubernetes.io/pcieRoot",
+                       {{"string", "pci0000:" + std::to_string(10 + i + version)}}}}}});
+  }
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceSlice"},
+          {"metadata", {{"name", node + "-gpu"}, {"resourceVersion", std::to_string(version)}}},
+          {"spec",
+           {{"driver", "gpu.nvidia.com"},
+            {"nodeName", node},
+            {"pool", {{"name", node}, {"generation", 1}, {"resourceSliceCount", 1}}},
+            {"devices", list}}}};
+}
+
+Json claim_template(const std::string& namespace_name, const std::string& name, int version) {
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceClaimTemplate"},
+          {"metadata",
+           {{"name", name},
+            {"namespace", namespace_name},
+            {"resourceVersion", std::to_string(version)}}},
+          {"spec",
+           {{"spec",
+             {{"devices",
+               {{"requests",
+                 Json::array({{{"name", "gpu"},
+                               {"exactly", {{"deviceClassName", "gpu.nvidia.com"}}}}})}}}}}}}};
+}
+
+// What the server holds, per resource and key: the oracle.
+using ServerState = std::map<std::string, std::map<std::string, Json>>;
+
+std::vector<Json> list_of(const ServerState& server, const std::string& resource) {
+  std::vector<Json> items;
+  if (const auto found = server.find(resource); found != server.end()) {
+    for (const auto& [key, object] : found->second) {
+      items.push_back(object);
+    }
+  }
+  return items;
+}
+
+ObjectStore rebuilt_from_lists(const ServerState& server, const std::vector<std::string>& resources) {
+  ObjectStore store;
+  for (const std::string& resource : resources) {
+    store.replace(resource, list_of(server, resource));
+  }
+  return store;
+}
+
+void expect_same(const ObjectStore& store, const ObjectStore& oracle) {
+  ASSERT_EQ(store.resources().size(), oracle.resources().size());
+  for (const auto& [resource, objects] : oracle.resources()) {
+    const auto found = store.resources().find(resource);
+    ASSERT_NE(found, store.resources().end()) << resource;
+    ASSERT_EQ(found->second.size(), objects.size()) << resource;
+    for (const auto& [key, object] : objects) {
+      const auto held = found->second.find(key);
+      ASSERT_NE(held, found->second.end()) << resource << " " << key;
+      EXPECT_EQ(*held->second, *object) << resource << " " << key;
+    }
+  }
+}
+
+std::vector<std::string> device_ids(const cluster::ClusterState& state) {
+  std::vector<std::string> ids;
+  for (const cluster::Device& device : state.devices()) {
+    ids.push_back(device.id() + "@" + device.node + "=" +
+                  device.attribute("resource.kubernetes.io/pcieRoot")->to_string());
+  }
+  return ids;
+}
+
+// Random ADDED/MODIFIED/DELETED events, and now and then a relist (after a 410), applied to the
+// store; at every step it holds what a list of the server would give, and so do its snapshots.
+TEST(ObjectStoreTest, EventsAndRelistsMatchTheRebuiltFromListOracle) {
+  const std::vector<std::string> resources = {"resourceslices", "resourceclaimtemplates"};
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    std::mt19937 random(seed);
+    ServerState server;
+    ObjectStore store;
+    for (const std::string& resource : resources) {
+      store.replace(resource, {});
+    }
+    int version = 0;
+    for (int step = 0; step < 300; ++step) {
+      ++version;
+      const std::string& resource = resources[random() % resources.size()];
+      const int which = static_cast<int>(random() % 8);
+      Json object = resource == "resourceslices"
+                        ? slice("node-" + std::to_string(which), version,
+                                1 + static_cast<int>(random() % 4))
+                        : claim_template("ns-" + std::to_string(which % 3),
+                                         "t-" + std::to_string(which), version);
+      const std::string key = object_key(object);
+      auto& objects = server[resource];
+      const unsigned action = random() % 10;
+      if (action == 0) {
+        // The watch expired: the reflector lists again and the store is replaced.
+        store.replace(resource, list_of(server, resource));
+      } else if (action <= 3 && objects.count(key) != 0) {
+        objects.erase(key);
+        store.apply(resource, WatchEventType::kDeleted, std::move(object));
+      } else {
+        const WatchEventType type =
+            objects.count(key) != 0 ? WatchEventType::kModified : WatchEventType::kAdded;
+        objects.insert_or_assign(key, object);
+        store.apply(resource, type, std::move(object));
+      }
+      if (step % 25 == 0 || step == 299) {
+        const ObjectStore oracle = rebuilt_from_lists(server, resources);
+        expect_same(store, oracle);
+        const CacheSnapshotPtr snapshot = build_snapshot(store, 1);
+        const CacheSnapshotPtr expected = build_snapshot(oracle, 1);
+        EXPECT_EQ(device_ids(snapshot->cluster_state), device_ids(expected->cluster_state))
+            << "seed " << seed << " step " << step;
+        EXPECT_EQ(snapshot->cluster_state.nodes().size(), expected->cluster_state.nodes().size());
+        for (const auto& [held_key, held] : server["resourceclaimtemplates"]) {
+          const std::string namespace_name = held["metadata"]["namespace"];
+          const std::string name = held["metadata"]["name"];
+          const Json* found = snapshot->inventory.claim_template(namespace_name, name);
+          ASSERT_NE(found, nullptr) << held_key;
+          EXPECT_EQ(*found, held);
+        }
+        if (HasFailure()) {
+          return;
+        }
+      }
+    }
+  }
+}
+
+TEST(ObjectStoreTest, SnapshotsShareObjectsAndStayAsTheyWere) {
+  ObjectStore store;
+  store.replace("resourceslices", {slice("a", 1, 2)});
+  const CacheSnapshotPtr first = build_snapshot(store, 1);
+  store.apply("resourceslices", WatchEventType::kModified, slice("a", 2, 3));
+  store.apply("resourceslices", WatchEventType::kAdded, slice("b", 3, 1));
+  const CacheSnapshotPtr second = build_snapshot(store, 2);
+  // The first snapshot is immutable: later events do not reach it.
+  EXPECT_EQ(first->cluster_state.devices().size(), 2u);
+  EXPECT_EQ(second->cluster_state.devices().size(), 4u);
+  EXPECT_EQ(second->cluster_state.nodes().size(), 2u);
+  // Unchanged objects are shared, not copied.
+  const ObjectPtr& in_store = store.resources().at("resourceslices").at("/b-gpu");
+  EXPECT_EQ(second->objects.resources().at("resourceslices").at("/b-gpu").get(), in_store.get());
+  EXPECT_EQ(second->generation, 2u);
+}
+
+TEST(ObjectStoreTest, DeletesOfUnknownObjectsAndBookmarksChangeNothing) {
+  ObjectStore store;
+  store.replace("resourceslices", {slice("a", 1, 1)});
+  store.apply("resourceslices", WatchEventType::kDeleted, slice("zzz", 2, 1));
+  store.apply("resourceslices", WatchEventType::kBookmark, slice("b", 3, 1));
+  EXPECT_EQ(store.size(), 1u);
+}
+
+TEST(ObjectStoreTest, SnapshotReportsObjectsTheClusterStateCannotRead) {
+  ObjectStore store;
+  Json broken = slice("a", 1, 1);
+  broken["spec"]["devices"][0]["capacity"] = {{"memory", {{"value", "lots"}}}};
+  store.replace("resourceslices", {broken, slice("b", 2, 1)});
+  const CacheSnapshotPtr snapshot = build_snapshot(store, 1);
+  ASSERT_EQ(snapshot->errors.size(), 1u);
+  EXPECT_NE(snapshot->errors[0].message.find("resourceslices /a-gpu"), std::string::npos)
+      << snapshot->errors[0].to_string();
+  EXPECT_EQ(snapshot->cluster_state.devices().size(), 1u);
+}
+
+TEST(ObjectStoreTest, InventoryOfASnapshotSeesItsClusterState) {
+  ObjectStore store;
+  store.replace("resourceslices", {slice("a", 1, 1)});
+  store.replace("resourceclaimtemplates", {claim_template("ml", "pair", 1)});
+  const CacheSnapshotPtr snapshot = build_snapshot(store, 1);
+  EXPECT_EQ(snapshot->inventory.cluster_state(), &snapshot->cluster_state);
+  EXPECT_NE(snapshot->inventory.claim_template("ml", "pair"), nullptr);
+  EXPECT_EQ(snapshot->inventory.claim_template("ml", "other"), nullptr);
+  // A webhook's claims are never all known: a missing reference is unknown.
+  EXPECT_FALSE(snapshot->inventory.claims_known());
+}
+
+}  // namespace
+}  // namespace topoguard::cache
