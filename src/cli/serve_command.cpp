@@ -148,6 +148,9 @@ Result<cache::ClusterCachePtr> start_cluster_cache(const ServeFlags& flags) {
   }
   kube::ApiClientOptions client_options;
   client_options.user_agent = std::string("topoguard/") + TOPOGUARD_VERSION;
+  // controller-runtime's defaults for its caches: seven reflectors reconnecting at client-go's
+  // 5 QPS would take seconds.
+  client_options.rate_limit = {.qps = 20.0, .burst = 30};
   Result<kube::ApiClientPtr> client = kube::ApiClient::create(std::move(*config), client_options);
   if (!client) {
     return client.error();
