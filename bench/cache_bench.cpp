@@ -10,7 +10,6 @@
 #include <malloc.h>
 
 #include <cstdio>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -236,33 +235,13 @@ BENCHMARK(BM_CacheSliceEvent) CACHE_SIZES;
 BENCHMARK(BM_CacheClaimEvent) CACHE_SIZES;
 BENCHMARK(BM_CacheStoreApply) CACHE_SIZES;
 
-std::map<std::string, topoguard::bench::GrowthSeries>& series() {
-  static std::map<std::string, topoguard::bench::GrowthSeries> all;
-  return all;
-}
-
-class ExponentReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      series()[run.run_name.function_name].add(static_cast<double>(run.complexity_n), run);
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  ExponentReporter reporter;
+  topoguard::bench::ExponentReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  for (const auto& [name, growth] : series()) {
-    if (growth.cpu.size() >= 2) {
-      std::printf("%s: fitted exponent %.2f (CPU time ~ nodes^k, 500 -> 5,000 nodes)\n",
-                  name.c_str(), topoguard::bench::fitted_exponent(growth.cpu));
-    }
-  }
+  reporter.print_exponents("CPU time ~ nodes^k, 500 -> 5,000 nodes");
   benchmark::Shutdown();
   return 0;
 }

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
 #include <span>
 #include <vector>
 
@@ -53,6 +56,30 @@ struct GrowthSeries {
     cpu.push_back({n, run.GetAdjustedCPUTime() / unit});
     wall.push_back({n, run.GetAdjustedRealTime() / unit});
   }
+};
+
+// A console reporter that also keeps each benchmark family's times by size (the run's
+// complexity N), and prints the fitted CPU-time exponents at the end.
+class ExponentReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      series_[run.run_name.function_name].add(static_cast<double>(run.complexity_n), run);
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  // "<family>: fitted exponent k (<what>)" for every family run at two sizes or more.
+  void print_exponents(const char* what) const {
+    for (const auto& [name, growth] : series_) {
+      if (growth.cpu.size() >= 2) {
+        std::printf("%s: fitted exponent %.2f (%s)\n", name.c_str(), fitted_exponent(growth.cpu),
+                    what);
+      }
+    }
+  }
+
+ private:
+  std::map<std::string, GrowthSeries> series_;
 };
 
 }  // namespace topoguard::bench

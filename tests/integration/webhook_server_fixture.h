@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "ephemeral_certs.h"
+#include "eventually.h"
 #include "topoguard/policy/policy_loader.h"
 #include "topoguard/server/https_server.h"
 #include "webhook_test_support.h"
@@ -45,17 +46,7 @@ inline long long metric_value(const std::string& text, const std::string& series
   return std::stoll(text.substr(at + series.size() + 2));
 }
 
-template <typename Predicate>
-bool eventually(Predicate predicate, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (predicate()) {
-      return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return predicate();
-}
+using topoguard::testing::eventually;
 
 class WebhookServerTest : public ::testing::Test {
  protected:

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "eventually.h"
 #include "fake_apiserver.h"
 #include "topoguard/cache/cluster_cache.h"
 #include "topoguard/kube/api_client.h"
@@ -19,6 +20,7 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using testing::eventually;
 
 Json slice_object(const std::string& node, const std::string& root) {
   return {{"apiVersion", "resource.k8s.io/v1"},
@@ -85,18 +87,6 @@ class ClusterCacheTest : public ::testing::Test {
                                               events_.push_back(event);
                                             });
     cache_->start();
-  }
-
-  // Waits up to `limit` for `done`.
-  static bool eventually(const std::function<bool()>& done, milliseconds limit = milliseconds(5000)) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (done()) {
-        return true;
-      }
-      std::this_thread::sleep_for(milliseconds(10));
-    }
-    return done();
   }
 
   std::size_t devices() const {

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "ephemeral_certs.h"
+#include "eventually.h"
 #include "fake_apiserver.h"
 #include "serve_process.h"
 #include "topoguard/common/json.h"
@@ -141,17 +142,6 @@ class ServeCacheTest : public ::testing::Test {
     }
     return text;
   }
-  static bool eventually(const std::function<bool()>& done, milliseconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (done()) {
-        return true;
-      }
-      std::this_thread::sleep_for(milliseconds(20));
-    }
-    return done();
-  }
-
   FakeApiServer fake_;
   std::string dir_;
   TestPki pki_;
