@@ -134,6 +134,12 @@ ReviewEndpoint make_review_endpoint(PolicySource policies, HandlerOptions option
       const std::shared_ptr<const engine::Inventory> cluster = inventory ? inventory() : nullptr;
       handled = handle_admission(std::move(*request), thread_evaluator(snapshot, cluster),
                                  try_options);
+      if (inventory && cluster == nullptr && handled.outcome.decision != Decision::kSkip) {
+        // Said in the audit log, where the API server keeps it under the webhook's name.
+        handled.response.audit_annotations["cluster"] =
+            "unknown: the cluster cache is not synced or is stale; claims, templates and nodes "
+            "were not consulted";
+      }
     }
     if (handled.outcome.needs_full_budget) {
       // Nothing is settled: the review is decided again, from its body, with the full budget.

@@ -47,6 +47,46 @@ TEST(ReviewEndpointTest, AnswersWithAdmissionReview) {
   EXPECT_EQ(reply.outcome.decision, Decision::kPatch);
 }
 
+// With a cluster inventory, a Pod is judged with the template it names; when the source has
+// none to give (cache stale or not synced), the Pod is judged alone and the audit annotation says
+// the cluster was unknown.
+TEST(ReviewEndpointTest, JudgesWithTheClusterInventoryWhenThereIsOne) {
+  const Json claim_template = Json::parse(R"({
+    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+    "metadata": {"name": "pair", "namespace": "ml"},
+    "spec": {"spec": {"devices": {"requests": [
+      {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}},
+      {"name": "nic", "exactly": {"deviceClassName": "dranet.net"}}]}}}})");
+  auto inventory = std::make_shared<engine::Inventory>();
+  inventory->add(claim_template);  // points into claim_template, which outlives it
+  std::shared_ptr<const engine::Inventory> current(inventory);
+  bool stale = false;
+  const ReviewEndpoint endpoint = make_review_endpoint(
+      builtin_source(), {Mode::kValidate, FailureMode::kClosed},
+      [&]() -> std::shared_ptr<const engine::Inventory> { return stale ? nullptr : current; });
+  const std::string pod_review = R"({
+    "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+    "request": {"uid": "u-8", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+      "operation": "CREATE", "namespace": "ml", "name": "worker",
+      "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "worker", "namespace": "ml"},
+        "spec": {"resourceClaims": [{"name": "pair", "resourceClaimTemplateName": "pair"}],
+          "containers": [{"name": "main", "image": "busybox",
+                          "resources": {"claims": [{"name": "pair"}]}}]}}}})";
+  const ReviewReply judged = endpoint({pod_review, {}});
+  ASSERT_EQ(judged.http_status, 200) << judged.http_error;
+  EXPECT_NE(judged.body.find("missing-pcie-alignment"), std::string::npos) << judged.body;
+  EXPECT_EQ(judged.body.find("\"cluster\""), std::string::npos) << judged.body;
+
+  stale = true;
+  const ReviewReply alone = endpoint({pod_review, {}});
+  ASSERT_EQ(alone.http_status, 200) << alone.http_error;
+  EXPECT_EQ(alone.body.find("missing-pcie-alignment"), std::string::npos) << alone.body;
+  const Json response = Json::parse(alone.body)["response"];
+  EXPECT_TRUE(response["allowed"].get<bool>());
+  EXPECT_NE(response["auditAnnotations"].value("cluster", "").find("unknown"), std::string::npos)
+      << alone.body;
+}
+
 // A policy set in which gpu.nvidia.com is not a GPU class (and no driver names it).
 policy::PolicySetPtr set_without_nvidia_class() {
   policy::PolicyStreamOutcome parsed = policy::parse_policy_stream(R"(
