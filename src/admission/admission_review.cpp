@@ -7,7 +7,7 @@
 #include <optional>
 #include <utility>
 
-#include "json_document.h"
+#include "topoguard/common/json_dom.h"
 #include "topoguard/common/json_writer.h"
 
 namespace topoguard::admission {
@@ -249,7 +249,7 @@ Result<AdmissionRequest> parse_admission_review(std::string_view body) {
       }
     }
   } replace_grown_parser;
-  auto review = parse_json_document(parser, body, kMaxBodyDepth);
+  auto review = parse_json_document(parser, body, kMaxBodyDepth, "body");
   if (!review) {
     return review.error();
   }

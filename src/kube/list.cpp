@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "json_decode.h"
+#include "topoguard/common/json_reader.h"
 
 namespace topoguard::kube {
 
@@ -98,7 +98,7 @@ ListResult list_resource(ApiClient& client, const ResourceRef& resource, const L
   const std::string path = resource.path();
   ListResult result;
   std::string token;
-  JsonDecoder decoder;
+  JsonReader reader;
   bool paginate = options.page_size > 0;
   while (true) {
     Query query;
@@ -136,7 +136,7 @@ ListResult list_resource(ApiClient& client, const ResourceRef& resource, const L
       result.status = status;
       return result;
     }
-    Result<Json> page = decoder.decode(response->body);
+    Result<Json> page = reader.read(response->body);
     response->body.clear();
     response->body.shrink_to_fit();
     if (!page || !page->is_object()) {

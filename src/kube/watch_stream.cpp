@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "json_decode.h"
+#include "topoguard/common/json_reader.h"
 
 namespace topoguard::kube {
 
@@ -111,8 +111,8 @@ std::string_view watch_event_type_name(WatchEventType type) {
 
 namespace {
 
-Result<WatchEvent> decode_watch_event(std::string_view text, JsonDecoder& decoder) {
-  Result<Json> decoded = decoder.decode(text);
+Result<WatchEvent> decode_watch_event(std::string_view text, JsonReader& reader) {
+  Result<Json> decoded = reader.read(text);
   if (!decoded) {
     Error error = decoded.error();
     error.message = "a watch event is " + error.message;
@@ -153,13 +153,13 @@ Result<WatchEvent> decode_watch_event(std::string_view text, JsonDecoder& decode
 }  // namespace
 
 Result<WatchEvent> parse_watch_event(std::string_view text) {
-  JsonDecoder decoder(JsonValueSplitter::kMaxDepth + 1);
-  return decode_watch_event(text, decoder);
+  JsonReader reader(JsonValueSplitter::kMaxDepth + 1);
+  return decode_watch_event(text, reader);
 }
 
 WatchStreamParser::WatchStreamParser(std::size_t max_event_bytes)
     : splitter_(max_event_bytes),
-      decoder_(std::make_unique<JsonDecoder>(JsonValueSplitter::kMaxDepth + 1)) {}
+      reader_(std::make_unique<JsonReader>(JsonValueSplitter::kMaxDepth + 1)) {}
 
 WatchStreamParser::~WatchStreamParser() = default;
 
@@ -168,7 +168,7 @@ Status WatchStreamParser::feed(std::string_view bytes, const EventSink& on_event
     return *failed_;
   }
   Status scanned = splitter_.feed(bytes, [&](std::string_view text) {
-    Result<WatchEvent> event = decode_watch_event(text, *decoder_);
+    Result<WatchEvent> event = decode_watch_event(text, *reader_);
     if (!event) {
       failed_ = event.error();
       failed_->message += " (event " + std::to_string(events_ + 1) + " of the stream)";

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "topoguard/common/json.h"
+#include "topoguard/common/json_reader.h"
 #include "topoguard/common/result.h"
 
 namespace topoguard::kube {
@@ -50,7 +51,6 @@ class JsonValueSplitter {
   std::optional<Error> failed_;
 };
 
-class JsonDecoder;  // src/kube/json_decode.h
 
 enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
 
@@ -88,7 +88,7 @@ class WatchStreamParser {
 
  private:
   JsonValueSplitter splitter_;
-  std::unique_ptr<JsonDecoder> decoder_;
+  std::unique_ptr<JsonReader> reader_;
   std::size_t events_ = 0;
   std::optional<Error> failed_;
 };

@@ -1,4 +1,4 @@
-#include "topoguard/admission/json_reader.h"
+#include "topoguard/common/json_reader.h"
 
 #include <string>
 
@@ -6,7 +6,7 @@
 
 #include "note_name.h"
 
-namespace topoguard::admission {
+namespace topoguard {
 namespace {
 
 struct ReadCase {
@@ -139,4 +139,4 @@ TEST(JsonReaderTest, ManyKeysAndManyRepeats) {
 }
 
 }  // namespace
-}  // namespace topoguard::admission
+}  // namespace topoguard

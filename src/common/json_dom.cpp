@@ -1,4 +1,5 @@
-#include "topoguard/admission/json_reader.h"
+#include "topoguard/common/json_dom.h"
+#include "topoguard/common/json_reader.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -8,9 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "json_document.h"
 
-namespace topoguard::admission {
+namespace topoguard {
 namespace {
 
 namespace dom = simdjson::dom;
@@ -84,7 +84,7 @@ Json object_to_json(dom::object object) {
 }  // namespace
 
 Result<dom::element> parse_json_document(dom::parser& parser, std::string_view text,
-                                         int max_depth) {
+                                         int max_depth, std::string_view what) {
   // nlohmann skips a UTF-8 byte order mark; simdjson does not.
   if (text.starts_with("\xEF\xBB\xBF")) {
     text.remove_prefix(3);
@@ -106,7 +106,8 @@ Result<dom::element> parse_json_document(dom::parser& parser, std::string_view t
   switch (code) {
     case simdjson::DEPTH_ERROR:
       error.code = ErrorCode::kTooDeep;
-      error.message = "body nests deeper than " + std::to_string(max_depth) + " levels";
+      error.message =
+          std::string(what) + " nests deeper than " + std::to_string(max_depth) + " levels";
       break;
     case simdjson::MEMALLOC:
       error.code = ErrorCode::kInternal;
@@ -114,7 +115,7 @@ Result<dom::element> parse_json_document(dom::parser& parser, std::string_view t
       break;
     default:
       error.code = ErrorCode::kInvalidJson;
-      error.message = std::string("body is not valid JSON: ") + simdjson::error_message(code);
+      error.message = std::string(what) + " is not valid JSON: " + simdjson::error_message(code);
   }
   return error;
 }
@@ -173,8 +174,12 @@ const char* element_type_name(dom::element value) {
   return "unknown";
 }
 
-Result<Json> read_json(std::string_view text, int max_depth) {
-  dom::parser parser;
+namespace {
+
+// Buffers for documents up to this size are kept for the next one.
+constexpr std::size_t kKeptCapacity = 8 * 1024 * 1024;
+
+Result<Json> read_with(dom::parser& parser, std::string_view text, int max_depth) {
   auto root = parse_json_document(parser, text, max_depth);
   if (!root) {
     return root.error();
@@ -182,11 +187,32 @@ Result<Json> read_json(std::string_view text, int max_depth) {
   try {
     return to_json(*root);
   } catch (const std::exception& exception) {  // bad_alloc
-    Error error;
-    error.code = ErrorCode::kInternal;
-    error.message = std::string("cannot read JSON: ") + exception.what();
-    return error;
+    return Error{ErrorCode::kInternal, std::string("cannot read JSON: ") + exception.what(), {}};
   }
 }
 
-}  // namespace topoguard::admission
+}  // namespace
+
+Result<Json> read_json(std::string_view text, int max_depth) {
+  dom::parser parser;
+  return read_with(parser, text, max_depth);
+}
+
+struct JsonReader::Parser {
+  dom::parser parser;
+};
+
+JsonReader::JsonReader(int max_depth)
+    : parser_(std::make_unique<Parser>()), max_depth_(max_depth) {}
+
+JsonReader::~JsonReader() = default;
+
+Result<Json> JsonReader::read(std::string_view text) {
+  Result<Json> tree = read_with(parser_->parser, text, max_depth_);
+  if (text.size() > kKeptCapacity) {
+    parser_ = std::make_unique<Parser>();  // a rare huge document does not keep its buffers
+  }
+  return tree;
+}
+
+}  // namespace topoguard
