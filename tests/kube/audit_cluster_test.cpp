@@ -246,12 +246,8 @@ TEST_F(AuditClusterTest, EveryNamespaceByDefault) {
 
 // Once the CRD is installed, NetworkAttachmentDefinitions are listed and nothing is skipped.
 TEST_F(AuditClusterTest, InstalledCrdIsListed) {
-  fake_.control("resources", {{"add",
-                               {{{"group", "k8s.cni.cncf.io"},
-                                 {"version", "v1"},
-                                 {"resource", "network-attachment-definitions"},
-                                 {"kind", "NetworkAttachmentDefinition"},
-                                 {"namespaced", true}}}}});
+  fake_.add_resource("k8s.cni.cncf.io", "v1", "network-attachment-definitions",
+                     "NetworkAttachmentDefinition", true);
   const CommandRun run = audit("--format json --namespace inference");
   ASSERT_EQ(run.code, 1) << run.err;
   EXPECT_EQ(run.err.find("NetworkAttachmentDefinition"), std::string::npos) << run.err;
@@ -264,23 +260,22 @@ TEST_F(AuditClusterTest, InstalledCrdIsListed) {
   EXPECT_TRUE(listed);
 }
 
-// A token the server refuses: a clear error naming the 401, exit 2, no report.
-TEST_F(AuditClusterTest, RevokedTokenFails) {
+// A cluster that cannot be read is a clear error naming the kubeconfig and context, exit 2 and
+// no report: a token the server refuses (401), and no server listening.
+TEST_F(AuditClusterTest, UnreadableClusterFails) {
   fake_.control("tokens", {{"revoke", {"test-token"}}});
-  const CommandRun run = audit("--format json");
-  EXPECT_EQ(run.code, 2);
-  EXPECT_TRUE(run.out.empty()) << run.out;
-  EXPECT_NE(run.err.find("topoguard audit: --cluster"), std::string::npos) << run.err;
-  EXPECT_NE(run.err.find("401 Unauthorized"), std::string::npos) << run.err;
-}
-
-// No server listening: a clear error naming the context, exit 2.
-TEST_F(AuditClusterTest, ConnectionRefusedFails) {
-  const CommandRun run = audit("--context closed");
-  EXPECT_EQ(run.code, 2);
-  EXPECT_TRUE(run.out.empty()) << run.out;
-  EXPECT_NE(run.err.find("topoguard audit: --cluster (kubeconfig "), std::string::npos) << run.err;
-  EXPECT_NE(run.err.find("context closed"), std::string::npos) << run.err;
+  const std::pair<std::string, std::string> failures[] = {
+      {"--format json", "context fake): discovery: GET /api: 401 Unauthorized"},
+      {"--context closed", "context closed): discovery: GET /api: "},
+  };
+  for (const auto& [arguments, said] : failures) {
+    const CommandRun run = audit(arguments);
+    EXPECT_EQ(run.code, 2) << arguments;
+    EXPECT_TRUE(run.out.empty()) << run.out;
+    EXPECT_NE(run.err.find("topoguard audit: --cluster (kubeconfig " + kubeconfig_ + ", " + said),
+              std::string::npos)
+        << run.err;
+  }
 }
 
 // SARIF parses and locates each result at its cluster source.

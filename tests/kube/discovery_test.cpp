@@ -86,17 +86,18 @@ const Case kCases[] = {
      WantedResource{"apps", "Deployment", "", {}}, "v1", "deployments", true, ""},
 };
 
+ApiClientPtr make_client(const testing::FakeApiServer& fake,
+                         const std::string& token = "test-token") {
+  Result<ApiClientPtr> made =
+      ApiClient::create(fake.config(token), {}, std::make_shared<testing::TestClock>(true));
+  EXPECT_TRUE(made.has_value());
+  return made ? *made : nullptr;
+}
+
 class DiscoveryTest : public ::testing::TestWithParam<Case> {
  protected:
-  DiscoveryTest() {
-    Result<ApiClientPtr> made =
-        ApiClient::create(fake_.config(), {}, std::make_shared<testing::TestClock>(true));
-    EXPECT_TRUE(made.has_value());
-    client_ = *made;
-  }
-
   testing::FakeApiServer fake_;
-  ApiClientPtr client_;
+  ApiClientPtr client_ = make_client(fake_);
 };
 
 TEST_P(DiscoveryTest, Resolves) {
@@ -124,21 +125,15 @@ INSTANTIATE_TEST_SUITE_P(Cases, DiscoveryTest, ::testing::ValuesIn(kCases),
 
 class DiscoveryClusterTest : public ::testing::Test {
  protected:
-  ApiClientPtr client(const std::string& token = "test-token") {
-    Result<ApiClientPtr> made =
-        ApiClient::create(fake_.config(token), {}, std::make_shared<testing::TestClock>(true));
-    EXPECT_TRUE(made.has_value());
-    return *made;
-  }
-
   testing::FakeApiServer fake_;
+  ApiClientPtr client_ = make_client(fake_);
 };
 
 // The cluster-state table resolves in one pass, reading each discovery document once; the
 // fake's DeviceTaintRule is v1alpha3 and it has no NetworkAttachmentDefinition CRD.
 TEST_F(DiscoveryClusterTest, ClusterStateTableReadsEachDocumentOnce) {
   Result<std::vector<DiscoveredResource>> found =
-      discover_resources(*client(), cluster_state_resources());
+      discover_resources(*client_, cluster_state_resources());
   ASSERT_TRUE(found.has_value()) << found.error().to_string();
   ASSERT_EQ(found->size(), cluster_state_resources().size());
   std::vector<std::string> resolved;
@@ -166,7 +161,7 @@ TEST_F(DiscoveryClusterTest, ClusterStateTableReadsEachDocumentOnce) {
 TEST_F(DiscoveryClusterTest, RevokedTokenIsAnError) {
   fake_.control("tokens", {{"revoke", {"test-token"}}});
   Result<std::vector<DiscoveredResource>> found =
-      discover_resources(*client(), cluster_state_resources());
+      discover_resources(*client_, cluster_state_resources());
   ASSERT_FALSE(found.has_value());
   EXPECT_EQ(found.error().code, ErrorCode::kIo);
   EXPECT_NE(found.error().message.find("401"), std::string::npos) << found.error().message;
