@@ -59,8 +59,8 @@ bool read_cluster_into(const AuditOptions& options, audit::ManifestSet& manifest
   }
   auto read = audit::read_cluster(**client, {.namespace_ = options.namespace_});
   if (!read) {
-    std::cerr << "topoguard audit: --cluster (" << config->source << ", context "
-              << config->context << "): " << read.error().message << '\n';
+    std::cerr << "topoguard audit: --cluster (" << config->source << ", context " << config->context
+              << "): " << read.error().message << '\n';
     return false;
   }
   for (const kube::DiscoveredResource& skipped : read->not_served) {
@@ -150,20 +150,24 @@ void add_audit_command(CLI::App& app, int& exit_code) {
                     "DeviceTaintRules, claims, templates, NetworkAttachmentDefinitions, Namespaces "
                     "and workloads, read through its API (kubeconfig or in-cluster), as the "
                     "cluster state (default: off)");
-  command->add_option("--kubeconfig", options->kubeconfig,
-                      "With --cluster: the kubeconfig file (default: $KUBECONFIG, in-cluster, "
-                      "~/.kube/config)")
+  command
+      ->add_option("--kubeconfig", options->kubeconfig,
+                   "With --cluster: the kubeconfig file (default: $KUBECONFIG, in-cluster, "
+                   "~/.kube/config)")
       ->type_name("FILE");
-  command->add_option("--context", options->context,
-                      "With --cluster: the kubeconfig context (default: current-context)")
+  command
+      ->add_option("--context", options->context,
+                   "With --cluster: the kubeconfig context (default: current-context)")
       ->type_name("NAME");
-  command->add_option("--namespace,-n", options->namespace_,
-                      "With --cluster: namespaced resources of this namespace only; cluster-scoped "
-                      "ones are read whole (default: every namespace)")
+  command
+      ->add_option("--namespace,-n", options->namespace_,
+                   "With --cluster: namespaced resources of this namespace only; cluster-scoped "
+                   "ones are read whole (default: every namespace)")
       ->type_name("NAME");
-  command->add_option("paths", options->paths,
-                      "Manifest files, directories, or - for stdin (optional with --cluster or "
-                      "--cluster-state)")
+  command
+      ->add_option("paths", options->paths,
+                   "Manifest files, directories, or - for stdin (optional with --cluster or "
+                   "--cluster-state)")
       ->type_name("PATH");
   command->callback([options, &exit_code] { exit_code = run_audit_command(*options); });
 }

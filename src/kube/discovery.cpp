@@ -20,13 +20,14 @@ Result<std::optional<Json>> get_document(ApiClient& client, const std::string& p
     return std::optional<Json>();
   }
   if (!response->ok()) {
-    return Error{ErrorCode::kIo, "discovery: GET " + path + ": " + response->error->to_string(),
-                 {}};
+    return Error{
+        ErrorCode::kIo, "discovery: GET " + path + ": " + response->error->to_string(), {}};
   }
   Json document = Json::parse(response->body, nullptr, false);
   if (document.is_discarded() || !document.is_object()) {
     return Error{ErrorCode::kInvalidJson,
-                 "discovery: GET " + path + ": the answer is not a JSON object", {}};
+                 "discovery: GET " + path + ": the answer is not a JSON object",
+                 {}};
   }
   return std::optional<Json>(std::move(document));
 }
@@ -43,7 +44,8 @@ void add_version(std::vector<std::string>& versions, std::string version) {
 
 GroupVersions read_groups(const Json& core, const Json& groups) {
   GroupVersions served;
-  if (const Json* versions = member(core, "versions"); versions != nullptr && versions->is_array()) {
+  if (const Json* versions = member(core, "versions");
+      versions != nullptr && versions->is_array()) {
     for (const Json& version : *versions) {
       if (version.is_string()) {
         add_version(served[""], version.get<std::string>());
@@ -62,7 +64,8 @@ GroupVersions read_groups(const Json& core, const Json& groups) {
     if (const Json* preferred = member(group, "preferredVersion"); preferred != nullptr) {
       add_version(versions, string_member(*preferred, "version"));
     }
-    if (const Json* entries = member(group, "versions"); entries != nullptr && entries->is_array()) {
+    if (const Json* entries = member(group, "versions");
+        entries != nullptr && entries->is_array()) {
       for (const Json& entry : *entries) {
         add_version(versions, string_member(entry, "version"));
       }
@@ -108,17 +111,16 @@ std::string WantedResource::to_string() const {
   return group.empty() ? name : name + "." + group;
 }
 
-Result<std::vector<DiscoveredResource>> discover_resources(ApiClient& client,
-                                                           const std::vector<WantedResource>& wanted,
-                                                           std::stop_token stop) {
+Result<std::vector<DiscoveredResource>> discover_resources(
+    ApiClient& client, const std::vector<WantedResource>& wanted, std::stop_token stop) {
   const bool core = std::any_of(wanted.begin(), wanted.end(),
                                 [](const WantedResource& w) { return w.group.empty(); });
   const bool named = std::any_of(wanted.begin(), wanted.end(),
                                  [](const WantedResource& w) { return !w.group.empty(); });
   Json core_versions = Json::object();
   Json group_list = Json::object();
-  for (auto [needed, path, document] : {std::tuple{core, "/api", &core_versions},
-                                        std::tuple{named, "/apis", &group_list}}) {
+  for (auto [needed, path, document] :
+       {std::tuple{core, "/api", &core_versions}, std::tuple{named, "/apis", &group_list}}) {
     if (!needed) {
       continue;
     }
@@ -144,7 +146,8 @@ Result<std::vector<DiscoveredResource>> discover_resources(ApiClient& client,
       found.not_served = "group " + group_name(want.group) + " is not served";
       continue;
     }
-    const std::vector<std::string>& candidates = want.versions.empty() ? group->second : want.versions;
+    const std::vector<std::string>& candidates =
+        want.versions.empty() ? group->second : want.versions;
     for (const std::string& version : candidates) {
       if (std::find(group->second.begin(), group->second.end(), version) == group->second.end()) {
         continue;
@@ -167,7 +170,8 @@ Result<std::vector<DiscoveredResource>> discover_resources(ApiClient& client,
       found.ref = ResourceRef{want.group, version, string_member(*resource, "name"), ""};
       found.kind = string_member(*resource, "kind");
       const Json* namespaced = member(*resource, "namespaced");
-      found.namespaced = namespaced != nullptr && namespaced->is_boolean() && namespaced->get<bool>();
+      found.namespaced =
+          namespaced != nullptr && namespaced->is_boolean() && namespaced->get<bool>();
       break;
     }
     if (!found.served()) {
@@ -188,7 +192,10 @@ const std::vector<WantedResource>& cluster_state_resources() {
         {"resource.k8s.io", "ResourceClaimTemplate", "resourceclaimtemplates", dra},
         {"resource.k8s.io", "ResourceClaim", "resourceclaims", dra},
         {"resource.k8s.io", "DeviceTaintRule", "devicetaintrules", {"v1", "v1beta2", "v1alpha3"}},
-        {"k8s.cni.cncf.io", "NetworkAttachmentDefinition", "network-attachment-definitions", {"v1"}},
+        {"k8s.cni.cncf.io",
+         "NetworkAttachmentDefinition",
+         "network-attachment-definitions",
+         {"v1"}},
         {"", "Namespace", "namespaces", {"v1"}},
     };
   }();

@@ -487,8 +487,9 @@ TEST(DeployManifestsTest, ClusterRoleReadsExactlyTheClusterState) {
   EXPECT_EQ(granted, read);
 
   const Json& binding = object_named(objects, "ClusterRoleBinding/topoguard-cluster-cache");
-  EXPECT_EQ(binding["roleRef"], Json::parse(R"({"apiGroup":"rbac.authorization.k8s.io",)"
-                                            R"("kind":"ClusterRole","name":"topoguard-cluster-cache"})"));
+  EXPECT_EQ(binding["roleRef"],
+            Json::parse(R"({"apiGroup":"rbac.authorization.k8s.io",)"
+                        R"("kind":"ClusterRole","name":"topoguard-cluster-cache"})"));
   const Json& deployment = object_named(objects, "Deployment/topoguard");
   const Json& pod = deployment["spec"]["template"]["spec"];
   const Json& account = object_named(objects, "ServiceAccount/topoguard");

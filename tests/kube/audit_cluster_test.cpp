@@ -126,10 +126,10 @@ kind: Config
 clusters:
 - name: fake
   cluster: {server: ")" + fake_.server() + R"(", certificate-authority: ")" +
-                                                fake_.ca_file() + R"("}
+                                               fake_.ca_file() + R"("}
 - name: closed
   cluster: {server: "https://127.0.0.1:1", certificate-authority: ")" +
-                                                fake_.ca_file() + R"("}
+                                               fake_.ca_file() + R"("}
 users:
 - name: auditor
   user: {token: test-token}
@@ -201,8 +201,7 @@ TEST_F(AuditClusterTest, FlagsUnalignedTemplateAndItsDeployment) {
                       "cluster:resourceclaimtemplates.v1.resource.k8s.io/inference/"
                       "gpu-efa-unaligned"),
             files.end());
-  EXPECT_NE(std::find(files.begin(), files.end(),
-                      "cluster:deployments.v1.apps/inference/trainer"),
+  EXPECT_NE(std::find(files.begin(), files.end(), "cluster:deployments.v1.apps/inference/trainer"),
             files.end());
   for (const Json& finding : report["findings"]) {
     EXPECT_NE(finding["resource"]["kind"], "Pod") << finding.dump();
@@ -288,8 +287,7 @@ TEST_F(AuditClusterTest, SarifParses) {
   const Json& results = sarif["runs"][0]["results"];
   ASSERT_FALSE(results.empty());
   for (const Json& result : results) {
-    const std::string uri =
-        result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"];
+    const std::string uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"];
     // A relative reference whose first segment has a colon: SARIF writers escape it.
     EXPECT_TRUE(uri.starts_with("cluster%3A")) << uri;
   }
@@ -298,7 +296,7 @@ TEST_F(AuditClusterTest, SarifParses) {
 // Text names each finding by its cluster source; with manifest paths too, both are audited.
 TEST_F(AuditClusterTest, TextWithManifestPaths) {
   const CommandRun run = audit("--namespace inference " TOPOGUARD_SOURCE_DIR
-                        "/examples/manifests/unaligned-template-v1.yaml");
+                               "/examples/manifests/unaligned-template-v1.yaml");
   ASSERT_EQ(run.code, 1) << run.err;
   EXPECT_NE(run.out.find("cluster:resourceclaimtemplates.v1.resource.k8s.io/inference/"
                          "gpu-efa-unaligned: deny missing-pcie-alignment"),

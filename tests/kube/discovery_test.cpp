@@ -46,15 +46,14 @@ struct Case {
   Json add;     // /_fake/resources add
   Json remove;  // /_fake/resources remove
   WantedResource wanted;
-  std::string version;     // expected; "" when not served
-  std::string plural;      // expected resource name
+  std::string version;  // expected; "" when not served
+  std::string plural;   // expected resource name
   bool namespaced = false;
   std::string not_served;  // a part of the reason, when not served
 };
 
 const WantedResource kClaim{"resource.k8s.io", "ResourceClaim", "", {"v1", "v1beta2", "v1beta1"}};
-const WantedResource kNadWanted{
-    "k8s.cni.cncf.io", "NetworkAttachmentDefinition", "", {"v1"}};
+const WantedResource kNadWanted{"k8s.cni.cncf.io", "NetworkAttachmentDefinition", "", {"v1"}};
 
 const Case kCases[] = {
     {"v1_served", Json::array(), Json::array(), kClaim, "v1", "resourceclaims", true, ""},
@@ -62,8 +61,8 @@ const Case kCases[] = {
      "resourceclaims", true, ""},
     {"only_v1beta2_served", dra_beta2(), kDraV1, kClaim, "v1beta2", "resourceclaims", true, ""},
     {"cluster_scoped", Json::array(), Json::array(),
-     WantedResource{"resource.k8s.io", "ResourceSlice", "", {"v1"}}, "v1", "resourceslices",
-     false, ""},
+     WantedResource{"resource.k8s.io", "ResourceSlice", "", {"v1"}}, "v1", "resourceslices", false,
+     ""},
     {"served_versions_all_unacceptable", Json::array(), Json::array(),
      WantedResource{"resource.k8s.io", "DeviceTaintRule", "", {"v1", "v1beta2"}}, "", "", false,
      "in none of v1, v1beta2 (it serves v1, v1alpha3)"},
@@ -80,8 +79,7 @@ const Case kCases[] = {
     {"core_group", Json::array(), Json::array(), WantedResource{"", "Namespace", "", {"v1"}}, "v1",
      "namespaces", false, ""},
     {"no_versions_given_preferred_ga_before_beta", dra_beta2(), Json::array(),
-     WantedResource{"resource.k8s.io", "ResourceClaim", "", {}}, "v1", "resourceclaims", true,
-     ""},
+     WantedResource{"resource.k8s.io", "ResourceClaim", "", {}}, "v1", "resourceclaims", true, ""},
     {"no_versions_given_the_one_served", Json::array(), Json::array(),
      WantedResource{"apps", "Deployment", "", {}}, "v1", "deployments", true, ""},
 };
@@ -120,8 +118,7 @@ TEST_P(DiscoveryTest, Resolves) {
   EXPECT_TRUE(resolved.ref->namespace_.empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, DiscoveryTest, ::testing::ValuesIn(kCases),
-                         testing::NoteName());
+INSTANTIATE_TEST_SUITE_P(Cases, DiscoveryTest, ::testing::ValuesIn(kCases), testing::NoteName());
 
 class DiscoveryClusterTest : public ::testing::Test {
  protected:
@@ -140,12 +137,12 @@ TEST_F(DiscoveryClusterTest, ClusterStateTableReadsEachDocumentOnce) {
   for (const DiscoveredResource& entry : *found) {
     resolved.push_back(entry.served() ? entry.ref->to_string() : "-" + entry.wanted.to_string());
   }
-  EXPECT_EQ(resolved, (std::vector<std::string>{
-                          "deviceclasses.v1.resource.k8s.io", "resourceslices.v1.resource.k8s.io",
-                          "resourceclaimtemplates.v1.resource.k8s.io",
-                          "resourceclaims.v1.resource.k8s.io",
-                          "devicetaintrules.v1alpha3.resource.k8s.io",
-                          "-NetworkAttachmentDefinition.k8s.cni.cncf.io", "namespaces.v1"}));
+  EXPECT_EQ(resolved,
+            (std::vector<std::string>{
+                "deviceclasses.v1.resource.k8s.io", "resourceslices.v1.resource.k8s.io",
+                "resourceclaimtemplates.v1.resource.k8s.io", "resourceclaims.v1.resource.k8s.io",
+                "devicetaintrules.v1alpha3.resource.k8s.io",
+                "-NetworkAttachmentDefinition.k8s.cni.cncf.io", "namespaces.v1"}));
   std::map<std::string, int> gets;
   for (const Json& request : fake_.requests()) {
     ++gets[request["path"].get<std::string>()];

@@ -19,8 +19,8 @@ namespace topoguard::kube {
 
 // A resource a caller wants: by kind, or by plural resource name when `kind` is empty.
 struct WantedResource {
-  std::string group;  // "" for the core group
-  std::string kind;   // "ResourceSlice"
+  std::string group;     // "" for the core group
+  std::string kind;      // "ResourceSlice"
   std::string resource;  // "resourceslices"; read only when kind is empty
   // Acceptable versions, most preferred first; empty: the group's preferred version, then the
   // others in the server's order.
