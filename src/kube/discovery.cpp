@@ -104,6 +104,23 @@ std::string join(const std::vector<std::string>& words) {
 
 std::string group_name(const std::string& group) { return group.empty() ? "core" : group; }
 
+// "no PodGroup in scheduling.k8s.io v1", or "resource.k8s.io serves none of v2 (it serves v1)".
+std::string why_not_served(const WantedResource& want, const std::vector<std::string>& candidates,
+                           const std::vector<std::string>& served) {
+  std::vector<std::string> looked;
+  for (const std::string& version : candidates) {
+    if (std::find(served.begin(), served.end(), version) != served.end()) {
+      looked.push_back(version);
+    }
+  }
+  if (looked.empty()) {
+    return group_name(want.group) + " serves none of " + join(candidates) + " (it serves " +
+           join(served) + ")";
+  }
+  return "no " + (want.kind.empty() ? want.resource : want.kind) + " in " +
+         group_name(want.group) + " " + join(looked);
+}
+
 }  // namespace
 
 std::string WantedResource::to_string() const {
@@ -175,9 +192,7 @@ Result<std::vector<DiscoveredResource>> discover_resources(
       break;
     }
     if (!found.served()) {
-      found.not_served = group_name(want.group) + " serves " +
-                         (want.kind.empty() ? want.resource : want.kind) + " in none of " +
-                         join(candidates) + " (it serves " + join(group->second) + ")";
+      found.not_served = why_not_served(want, candidates, group->second);
     }
   }
   return resolved;

@@ -293,6 +293,20 @@ TEST_F(AuditClusterTest, SarifParses) {
   }
 }
 
+// Every other report format renders the cluster's findings, with the same exit code; the
+// report CRDs come out as JSON Lists naming the cluster sources.
+TEST_F(AuditClusterTest, EveryFormatRenders) {
+  for (const std::string format : {"junit", "policyreport", "openreports"}) {
+    const CommandRun run = audit("--format " + format + " --namespace inference");
+    EXPECT_EQ(run.code, 1) << format << ": " << run.err;
+    EXPECT_NE(run.out.find("gpu-efa-unaligned"), std::string::npos) << format << ": " << run.out;
+    if (format != "junit") {
+      const Json list = Json::parse(run.out, nullptr, false);
+      EXPECT_EQ(list.value("kind", ""), "List") << format;
+    }
+  }
+}
+
 // Text names each finding by its cluster source; with manifest paths too, both are audited.
 TEST_F(AuditClusterTest, TextWithManifestPaths) {
   const CommandRun run = audit("--namespace inference " TOPOGUARD_SOURCE_DIR
