@@ -22,8 +22,7 @@ struct AuditOptions {
   std::vector<std::string> paths;
   std::vector<std::string> cluster_state;
   bool cluster = false;
-  std::string kubeconfig;
-  std::string context;
+  kube::LoadOptions kube;
   std::string namespace_;
 };
 
@@ -44,10 +43,7 @@ void append_manifests(audit::ManifestSet& set, audit::ManifestSet&& more) {
 // --cluster: the cluster's objects, what it does not serve said on stderr. False (said on stderr)
 // when the cluster cannot be read.
 bool read_cluster_into(const AuditOptions& options, audit::ManifestSet& manifests) {
-  kube::LoadOptions load;
-  load.kubeconfig = options.kubeconfig;
-  load.context = options.context;
-  auto config = kube::load_client_config(load);
+  auto config = kube::load_client_config(options.kube);
   if (!config) {
     std::cerr << "topoguard audit: --cluster: " << config.error().to_string() << '\n';
     return false;
@@ -150,15 +146,7 @@ void add_audit_command(CLI::App& app, int& exit_code) {
                     "DeviceTaintRules, claims, templates, NetworkAttachmentDefinitions, Namespaces "
                     "and workloads, read through its API (kubeconfig or in-cluster), as the "
                     "cluster state (default: off)");
-  command
-      ->add_option("--kubeconfig", options->kubeconfig,
-                   "With --cluster: the kubeconfig file (default: $KUBECONFIG, in-cluster, "
-                   "~/.kube/config)")
-      ->type_name("FILE");
-  command
-      ->add_option("--context", options->context,
-                   "With --cluster: the kubeconfig context (default: current-context)")
-      ->type_name("NAME");
+  add_kube_options(*command, options->kube, "With --cluster: ");
   command
       ->add_option("--namespace,-n", options->namespace_,
                    "With --cluster: namespaced resources of this namespace only; cluster-scoped "

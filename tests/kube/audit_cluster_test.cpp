@@ -235,9 +235,11 @@ TEST_F(AuditClusterTest, NamespaceRestrictsNamespacedResources) {
   EXPECT_FALSE(listed("/apis/resource.k8s.io/v1/resourceclaimtemplates"));
 }
 
-// Every namespace without --namespace: both namespaces' templates.
+// Every namespace without --namespace: both namespaces' templates; --policies and --fail-on
+// combine with --cluster as with files.
 TEST_F(AuditClusterTest, EveryNamespaceByDefault) {
-  const CommandRun run = audit("--format json --fail-on never");
+  const CommandRun run = audit("--format json --fail-on never --policies " TOPOGUARD_SOURCE_DIR
+                               "/policies/default.yaml");
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_EQ(flagged(Json::parse(run.out), "missing-pcie-alignment"),
             (std::vector<std::string>{"Deployment inference/trainer",
