@@ -40,9 +40,10 @@ struct DiscoveredResource {
   [[nodiscard]] bool served() const { return ref.has_value(); }
 };
 
-// Resolves every wanted resource, in order. Errors (kIo) when discovery itself cannot be read:
-// no connection, credentials refused (401, 403), an answer that is not a discovery document. A
-// group version that answers 404 is one the server does not serve.
+// Resolves every wanted resource, in order, reading /api, /apis and each group version needed
+// once. Errors when discovery itself cannot be read: kIo for no connection, a stop or an error
+// answer (401 and 403 included), kInvalidJson for an answer that is not a JSON object. A path
+// that answers 404 is one the server does not serve.
 [[nodiscard]] Result<std::vector<DiscoveredResource>> discover_resources(
     ApiClient& client, const std::vector<WantedResource>& wanted, std::stop_token stop = {});
 
