@@ -200,4 +200,17 @@ ManifestSet parse_manifests(std::vector<std::pair<std::string, std::string>> tex
   return set;
 }
 
+ManifestSet manifests_from_objects(std::vector<std::pair<std::string, Json>> objects) {
+  ManifestSet set;
+  set.files.reserve(objects.size());  // manifests point into files' documents
+  for (auto& [name, object] : objects) {
+    SourceFile& file = set.files.emplace_back();
+    file.path = std::move(name);
+    file.stream.documents.emplace_back().value = std::move(object);
+    set.manifests.push_back(
+        Manifest{set.files.size() - 1, 0, "", &file.stream.documents.front().value});
+  }
+  return set;
+}
+
 }  // namespace topoguard::audit

@@ -6,6 +6,7 @@
 
 #include "topoguard/kube/backoff.h"
 #include "topoguard/kube/clock.h"
+#include "topoguard/kube/discovery.h"
 
 namespace topoguard::cache {
 
@@ -109,6 +110,27 @@ class ClusterCache::Feed final : public kube::ReflectorHandler {
   std::map<std::string, std::uint64_t, std::less<>> errors_;
   kube::Reflector reflector_;  // last: stopped (by its destructor) before the rest goes
 };
+
+ResourceResolver discover_cluster_state(CacheEventSink events) {
+  return [events = std::move(events)](kube::ApiClient& client, std::stop_token stop)
+             -> Result<std::vector<kube::ResourceRef>> {
+    Result<std::vector<kube::DiscoveredResource>> found =
+        kube::discover_resources(client, kube::cluster_state_resources(), std::move(stop));
+    if (!found) {
+      return found.error();
+    }
+    std::vector<kube::ResourceRef> refs;
+    for (const kube::DiscoveredResource& resource : *found) {
+      if (resource.served()) {
+        refs.push_back(*resource.ref);
+      } else if (events) {
+        events({CacheEvent::Kind::kNotServed, resource.wanted.to_string(), resource.not_served,
+                kube::ReflectorErrorKind::kNotServed});
+      }
+    }
+    return refs;
+  };
+}
 
 ClusterCache::ClusterCache(kube::ApiClientPtr client, ResourceResolver resolve,
                            ClusterCacheOptions options, CacheEventSink events)

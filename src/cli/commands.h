@@ -10,6 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "topoguard/kube/client_config.h"
+
 namespace topoguard::cli {
 
 // Exit codes shared by every subcommand.
@@ -52,6 +54,20 @@ inline CLI::Option* add_fail_on_option(CLI::App& command, std::string& fail_on,
                   "never")
       ->check(CLI::IsMember({"deny", "warn", "audit", "never"}))
       ->capture_default_str();
+}
+
+// --kubeconfig and --context, for every subcommand that reads a cluster, into the options
+// kube::load_client_config takes; `use` opens their help ("With --cluster: ").
+inline void add_kube_options(CLI::App& command, kube::LoadOptions& options,
+                             const std::string& use) {
+  command
+      .add_option("--kubeconfig", options.kubeconfig,
+                  use + "the kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
+      ->type_name("FILE");
+  command
+      .add_option("--context", options.context,
+                  use + "the kubeconfig context (default: current-context)")
+      ->type_name("NAME");
 }
 
 // audit and fix say alike that they were given nothing to read; `alternative` names another

@@ -17,7 +17,6 @@
 #include "topoguard/http/host_port.h"
 #include "topoguard/kube/api_client.h"
 #include "topoguard/kube/client_config.h"
-#include "topoguard/kube/cluster_resources.h"
 #include "topoguard/policy/policy_loader.h"
 #include "topoguard/server/cert_reloader.h"
 #include "topoguard/server/https_server.h"
@@ -88,8 +87,7 @@ void log_fatal(const std::string& message, const Error& error) {
 struct ServeFlags {
   server::ServerOptions options;
   std::string cluster_cache = "auto";
-  std::string kubeconfig;
-  std::string context;
+  kube::LoadOptions kube;
   long long cache_stale_after = 60;
   std::string listen = "0.0.0.0:8443";
   std::string metrics_listen = "0.0.0.0:9090";
@@ -109,7 +107,7 @@ bool cluster_cache_wanted(const ServeFlags& flags) {
   if (flags.cluster_cache != "auto") {
     return flags.cluster_cache == "on";
   }
-  return !flags.kubeconfig.empty() || std::getenv("KUBERNETES_SERVICE_HOST") != nullptr;
+  return !flags.kube.kubeconfig.empty() || std::getenv("KUBERNETES_SERVICE_HOST") != nullptr;
 }
 
 void log_cache_event(const cache::CacheEvent& event) {
@@ -120,6 +118,7 @@ void log_cache_event(const cache::CacheEvent& event) {
   switch (event.kind) {
     case cache::CacheEvent::Kind::kResolved:
     case cache::CacheEvent::Kind::kSynced:
+    case cache::CacheEvent::Kind::kNotServed:
       fields["detail"] = event.message;
       server::log_event(server::LogLevel::kInfo, "cluster cache", fields);
       return;
@@ -139,10 +138,7 @@ Result<cache::ClusterCachePtr> start_cluster_cache(const ServeFlags& flags) {
   if (!cluster_cache_wanted(flags)) {
     return cache::ClusterCachePtr();
   }
-  kube::LoadOptions load;
-  load.kubeconfig = flags.kubeconfig;
-  load.context = flags.context;
-  Result<kube::ClientConfig> config = kube::load_client_config(load);
+  Result<kube::ClientConfig> config = kube::load_client_config(flags.kube);
   if (!config) {
     return config.error();
   }
@@ -158,7 +154,7 @@ Result<cache::ClusterCachePtr> start_cluster_cache(const ServeFlags& flags) {
   cache::ClusterCacheOptions cache_options;
   cache_options.stale_after = std::chrono::seconds(flags.cache_stale_after);
   auto cluster = std::make_shared<cache::ClusterCache>(
-      std::move(*client), kube::resolve_cluster_state_resources, cache_options,
+      std::move(*client), cache::discover_cluster_state(log_cache_event), cache_options,
       log_cache_event);
   cluster->start();
   return cluster;
@@ -324,12 +320,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                     "auto (on with --kubeconfig or in a pod)")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
-  serve->add_option("--kubeconfig", flags->kubeconfig,
-                    "Kubeconfig for the cluster cache (default: $KUBECONFIG, in-cluster, "
-                    "~/.kube/config)")
-      ->type_name("FILE");
-  serve->add_option("--context", flags->context, "Kubeconfig context (default: current-context)")
-      ->type_name("NAME");
+  add_kube_options(*serve, flags->kube, "Cluster cache: ");
   serve->add_option("--cache-stale-after", flags->cache_stale_after,
                     "Seconds a watch may stay broken before answers that need the cluster say "
                     "unknown")

@@ -94,6 +94,15 @@ void expand(const Json& node, std::string_view path, const std::string& prefix,
 
 }  // namespace
 
+std::vector<WorkloadKindName> workload_kinds() {
+  std::vector<WorkloadKindName> kinds;
+  kinds.reserve(kWorkloadKinds.size());
+  for (const WorkloadKind& entry : kWorkloadKinds) {
+    kinds.push_back({entry.group, entry.kind});
+  }
+  return kinds;
+}
+
 bool is_workload_kind(std::string_view group, std::string_view kind) {
   return find_kind(group, kind) != nullptr;
 }

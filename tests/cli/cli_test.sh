@@ -70,7 +70,7 @@ check "bad format is a usage error" test "$code" -eq 2
 # audit and fix word a missing input alike.
 run audit
 check "no path is a usage error" test "$code" -eq 2
-check "no path named as such" grep -q '^topoguard audit: no input: give manifest files, directories or - for stdin, or --cluster-state$' "$work/err"
+check "no path named as such" grep -q '^topoguard audit: no input: give manifest files, directories or - for stdin, --cluster or --cluster-state$' "$work/err"
 run fix
 check "fix: no path is a usage error" test "$code" -eq 2
 check "fix: no path worded as audit's" grep -q '^topoguard fix: no input: give manifest files, directories or - for stdin$' "$work/err"

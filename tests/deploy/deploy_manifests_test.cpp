@@ -18,6 +18,7 @@
 #include "topoguard/common/yaml_document.h"
 #include "topoguard/k8s/claim_view.h"
 #include "topoguard/k8s/pod_template.h"
+#include "topoguard/kube/discovery.h"
 
 namespace topoguard {
 namespace {
@@ -460,6 +461,63 @@ TEST(DeployManifestsTest, NetworkPolicyAndServiceMonitorAgreeWithTheDeployment) 
   }
   EXPECT_TRUE(service_has_port) << scraped;
   EXPECT_EQ(scraped, "metrics");
+}
+
+// The cluster cache's ClusterRole grants get/list/watch on exactly the resources topoguard reads
+// from a cluster (kube::cluster_state_resources()) and nothing else; the binding gives it to the
+// Deployment's service account, whose pods mount a token.
+TEST(DeployManifestsTest, ClusterRoleReadsExactlyTheClusterState) {
+  const auto objects = load_objects(false);
+  const Json& role = object_named(objects, "ClusterRole/topoguard-cluster-cache");
+  std::set<std::pair<std::string, std::string>> granted;  // (group, resource)
+  for (const Json& rule : role["rules"]) {
+    EXPECT_EQ(rule["verbs"], Json::array({"get", "list", "watch"})) << rule.dump();
+    EXPECT_FALSE(rule.contains("resourceNames") || rule.contains("nonResourceURLs")) << rule.dump();
+    for (const Json& group : rule["apiGroups"]) {
+      for (const Json& resource : rule["resources"]) {
+        EXPECT_TRUE(granted.emplace(group.get<std::string>(), resource.get<std::string>()).second)
+            << resource << " granted twice";
+      }
+    }
+  }
+  std::set<std::pair<std::string, std::string>> read;
+  for (const kube::WantedResource& wanted : kube::cluster_state_resources()) {
+    read.emplace(wanted.group, wanted.resource);
+  }
+  EXPECT_EQ(granted, read);
+
+  const Json& binding = object_named(objects, "ClusterRoleBinding/topoguard-cluster-cache");
+  EXPECT_EQ(binding["roleRef"],
+            Json::parse(R"({"apiGroup":"rbac.authorization.k8s.io",)"
+                        R"("kind":"ClusterRole","name":"topoguard-cluster-cache"})"));
+  const Json& deployment = object_named(objects, "Deployment/topoguard");
+  const Json& pod = deployment["spec"]["template"]["spec"];
+  const Json& account = object_named(objects, "ServiceAccount/topoguard");
+  EXPECT_EQ(binding["subjects"],
+            Json::array({{{"kind", "ServiceAccount"},
+                          {"name", pod.value("serviceAccountName", "")},
+                          {"namespace", account["metadata"].value("namespace", "")}}}));
+  EXPECT_EQ(account["metadata"].value("name", ""), pod.value("serviceAccountName", ""));
+  EXPECT_TRUE(pod.value("automountServiceAccountToken", false));
+}
+
+// Egress from the webhook pods: the API server's ports (443 through the kubernetes Service, 6443
+// after DNAT) and DNS, nothing else; the ingress policy stays as it is.
+TEST(DeployManifestsTest, EgressPolicyReachesTheApiServer) {
+  const auto objects = load_objects(false);
+  const Json& deployment = object_named(objects, "Deployment/topoguard");
+  const Json& policy = object_named(objects, "NetworkPolicy/topoguard-egress");
+  EXPECT_EQ(policy["spec"]["podSelector"]["matchLabels"],
+            deployment["spec"]["selector"]["matchLabels"]);
+  EXPECT_EQ(policy["spec"]["policyTypes"], Json::array({"Egress"}));
+  std::set<std::string> ports;  // "PROTOCOL/port"
+  for (const Json& rule : policy["spec"]["egress"]) {
+    EXPECT_FALSE(rule.contains("to")) << "the API server's address differs per cluster";
+    for (const Json& port : rule["ports"]) {
+      ports.insert(port.value("protocol", "") + "/" + std::to_string(port.value("port", 0)));
+    }
+  }
+  EXPECT_EQ(ports, (std::set<std::string>{"TCP/443", "TCP/6443", "TCP/53", "UDP/53"}));
 }
 
 // The cert-manager overlay issues the Secret the Deployment mounts, for the Service's DNS names,

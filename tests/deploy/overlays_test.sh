@@ -98,9 +98,13 @@ docs = json.load(open(sys.argv[1]))
 namespace = "ml-admission"
 kinds = {d["kind"]: d for d in docs}
 assert kinds["Namespace"]["metadata"]["name"] == namespace, kinds["Namespace"]["metadata"]
+cluster_scoped = ("Namespace", "ClusterRole", "ClusterRoleBinding")
 for d in docs:
-    if d["kind"] != "Namespace" and not d["kind"].endswith("WebhookConfiguration"):
+    if d["kind"] not in cluster_scoped and not d["kind"].endswith("WebhookConfiguration"):
         assert d["metadata"].get("namespace") == namespace, (d["kind"], d["metadata"])
+assert kinds["ClusterRoleBinding"]["subjects"] == [
+    {"kind": "ServiceAccount", "name": "topoguard", "namespace": namespace}], \
+    kinds["ClusterRoleBinding"]["subjects"]
 for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
     doc = kinds[kind]
     assert doc["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == \

@@ -81,11 +81,11 @@ class ClusterCacheTest : public ::testing::Test {
         return Result<std::vector<kube::ResourceRef>>(fake_resources());
       };
     }
-    cache_ = std::make_unique<ClusterCache>(*client, std::move(resolve), quick_options(),
-                                            [this](const CacheEvent& event) {
-                                              std::lock_guard lock(events_mutex_);
-                                              events_.push_back(event);
-                                            });
+    CacheEventSink sink = [this](const CacheEvent& event) {
+      std::lock_guard lock(events_mutex_);
+      events_.push_back(event);
+    };
+    cache_ = std::make_unique<ClusterCache>(*client, std::move(resolve), quick_options(), sink);
     cache_->start();
   }
 
@@ -141,6 +141,35 @@ TEST_F(ClusterCacheTest, SyncsThenFollowsSliceEventsWithinASecond) {
                          "resource.k8s.io\"} 1"),
             std::string::npos)
       << metrics;
+}
+
+// What serve watches: discovery finds DeviceTaintRules at the version the fake serves (v1alpha3)
+// and leaves out the NetworkAttachmentDefinition CRD, which is not installed, saying so.
+TEST_F(ClusterCacheTest, DiscoversWhatTheClusterServes) {
+  fake_.apply("ADDED", slice_object("node-a", "pci0000:10"));
+  start(fake_.config(), discover_cluster_state([this](const CacheEvent& event) {
+          std::lock_guard lock(events_mutex_);
+          events_.push_back(event);
+        }));
+  ASSERT_TRUE(eventually([&] { return cache_->synced(); }));
+  EXPECT_EQ(devices(), 1u);
+  std::vector<std::string> watched;
+  for (const ResourceStatus& resource : cache_->status().resources) {
+    watched.push_back(resource.resource);
+  }
+  EXPECT_EQ(watched, (std::vector<std::string>{"deviceclasses.v1.resource.k8s.io",
+                                               "resourceslices.v1.resource.k8s.io",
+                                               "resourceclaimtemplates.v1.resource.k8s.io",
+                                               "resourceclaims.v1.resource.k8s.io",
+                                               "devicetaintrules.v1alpha3.resource.k8s.io",
+                                               "namespaces.v1"}));
+  std::lock_guard lock(events_mutex_);
+  bool reported = false;
+  for (const CacheEvent& event : events_) {
+    reported = reported || (event.kind == CacheEvent::Kind::kNotServed &&
+                            event.resource.find("NetworkAttachmentDefinition") != std::string::npos);
+  }
+  EXPECT_TRUE(reported);
 }
 
 TEST_F(ClusterCacheTest, RelistsAfterAnExpiredWatchAndMissesNothing) {

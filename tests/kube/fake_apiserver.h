@@ -109,6 +109,16 @@ class FakeApiServer {
   Json apply(const std::string& type, const Json& object) {
     return control("objects", {{"type", type}, {"object", object}});
   }
+  // Serves one more resource, as installing its CRD would.
+  void add_resource(const std::string& group, const std::string& version,
+                    const std::string& resource, const std::string& kind, bool namespaced) {
+    control("resources", {{"add",
+                           {{{"group", group},
+                             {"version", version},
+                             {"resource", resource},
+                             {"kind", kind},
+                             {"namespaced", namespaced}}}}});
+  }
   // The requests served so far.
   Json requests() { return get("/_fake/requests"); }
   Json state() { return get("/_fake/state"); }

@@ -61,6 +61,7 @@ import http.server
 import json
 import os
 import random
+import re
 import socket
 import socketserver
 import ssl
@@ -102,6 +103,17 @@ CONTINUE_EXPIRED_MESSAGE = (
     "to retrieve the remainder of the results. Continuing with the provided token results in an "
     "inconsistent list - objects that were created, modified, or deleted between the time the "
     "first chunk was returned and now may show up in the list.")
+
+
+def version_priority(version):
+    """Sort key of Kubernetes version priority, as discovery lists a group's versions (the first
+    is preferredVersion): GA before beta before alpha, higher numbers first, then others by
+    name (apimachinery's version.CompareKubeAwareVersionStrings)."""
+    match = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
+    if not match:
+        return (3, 0, 0, version)
+    level = {"alpha": 2, "beta": 1, None: 0}[match.group(2)]
+    return (level, -int(match.group(1)), -int(match.group(3) or 0), version)
 
 
 def now_rfc3339():
@@ -503,7 +515,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         groups = []
         for name in sorted(versions):
             entries = [{"groupVersion": "%s/%s" % (name, v), "version": v}
-                       for v in sorted(versions[name], reverse=True)]
+                       for v in sorted(versions[name], key=version_priority)]
             groups.append({"name": name, "versions": entries, "preferredVersion": entries[0]})
         return groups
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "topoguard/common/json.h"
@@ -52,5 +53,9 @@ struct ReadLimits {
 // Parses already-loaded texts (for tests and benchmarks): (path, text) pairs.
 [[nodiscard]] ManifestSet parse_manifests(std::vector<std::pair<std::string, std::string>> texts,
                                           const ReadLimits& limits = {});
+
+// Objects already read elsewhere (a cluster's lists): (source name, object) pairs, each its own
+// source with no text and no lines (findings name the source alone).
+[[nodiscard]] ManifestSet manifests_from_objects(std::vector<std::pair<std::string, Json>> objects);
 
 }  // namespace topoguard::audit

@@ -42,7 +42,7 @@ struct ClusterCacheOptions {
 // What the cache tells its owner (to log): a reflector's error, a resource not served, a
 // snapshot that read objects with errors. Called on the cache's threads.
 struct CacheEvent {
-  enum class Kind { kResolveError, kResolved, kReflectorError, kSynced, kSnapshotErrors };
+  enum class Kind { kResolveError, kResolved, kNotServed, kReflectorError, kSynced, kSnapshotErrors };
   Kind kind = Kind::kReflectorError;
   std::string resource;  // for kReflectorError
   std::string message;
@@ -78,6 +78,11 @@ struct CacheStatus {
 using ResourceResolver =
     std::function<Result<std::vector<kube::ResourceRef>>(kube::ApiClient& client,
                                                          std::stop_token stop)>;
+
+// What `serve` watches: kube::cluster_state_resources() as discovery finds them served. A
+// resource the cluster does not serve (an absent CRD) is left out and reported to `events`; the
+// cache picks it up when it starts again.
+[[nodiscard]] ResourceResolver discover_cluster_state(CacheEventSink events);
 
 class ClusterCache {
  public:

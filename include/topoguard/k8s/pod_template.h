@@ -19,6 +19,15 @@ struct PodTemplateLocation {
   const Json* spec = nullptr;
 };
 
+// A row of the kinds table: a kind that carries pod templates, and its API group ("" for core).
+struct WorkloadKindName {
+  std::string_view group;
+  std::string_view kind;
+};
+
+// Every (group, kind) of the kinds table, in table order (Pod first, then the controllers).
+[[nodiscard]] std::vector<WorkloadKindName> workload_kinds();
+
 // True when (group, kind) carries pod templates.
 [[nodiscard]] bool is_workload_kind(std::string_view group, std::string_view kind);
 

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <utility>
+
 #include "note_name.h"
 
 #include "topoguard/common/yaml_document.h"
@@ -85,6 +88,22 @@ INSTANTIATE_TEST_SUITE_P(
         TemplateCase{"template_is_scalar",
                      "apiVersion: apps/v1\nkind: Deployment\nspec: {template: 3}", {}}),
     topoguard::testing::NoteName());
+
+// workload_kinds() lists the table's rows, each a workload kind, Pod first, each (group, kind)
+// once: what `audit --cluster` lists and discovery resolves.
+TEST(WorkloadKindsTest, ListsEveryRowOnce) {
+  const std::vector<WorkloadKindName> kinds = workload_kinds();
+  ASSERT_FALSE(kinds.empty());
+  EXPECT_EQ(kinds.front().group, "");
+  EXPECT_EQ(kinds.front().kind, "Pod");
+  std::set<std::pair<std::string_view, std::string_view>> seen;
+  for (const WorkloadKindName& kind : kinds) {
+    EXPECT_TRUE(is_workload_kind(kind.group, kind.kind)) << kind.kind;
+    EXPECT_TRUE(seen.emplace(kind.group, kind.kind).second) << kind.kind;
+  }
+  EXPECT_TRUE(seen.contains({"batch", "CronJob"}));
+  EXPECT_TRUE(seen.contains({"apps", "Deployment"}));
+}
 
 }  // namespace
 }  // namespace topoguard::k8s
