@@ -4,7 +4,7 @@
 // NIC VFs with dranet's), in four node shapes (GPU model, PCIe root layout), per-node values
 // (GPU uuid and serial, NIC MAC) as real slices have them. Per size: the JSON bytes, the heap
 // the ClusterState and the shape index hold (mallinfo2 deltas), build and update times, and the
-// latency of three claims (aligned GPU+NIC, satisfiable; aligned 4 GPUs on one root,
+// latency of three claims (aligned GPU+NIC, satisfiable; aligned 5 GPUs on one root,
 // unsatisfiable; a CEL selector on the GPU model) with p50/p99 over the runs, node by node and
 // by shape. After the runs: the exponents fitted to time = c * nodes^k from 500 to 5,000, and the
 // by-shape/node-by-node ratios.
@@ -195,7 +195,7 @@ const std::vector<ClaimCase>& claims() {
         {name: nic, exactly: {deviceClassName: dranet}}],
         constraints: [{requests: [gpu, nic], matchAttribute: resource.kubernetes.io/pcieRoot}]})",
        cluster::Verdict::kSatisfiable},
-      {"unsat", R"({requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 4}},
+      {"unsat", R"({requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 5}},
         {name: nic, exactly: {deviceClassName: dranet}}],
         constraints: [{requests: [gpu, nic], matchAttribute: resource.kubernetes.io/pcieRoot}]})",
        cluster::Verdict::kUnsatisfiable},

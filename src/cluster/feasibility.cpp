@@ -1059,13 +1059,21 @@ Plan plan_groups(const k8s::ClaimSpec& spec, const ClusterState& state,
   Plan plan;
   for (const std::vector<std::size_t>& shape : shapes.shapes()) {
     std::map<std::string, std::size_t> by_projection;  // -> index in plan.groups
+    std::optional<std::size_t> whole;                   // the group, when nothing tells apart
     for (std::size_t n : shape) {
       if (alone[n]) {
         plan.groups.push_back({n});
         continue;
       }
-      std::string projection =
-          told_apart.empty() ? std::string() : projection_key(state, state.nodes()[n], told_apart);
+      if (told_apart.empty()) {
+        if (!whole) {
+          whole = plan.groups.size();
+          plan.groups.emplace_back();
+        }
+        plan.groups[*whole].push_back(n);
+        continue;
+      }
+      std::string projection = projection_key(state, state.nodes()[n], told_apart);
       const auto [it, fresh] = by_projection.try_emplace(std::move(projection), plan.groups.size());
       if (fresh) {
         plan.groups.emplace_back();

@@ -37,11 +37,11 @@ cel::Activation device_activation(const Device& device) {
 }
 
 const cel::Activation& DeviceActivations::of(std::size_t device) {
-  std::optional<cel::Activation>& slot = activations_[device];
-  if (!slot) {
-    slot = device_activation(state_.devices()[device]);
+  auto it = activations_.find(device);
+  if (it == activations_.end()) {
+    it = activations_.emplace(device, device_activation(state_.devices()[device])).first;
   }
-  return *slot;
+  return it->second;
 }
 
 Result<SelectorSet> SelectorSet::compile(const std::vector<std::string>& expressions) {

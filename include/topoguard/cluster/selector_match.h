@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "topoguard/cel/cel.h"
@@ -25,13 +26,13 @@ enum class Match { kNo, kYes, kUnknown };
 // for concurrent use.
 class DeviceActivations {
  public:
-  explicit DeviceActivations(const ClusterState& state)
-      : state_(state), activations_(state.devices().size()) {}
+  explicit DeviceActivations(const ClusterState& state) : state_(state) {}
   [[nodiscard]] const cel::Activation& of(std::size_t device);
 
  private:
   const ClusterState& state_;
-  std::vector<std::optional<cel::Activation>> activations_;
+  // By device index: a check by node shape reads few of a large cluster's devices.
+  std::unordered_map<std::size_t, cel::Activation> activations_;
 };
 
 class SelectorSet {
