@@ -1,6 +1,7 @@
 #include "topoguard/cluster/feasibility.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -18,7 +19,7 @@ namespace topoguard::cluster {
 namespace {
 
 // Why a device whose selectors match is still not one a request can get.
-enum class Block {
+enum class Block : std::uint8_t {
   kNone,
   kTaint,     // a NoSchedule/NoExecute taint the request does not tolerate
   kHeld,      // allocated to another claim, not shareable
@@ -97,7 +98,8 @@ class ClaimChecker {
  public:
   ClaimChecker(const k8s::ClaimSpec& spec, const ClusterState& state,
                const FeasibilityOptions& options, Plan plan)
-      : spec_(spec), state_(state), options_(options), activations_(state),
+      : spec_(spec), state_(state), options_(options),
+        activations_(state, options.shapes != nullptr ? &options.shapes->activations() : nullptr),
         plan_(std::move(plan)) {
     if (plan_.groups.empty()) {
       evaluated_nodes_.resize(state.nodes().size());
@@ -657,28 +659,34 @@ class ClaimChecker {
               })) {
             continue;
           }
-          // Per evaluated node: driver -> some device publishes, and the values not in the
-          // standard format by driver, in device order.
-          std::vector<NodePublication> evaluated;
-          for (std::size_t n : evaluated_nodes_) {
-            evaluated.push_back(publication_on(state_.nodes()[n], match, constraint.attribute));
-          }
+          // Per evaluated node: which drivers publish, the values in another format (each
+          // first seen on the first node of its group, and groups are in the order of their
+          // first nodes, so taking them group by group keeps node order).
           std::map<std::string, AttributePublication> by_driver;
-          for (std::size_t n = 0; n < state_.nodes().size(); ++n) {
-            const NodePublication& on_node =
-                evaluated[plan_.groups.empty() ? n : plan_.group_of[n]];
+          std::vector<std::vector<std::pair<AttributePublication*, bool>>> evaluated;
+          for (std::size_t n : evaluated_nodes_) {
+            const NodePublication on_node =
+                publication_on(state_.nodes()[n], match, constraint.attribute);
             for (const auto& [driver, value] : on_node.nonstandard) {
               auto& values = by_driver[driver].nonstandard_values;
               if (std::find(values.begin(), values.end(), value) == values.end()) {
                 values.push_back(value);
               }
             }
-            const std::string& name = state_.nodes()[n].name;
+            auto& published = evaluated.emplace_back();
             for (const auto& [driver, any] : on_node.published) {
               AttributePublication& publication = by_driver[driver];
-              publication.nodes.push_back(name);
+              publication.nodes.reserve(state_.nodes().size());
+              published.emplace_back(&publication, any);
+            }
+          }
+          for (std::size_t n = 0; n < state_.nodes().size(); ++n) {
+            const std::string& name = state_.nodes()[n].name;
+            for (const auto& [publication, any] :
+                 evaluated[plan_.groups.empty() ? n : plan_.group_of[n]]) {
+              publication->nodes.push_back(name);
               if (!any) {
-                publication.nodes_without.push_back(name);
+                publication->nodes_without.push_back(name);
               }
             }
           }

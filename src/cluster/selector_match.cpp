@@ -37,6 +37,11 @@ cel::Activation device_activation(const Device& device) {
 }
 
 const cel::Activation& DeviceActivations::of(std::size_t device) {
+  if (ready_ != nullptr) {
+    if (const auto it = ready_->find(device); it != ready_->end()) {
+      return it->second;
+    }
+  }
   auto it = activations_.find(device);
   if (it == activations_.end()) {
     it = activations_.emplace(device, device_activation(state_.devices()[device])).first;

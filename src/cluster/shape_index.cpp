@@ -8,6 +8,8 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "topoguard/cluster/selector_match.h"
+
 namespace topoguard::cluster {
 
 namespace {
@@ -297,6 +299,11 @@ NodeShapes ShapeIndex::view(const ClusterState& state) const {
     }
     out.shapes_[*slot].push_back(n);
     out.shape_of_[n] = *slot;
+  }
+  for (const std::vector<std::size_t>& shape : out.shapes_) {
+    for (std::size_t d : state.nodes()[shape.front()].devices) {
+      out.activations_.try_emplace(d, device_activation(state.devices()[d]));
+    }
   }
   return out;
 }
