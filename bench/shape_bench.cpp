@@ -252,16 +252,24 @@ void report_latency(benchmark::State& state, const std::string& name, int nodes,
   s.p50[nodes] = p50;
 }
 
+// Runs `step` once per iteration; the wall-clock seconds of each run.
+template <typename Step>
+std::vector<double> time_each(benchmark::State& state, Step step) {
+  std::vector<double> seconds;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    step();
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return seconds;
+}
+
 // Slices to state, and the memory that takes against the JSON.
 void BM_BuildClusterState(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
   Fixture& f = fixture(nodes);
-  std::vector<double> seconds;
-  for (auto _ : state) {
-    const auto start = std::chrono::steady_clock::now();
-    benchmark::DoNotOptimize(build(f.objects));
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
+  const std::vector<double> seconds =
+      time_each(state, [&] { benchmark::DoNotOptimize(build(f.objects)); });
   state.counters["json_bytes"] = static_cast<double>(f.json_bytes);
   state.counters["state_bytes"] = static_cast<double>(f.state_bytes);
   state.counters["state_per_json"] =
@@ -273,12 +281,8 @@ void BM_BuildClusterState(benchmark::State& state) {
 void BM_BuildShapeIndex(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
   Fixture& f = fixture(nodes);
-  std::vector<double> seconds;
-  for (auto _ : state) {
-    const auto start = std::chrono::steady_clock::now();
-    benchmark::DoNotOptimize(cluster::NodeShapes::of(*f.state));
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
+  const std::vector<double> seconds =
+      time_each(state, [&] { benchmark::DoNotOptimize(cluster::NodeShapes::of(*f.state)); });
   state.counters["shapes"] = static_cast<double>(f.index->shape_count());
   state.counters["index_bytes"] = static_cast<double>(f.shape_bytes);
   state.counters["per_node_attributes"] =
@@ -291,14 +295,10 @@ void BM_UpdateOneNode(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
   Fixture& f = fixture(nodes);
   cluster::ShapeIndex index = cluster::ShapeIndex::build(*f.state);
-  std::vector<double> seconds;
   std::size_t n = 0;
-  for (auto _ : state) {
-    const std::string& name = f.state->nodes()[n++ % f.state->nodes().size()].name;
-    const auto start = std::chrono::steady_clock::now();
-    index.update_node(*f.state, name);
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
+  const std::vector<double> seconds = time_each(state, [&] {
+    index.update_node(*f.state, f.state->nodes()[n++ % f.state->nodes().size()].name);
+  });
   report_latency(state, "update_one_node", nodes, seconds);
 }
 
@@ -306,12 +306,8 @@ void BM_UpdateOneNode(benchmark::State& state) {
 void BM_ShapeView(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
   Fixture& f = fixture(nodes);
-  std::vector<double> seconds;
-  for (auto _ : state) {
-    const auto start = std::chrono::steady_clock::now();
-    benchmark::DoNotOptimize(f.index->view(*f.state));
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
+  const std::vector<double> seconds =
+      time_each(state, [&] { benchmark::DoNotOptimize(f.index->view(*f.state)); });
   report_latency(state, "shape_view", nodes, seconds);
 }
 
@@ -349,18 +345,12 @@ void sizes(benchmark::internal::Benchmark* b) {
   }
 }
 
+// Every size and claim, by shape (kGrouped 1) or node by node (0).
+template <int kGrouped>
 void feasibility_args(benchmark::internal::Benchmark* b) {
   for (int nodes : {500, 1000, 2000, 5000}) {
     for (int c = 0; c < 3; ++c) {
-      b->Args({nodes, c, 1});
-    }
-  }
-}
-
-void feasibility_per_node_args(benchmark::internal::Benchmark* b) {
-  for (int nodes : {500, 1000, 2000, 5000}) {
-    for (int c = 0; c < 3; ++c) {
-      b->Args({nodes, c, 0});
+      b->Args({nodes, c, kGrouped});
     }
   }
 }
@@ -369,9 +359,9 @@ BENCHMARK(BM_BuildClusterState)->Apply(sizes)->Iterations(5)->Unit(benchmark::kM
 BENCHMARK(BM_BuildShapeIndex)->Apply(sizes)->Iterations(5)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_UpdateOneNode)->Apply(sizes)->Iterations(2000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ShapeView)->Apply(sizes)->Iterations(50)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Feasibility)->Apply(feasibility_args)->Iterations(500)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Feasibility)->Apply(feasibility_args<1>)->Iterations(500)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Feasibility)
-    ->Apply(feasibility_per_node_args)
+    ->Apply(feasibility_args<0>)
     ->Iterations(5)
     ->Unit(benchmark::kMillisecond);
 

@@ -118,6 +118,10 @@ struct ClaimFeasibility {
   bool only_now = false;
   // For kUnsatisfiable: the node that comes closest (smallest shortfall, most devices).
   const NodeFeasibility* closest() const;
+  // How many nodes entry `i` of `nodes` stands for.
+  [[nodiscard]] std::size_t group_size(std::size_t i) const {
+    return node_groups.empty() ? 1 : node_groups[i].size();
+  }
 };
 
 struct FeasibilityOptions {
