@@ -143,22 +143,37 @@ void put_order(std::string& key, const Node& node, Less less) {
   }
 }
 
+// A hash of an attribute's value (equal values, equal hashes).
+std::size_t value_hash(const AttributeValue& value) {
+  std::size_t hash = static_cast<std::size_t>(value.type) * 31 + (value.list ? 1 : 0);
+  for (const AttributeValue::Scalar& scalar : value.values) {
+    std::size_t element = 0;
+    if (const auto* number = std::get_if<std::int64_t>(&scalar)) {
+      element = std::hash<std::int64_t>{}(*number);
+    } else if (const auto* flag = std::get_if<bool>(&scalar)) {
+      element = *flag ? 1 : 2;
+    } else {
+      element = std::hash<std::string>{}(std::get<std::string>(scalar));
+    }
+    hash = hash * 1'000'003 ^ element;
+  }
+  return hash;
+}
+
 // Attributes with more than 8 distinct values, distinct on more than half the nodes that
 // publish them.
 AttributeNames detect_per_node(const ClusterState& state) {
   struct Seen {
-    std::unordered_set<std::size_t> values;  // hashes of the values' keys
+    std::unordered_set<std::size_t> values;  // hashes of the values
     std::size_t nodes = 0;
     std::size_t last_node = static_cast<std::size_t>(-1);
   };
-  std::map<std::string, Seen, std::less<>> seen;
+  std::unordered_map<std::string_view, Seen> seen;  // names of the state's devices
   for (std::size_t n = 0; n < state.nodes().size(); ++n) {
     for (std::size_t d : state.nodes()[n].devices) {
       for (const auto& [name, value] : state.devices()[d].attributes) {
         Seen& entry = seen[name];
-        std::string text;
-        put_value(text, value);
-        entry.values.insert(std::hash<std::string>{}(text));
+        entry.values.insert(value_hash(value));
         if (entry.last_node != n) {
           entry.last_node = n;
           ++entry.nodes;
@@ -169,7 +184,7 @@ AttributeNames detect_per_node(const ClusterState& state) {
   AttributeNames per_node;
   for (const auto& [name, entry] : seen) {
     if (entry.values.size() > 8 && entry.values.size() * 2 > entry.nodes) {
-      per_node.insert(name);
+      per_node.emplace(name);
     }
   }
   return per_node;
