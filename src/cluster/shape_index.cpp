@@ -135,9 +135,8 @@ template <typename Less>
 void put_order(std::string& key, const Node& node, Less less) {
   std::vector<std::size_t> positions(node.devices.size());
   std::iota(positions.begin(), positions.end(), std::size_t{0});
-  std::sort(positions.begin(), positions.end(), [&](std::size_t a, std::size_t b) {
-    return less(node.devices[a], node.devices[b]);
-  });
+  std::sort(positions.begin(), positions.end(),
+            [&](std::size_t a, std::size_t b) { return less(node.devices[a], node.devices[b]); });
   for (std::size_t position : positions) {
     put(key, static_cast<std::int64_t>(position));
   }
@@ -194,16 +193,16 @@ AttributeNames detect_per_node(const ClusterState& state) {
 
 std::optional<std::size_t> find_node(const ClusterState& state, std::string_view name) {
   const auto& nodes = state.nodes();
-  const auto it = std::lower_bound(nodes.begin(), nodes.end(), name,
-                                   [](const Node& node, std::string_view n) { return node.name < n; });
+  const auto it =
+      std::lower_bound(nodes.begin(), nodes.end(), name,
+                       [](const Node& node, std::string_view n) { return node.name < n; });
   if (it == nodes.end() || it->name != name) {
     return std::nullopt;
   }
   return static_cast<std::size_t>(it - nodes.begin());
 }
 
-std::string shape_key(const ClusterState& state, const Node& node,
-                      const AttributeNames& per_node) {
+std::string shape_key(const ClusterState& state, const Node& node, const AttributeNames& per_node) {
   std::string key;
   key.push_back(node.incomplete ? 'i' : 'c');
   put(key, static_cast<std::int64_t>(node.devices.size()));
@@ -301,10 +300,9 @@ NodeShapes ShapeIndex::view(const ClusterState& state) const {
     const Node& node = state.nodes()[n];
     std::size_t* slot = nullptr;
     if (const auto it = node_shape_.find(node.name); it != node_shape_.end()) {
-      slot = &position.try_emplace(shape_of_key_.at(*it->second).id, out.shapes_.size())
-                  .first->second;
-    } else if (std::string key = shape_key(state, node, per_node_);
-               shape_of_key_.count(key) != 0) {
+      slot =
+          &position.try_emplace(shape_of_key_.at(*it->second).id, out.shapes_.size()).first->second;
+    } else if (std::string key = shape_key(state, node, per_node_); shape_of_key_.count(key) != 0) {
       slot = &position.try_emplace(shape_of_key_.at(key).id, out.shapes_.size()).first->second;
     } else {
       slot = &unknown.try_emplace(std::move(key), out.shapes_.size()).first->second;

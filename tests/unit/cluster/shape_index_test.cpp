@@ -2,6 +2,8 @@
 // answer. Random clusters (a few node shapes with per-node attributes, taints, moved PCIe roots,
 // incomplete pools, shareable NICs, partitionable GPUs, a slice for all nodes, allocations) and
 // random claims are checked node by node and by shape, and the whole results compared.
+#include "topoguard/cluster/shape_index.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
@@ -9,7 +11,6 @@
 
 #include "cluster_test_support.h"
 #include "topoguard/cluster/feasibility.h"
-#include "topoguard/cluster/shape_index.h"
 
 namespace topoguard::cluster {
 namespace {
@@ -23,7 +24,8 @@ class ClusterGenerator {
  public:
   explicit ClusterGenerator(unsigned seed) : random_(seed) {
     for (Template& t : templates_) {
-      t = Template{below(3), chance(0.5) ? 4 : 2, std::vector<int>{2, 4, 8}[static_cast<std::size_t>(below(3))]};
+      t = Template{below(3), chance(0.5) ? 4 : 2,
+                   std::vector<int>{2, 4, 8}[static_cast<std::size_t>(below(3))]};
     }
   }
 
@@ -47,8 +49,7 @@ class ClusterGenerator {
     std::ostringstream out;
     out << "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: " << node
         << "-gpu-" << suffix << "}\nspec:\n  driver: gpu.nvidia.com\n  nodeName: " << node
-        << "\n  pool: {name: " << node << ", resourceSliceCount: " << (incomplete ? 2 : 1)
-        << "}\n";
+        << "\n  pool: {name: " << node << ", resourceSliceCount: " << (incomplete ? 2 : 1) << "}\n";
     if (partitioned) {
       out << "  sharedCounters: [{name: gpu-0, counters: {memory: {value: 80Gi}}}]\n";
     }
@@ -156,33 +157,38 @@ spec:
     std::string gpu_selector;
     switch (below(6)) {
       case 0:
-        gpu_selector = "selectors: [{cel: {expression: 'device.attributes[\"gpu.nvidia.com\"]."
-                       "productName.startsWith(\"NVIDIA H100\")'}}], ";
+        gpu_selector =
+            "selectors: [{cel: {expression: 'device.attributes[\"gpu.nvidia.com\"]."
+            "productName.startsWith(\"NVIDIA H100\")'}}], ";
         break;
       case 1:
-        gpu_selector = "selectors: [{cel: {expression: 'device.attributes[\"gpu.nvidia.com\"].uuid "
-                       "== \"" +
-                       cluster.gpu_uuids[static_cast<std::size_t>(
-                           below(static_cast<int>(cluster.gpu_uuids.size())))] +
-                       "\"'}}], ";
+        gpu_selector =
+            "selectors: [{cel: {expression: 'device.attributes[\"gpu.nvidia.com\"].uuid "
+            "== \"" +
+            cluster.gpu_uuids[static_cast<std::size_t>(
+                below(static_cast<int>(cluster.gpu_uuids.size())))] +
+            "\"'}}], ";
         break;
       case 2:
-        gpu_selector = "selectors: [{cel: {expression: '\"uuid\" in "
-                       "device.attributes[\"gpu.nvidia.com\"]'}}], ";
+        gpu_selector =
+            "selectors: [{cel: {expression: '\"uuid\" in "
+            "device.attributes[\"gpu.nvidia.com\"]'}}], ";
         break;
       case 3:
-        gpu_selector = "selectors: [{cel: {expression: 'device.attributes[\"gpu.nvidia.com\"]."
-                       "driverVersion.isGreaterThan(semver(\"575.0.0\"))'}}], ";
+        gpu_selector =
+            "selectors: [{cel: {expression: 'device.attributes[\"gpu.nvidia.com\"]."
+            "driverVersion.isGreaterThan(semver(\"575.0.0\"))'}}], ";
         break;
       default:
         break;
     }
-    const std::string tolerations = chance(0.3) ? "tolerations: [{key: maint, operator: Exists}], "
-                                                : "";
+    const std::string tolerations =
+        chance(0.3) ? "tolerations: [{key: maint, operator: Exists}], " : "";
     const std::string nic_capacity =
-        chance(0.2) ? ", capacity: {requests: {bandwidth: " + std::string(chance(0.5) ? "150Gi" : "50Gi") +
-                          "}}"
-                    : "";
+        chance(0.2)
+            ? ", capacity: {requests: {bandwidth: " + std::string(chance(0.5) ? "150Gi" : "50Gi") +
+                  "}}"
+            : "";
     std::string gpu_request;
     switch (below(5)) {
       case 0:
@@ -190,19 +196,23 @@ spec:
                       gpu_selector + tolerations + "}}";
         break;
       case 1:
-        gpu_request = "{name: gpu, firstAvailable: [{name: big, deviceClassName: gpu-whole, count: "
-                      "8, " +
-                      gpu_selector + "}, {name: small, deviceClassName: gpu-whole, count: " +
-                      std::to_string(gpus) + ", " + tolerations + "}]}";
+        gpu_request =
+            "{name: gpu, firstAvailable: [{name: big, deviceClassName: gpu-whole, count: "
+            "8, " +
+            gpu_selector +
+            "}, {name: small, deviceClassName: gpu-whole, count: " + std::to_string(gpus) + ", " +
+            tolerations + "}]}";
         break;
       case 2:
-        gpu_request = "{name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 2, "
-                      "selectors: [{cel: {expression: 'has(device.attributes[\"gpu.nvidia.com\"]."
-                      "mig)'}}]}}";
+        gpu_request =
+            "{name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 2, "
+            "selectors: [{cel: {expression: 'has(device.attributes[\"gpu.nvidia.com\"]."
+            "mig)'}}]}}";
         break;
       default:
-        gpu_request = "{name: gpu, exactly: {deviceClassName: gpu-whole, count: " +
-                      std::to_string(gpus) + ", " + gpu_selector + tolerations + "}}";
+        gpu_request =
+            "{name: gpu, exactly: {deviceClassName: gpu-whole, count: " + std::to_string(gpus) +
+            ", " + gpu_selector + tolerations + "}}";
         break;
     }
     std::string constraints;
@@ -210,20 +220,25 @@ spec:
       case 0:
         break;
       case 1:
-        constraints = ", constraints: [{requests: [gpu], distinctAttribute: "
-                      "resource.kubernetes.io/pcieRoot}]";
+        constraints =
+            ", constraints: [{requests: [gpu], distinctAttribute: "
+            "resource.kubernetes.io/pcieRoot}]";
         break;
       case 2:
-        constraints = ", constraints: [{requests: [gpu, nic], matchAttribute: "
-                      "topology.example.com/node}]";
+        constraints =
+            ", constraints: [{requests: [gpu, nic], matchAttribute: "
+            "topology.example.com/node}]";
         break;
       default:
-        constraints = ", constraints: [{requests: [gpu, nic], matchAttribute: "
-                      "resource.kubernetes.io/pcieRoot}]";
+        constraints =
+            ", constraints: [{requests: [gpu, nic], matchAttribute: "
+            "resource.kubernetes.io/pcieRoot}]";
         break;
     }
-    return "{requests: [" + gpu_request + ", {name: nic, exactly: {deviceClassName: dranet, "
-           "count: " + std::to_string(nics) + nic_capacity + "}}]" + constraints + "}";
+    return "{requests: [" + gpu_request +
+           ", {name: nic, exactly: {deviceClassName: dranet, "
+           "count: " +
+           std::to_string(nics) + nic_capacity + "}}]" + constraints + "}";
   }
 
  private:
@@ -341,8 +356,9 @@ TEST(ShapeIndexTest, GroupedResultsEqualNodeByNode) {
 // Nodes that differ only in per-node attributes share a shape; a claim reading one of them is
 // evaluated per node.
 TEST(ShapeIndexTest, PerNodeAttributesGroupUnlessRead) {
-  std::string yaml = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\n"
-                     "spec: {selectors: [{cel: {expression: 'device.driver == \"d\"'}}]}\n";
+  std::string yaml =
+      "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\n"
+      "spec: {selectors: [{cel: {expression: 'device.driver == \"d\"'}}]}\n";
   for (int n = 0; n < 20; ++n) {
     yaml += "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s" +
             std::to_string(n) + "}\nspec: {driver: d, nodeName: n" + std::to_string(n + 10) +
