@@ -98,7 +98,9 @@ class ClaimChecker {
  public:
   ClaimChecker(const k8s::ClaimSpec& spec, const ClusterState& state,
                const FeasibilityOptions& options, Plan plan)
-      : spec_(spec), state_(state), options_(options),
+      : spec_(spec),
+        state_(state),
+        options_(options),
         activations_(state, options.shapes != nullptr ? &options.shapes->activations() : nullptr),
         plan_(std::move(plan)) {
     if (plan_.groups.empty()) {
@@ -1067,7 +1069,7 @@ Plan plan_groups(const k8s::ClaimSpec& spec, const ClusterState& state,
   Plan plan;
   for (const std::vector<std::size_t>& shape : shapes.shapes()) {
     std::map<std::string, std::size_t> by_projection;  // -> index in plan.groups
-    std::optional<std::size_t> whole;                   // the group, when nothing tells apart
+    std::optional<std::size_t> whole;                  // the group, when nothing tells apart
     for (std::size_t n : shape) {
       if (alone[n]) {
         plan.groups.push_back({n});
