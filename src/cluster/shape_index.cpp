@@ -48,6 +48,10 @@ void put_optional(std::string& key, const std::optional<std::string>& text) {
   }
 }
 
+bool same_value(const AttributeValue& a, const AttributeValue& b) {
+  return a.type == b.type && a.list == b.list && a.values == b.values;
+}
+
 void put_attributes(std::string& key, const Device& device, const AttributeNames& per_node) {
   put(key, static_cast<std::int64_t>(device.attributes.size()));
   for (const auto& [name, value] : device.attributes) {
@@ -59,10 +63,21 @@ void put_attributes(std::string& key, const Device& device, const AttributeNames
       put_value(key, value);
     }
   }
-  // A short name's value is the qualified "<driver>/<name>" attribute's, keyed above.
+  // A short name's value is usually the qualified "<driver>/<name>" attribute's, keyed above; a
+  // qualified one published beside it wins there, and the short value is then its own.
   put(key, static_cast<std::int64_t>(device.short_attributes.size()));
   for (const auto& [name, value] : device.short_attributes) {
     put(key, name);
+    const std::string qualified = device.driver + "/" + name;
+    if (per_node.count(qualified) != 0) {
+      key.push_back('*');  // projected with the qualified one (projection_key)
+    } else if (const AttributeValue* same = device.attribute(qualified);
+               same != nullptr && same_value(*same, value)) {
+      key.push_back('~');
+    } else {
+      key.push_back('=');
+      put_value(key, value);
+    }
   }
 }
 
@@ -238,11 +253,20 @@ std::string projection_key(const ClusterState& state, const Node& node,
   for (std::size_t d : node.devices) {
     const Device& device = state.devices()[d];
     for (const std::string& name : names) {
-      if (const auto it = device.attributes.find(name); it != device.attributes.end()) {
-        key.push_back('=');
-        put_value(key, it->second);
-      } else {
-        key.push_back('-');
+      // The attribute, and what a constraint naming it short finds on this driver's devices.
+      const std::size_t slash = name.find('/');
+      const auto& short_attributes = device.short_attributes;
+      const auto short_value =
+          name.compare(0, slash, device.driver) == 0 && slash == device.driver.size()
+              ? short_attributes.find(std::string_view(name).substr(slash + 1))
+              : short_attributes.end();
+      for (const AttributeValue* value :
+           {device.attribute(name),
+            short_value == short_attributes.end() ? nullptr : &short_value->second}) {
+        key.push_back(value != nullptr ? '=' : '-');
+        if (value != nullptr) {
+          put_value(key, *value);
+        }
       }
     }
   }

@@ -45,6 +45,8 @@ class ClusterGenerator {
     const bool incomplete = chance(0.05);
     const bool shareable = chance(0.15);
     const bool partitioned = chance(0.1);
+    // A short name beside the same name qualified: the allocator reads each under its own name.
+    const bool flipped_numa = chance(0.3);
     const std::string suffix(1, static_cast<char>('a' + below(3)));
     std::ostringstream out;
     out << "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: " << node
@@ -61,6 +63,8 @@ class ClusterGenerator {
           << "      productName: {string: NVIDIA " << kModels[model] << " SN" << node << "}\n"
           << "      uuid: {string: " << uuid << "}\n"
           << "      index: {int: " << i << "}\n"
+          << "      numa: {int: " << (flipped_numa ? 1 - i / 4 : i / 4) << "}\n"
+          << "      gpu.nvidia.com/numa: {int: " << i / 4 << "}\n"
           << "      driverVersion: {version: " << (changed ? "580.1.0" : "570.1.0") << "}\n"
           << "      resource.kubernetes.io/pcieRoot: {string: pci0000:" << 10 + (i % roots) * 10
           << "}\n"
@@ -216,7 +220,10 @@ spec:
         break;
     }
     std::string constraints;
-    switch (below(5)) {
+    switch (below(6)) {
+      case 3:
+        constraints = ", constraints: [{requests: [gpu], matchAttribute: numa}]";
+        break;
       case 0:
         break;
       case 1:
@@ -321,7 +328,8 @@ TEST(ShapeIndexTest, GroupedResultsEqualNodeByNode) {
         NodeShapes::of(state, ShapeOptions{AttributeNames{}}),
         NodeShapes::of(state, ShapeOptions{AttributeNames{
                                   "gpu.nvidia.com/uuid", "gpu.nvidia.com/productName",
-                                  "topology.example.com/node", "resource.kubernetes.io/pcieRoot"}}),
+                                  "topology.example.com/node", "resource.kubernetes.io/pcieRoot",
+                                  "gpu.nvidia.com/numa"}}),
     };
     for (int c = 0; c < 12; ++c) {
       const std::string devices = generator.claim(cluster);
