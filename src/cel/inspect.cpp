@@ -1,8 +1,10 @@
 // Static questions about a program's syntax tree (no evaluation).
+#include <map>
 #include <set>
 
 #include "syntax_walk.h"
 #include "topoguard/cel/cel.h"
+#include "topoguard/cel/device_reads.h"
 
 namespace topoguard::cel {
 
@@ -13,21 +15,31 @@ const std::string* string_literal(const Expr& expr) {
   return literal == nullptr ? nullptr : std::get_if<std::string>(literal);
 }
 
-// The domain of `device.attributes["domain"]`, or null.
-const std::string* attribute_domain(const Expr& expr) {
+bool is_device(const Expr& expr) {
+  const auto* ident = std::get_if<Ident>(&expr.node);
+  return ident != nullptr && (ident->name == "device" || ident->name == ".device");
+}
+
+// The `device` identifier of `device.attributes[key]`, or null.
+const Expr* attributes_device(const Expr& expr) {
   const auto* index = std::get_if<Call>(&expr.node);
   if (index == nullptr || index->function != "_[_]" || index->args.size() != 2) {
     return nullptr;
   }
   const auto* attributes = std::get_if<Select>(&index->args[0]->node);
-  if (attributes == nullptr || attributes->field != "attributes" || attributes->test_only) {
+  if (attributes == nullptr || attributes->field != "attributes" || attributes->test_only ||
+      !is_device(*attributes->operand)) {
     return nullptr;
   }
-  const auto* device = std::get_if<Ident>(&attributes->operand->node);
-  if (device == nullptr || (device->name != "device" && device->name != ".device")) {
+  return attributes->operand.get();
+}
+
+// The domain of `device.attributes["domain"]`, or null.
+const std::string* attribute_domain(const Expr& expr) {
+  if (attributes_device(expr) == nullptr) {
     return nullptr;
   }
-  return string_literal(*index->args[1]);
+  return string_literal(*std::get<Call>(expr.node).args[1]);
 }
 
 }  // namespace
@@ -131,7 +143,46 @@ bool reads_driver(const Expr& root) {
   return reads;
 }
 
+// The `device` identifier under a literal attribute read (attribute_read_by), or null.
+const Expr* device_of_read(const Expr& expr) {
+  if (const auto* select = std::get_if<Select>(&expr.node)) {
+    return attributes_device(*select->operand);
+  }
+  return attributes_device(*std::get<Call>(expr.node).args[0]);
+}
+
 }  // namespace
+
+DeviceReads device_reads(const Expr& root) {
+  DeviceReads reads;
+  std::set<const Expr*> narrowed;  // `device` identifiers under a literal attribute read
+  std::set<const Expr*> harmless;  // under .driver, .capacity, .allowMultipleAllocations
+  std::map<const Expr*, std::string> domain_of;  // under device.attributes["domain"] alone
+  walk(root, [&](const Expr& expr) {
+    if (std::string name = attribute_read_by(expr); !name.empty()) {
+      narrowed.insert(device_of_read(expr));
+      reads.attributes.push_back(std::move(name));
+    } else if (const std::string* domain = attribute_domain(expr)) {
+      domain_of.emplace(attributes_device(expr), *domain);
+    } else if (const auto* select = std::get_if<Select>(&expr.node);
+               select != nullptr && is_device(*select->operand) &&
+               (select->field == "driver" || select->field == "capacity" ||
+                select->field == "allowMultipleAllocations")) {
+      harmless.insert(select->operand.get());
+    }
+  });
+  walk(root, [&](const Expr& expr) {
+    if (!is_device(expr) || narrowed.contains(&expr) || harmless.contains(&expr)) {
+      return;
+    }
+    if (auto it = domain_of.find(&expr); it != domain_of.end()) {
+      reads.domains.push_back(it->second);
+    } else {
+      reads.any_attribute = true;
+    }
+  });
+  return reads;
+}
 
 ProgramFacts inspect(const Expr& root) {
   return ProgramFacts{collect_string_literals(root), collect_attributes_read(root),

@@ -1,7 +1,9 @@
 #include "topoguard/cluster/feasibility.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <unordered_set>
@@ -9,6 +11,7 @@
 #include "allocation_search.h"
 #include "consumable_capacity.h"
 #include "derived_attributes.h"
+#include "topoguard/cel/device_reads.h"
 #include "topoguard/cluster/selector_match.h"
 
 namespace topoguard::cluster {
@@ -16,7 +19,7 @@ namespace topoguard::cluster {
 namespace {
 
 // Why a device whose selectors match is still not one a request can get.
-enum class Block {
+enum class Block : std::uint8_t {
   kNone,
   kTaint,     // a NoSchedule/NoExecute taint the request does not tolerate
   kHeld,      // allocated to another claim, not shareable
@@ -83,11 +86,35 @@ std::string plural(std::size_t count, const char* noun) {
 
 std::string in_quotes(const std::string& text) { return "\"" + text + "\""; }
 
+// The nodes a check evaluates: every node on its own, or one node per group of nodes the claim
+// cannot tell apart (node_groups()), whose answer stands for the group's.
+struct Plan {
+  std::vector<std::vector<std::size_t>> groups;  // node indexes, ascending; empty: node by node
+  std::vector<std::size_t> group_of;             // per node index (with groups)
+  std::vector<std::size_t> devices;              // the devices evaluated (with groups), ascending
+};
+
 class ClaimChecker {
  public:
   ClaimChecker(const k8s::ClaimSpec& spec, const ClusterState& state,
-               const FeasibilityOptions& options)
-      : spec_(spec), state_(state), options_(options), activations_(state) {}
+               const FeasibilityOptions& options, Plan plan)
+      : spec_(spec),
+        state_(state),
+        options_(options),
+        activations_(state, options.shapes != nullptr ? &options.shapes->activations() : nullptr),
+        plan_(std::move(plan)) {
+    if (plan_.groups.empty()) {
+      evaluated_nodes_.resize(state.nodes().size());
+      std::iota(evaluated_nodes_.begin(), evaluated_nodes_.end(), std::size_t{0});
+      devices_.resize(state.devices().size());
+      std::iota(devices_.begin(), devices_.end(), std::size_t{0});
+    } else {
+      for (const auto& group : plan_.groups) {
+        evaluated_nodes_.push_back(group.front());
+      }
+      devices_ = plan_.devices;
+    }
+  }
 
   ClaimFeasibility run() {
     match_choices();
@@ -115,6 +142,7 @@ class ClaimChecker {
     }
     out_.notes.assign(notes_.begin(), notes_.end());
     record_publications();
+    out_.node_groups = std::move(plan_.groups);
     return std::move(out_);
   }
 
@@ -124,8 +152,8 @@ class ClaimChecker {
     prepare(with_allocations);
     bool any_unknown = false;
     bool may_fail = false;
-    for (const Node& node : state_.nodes()) {
-      NodeFeasibility result = check_node(node, may_fail);
+    for (std::size_t n : evaluated_nodes_) {
+      NodeFeasibility result = check_node(state_.nodes()[n], may_fail);
       if (result.verdict == Verdict::kSatisfiable) {
         out_.verdict = Verdict::kSatisfiable;
       }
@@ -181,7 +209,7 @@ class ClaimChecker {
     }
     sharing_ = search::Sharing{};
     std::map<std::pair<std::size_t, std::string>, std::size_t> capacity_resource;
-    for (std::size_t d = 0; d < devices.size(); ++d) {
+    for (std::size_t d : devices_) {
       if (!devices[d].allow_multiple_allocations) {
         continue;
       }
@@ -195,26 +223,38 @@ class ClaimChecker {
         sharing_.available.push_back(left);
       }
     }
-    std::map<std::string, std::size_t, std::less<>> counter_resource;
-    for (const auto& [set, counters] : state_.counter_sets()) {
-      for (const auto& [name, text] : counters) {
-        counter_resource.emplace(set + "/" + name, sharing_.available.size());
-        sharing_.available.push_back(*cel::Quantity::parse(text));
+    // A resource per counter of a counter set, made when a device first consumes it.
+    std::map<std::pair<std::string, std::string>, std::size_t, std::less<>> counter_resource;
+    const auto counter = [&](const std::string& set,
+                             const std::string& name) -> std::optional<std::size_t> {
+      if (auto it = counter_resource.find(std::pair(set, name)); it != counter_resource.end()) {
+        return it->second;
       }
-    }
+      const auto counters = state_.counter_sets().find(set);
+      if (counters == state_.counter_sets().end()) {
+        return std::nullopt;
+      }
+      const auto total = counters->second.find(name);
+      if (total == counters->second.end()) {
+        return std::nullopt;
+      }
+      counter_resource.emplace(std::pair(set, name), sharing_.available.size());
+      sharing_.available.push_back(*cel::Quantity::parse(total->second));
+      return sharing_.available.size() - 1;
+    };
     std::unordered_set<std::size_t> unresolved;  // counters that name no counter of the pool
-    for (std::size_t d = 0; d < devices.size(); ++d) {
+    for (std::size_t d : devices_) {
       std::vector<search::Use> uses;
       for (const CounterConsumption& consumption : devices[d].consumes_counters) {
         const std::string set = devices[d].driver + "/" + devices[d].pool + "/" +
                                 consumption.counter_set;
         for (const auto& [name, text] : consumption.counters) {
-          auto it = counter_resource.find(set + "/" + name);
-          if (it == counter_resource.end()) {
+          const std::optional<std::size_t> resource = counter(set, name);
+          if (!resource) {
             unresolved.insert(d);
             continue;
           }
-          uses.push_back(search::Use{it->second, *cel::Quantity::parse(text)});
+          uses.push_back(search::Use{*resource, *cel::Quantity::parse(text)});
         }
       }
       if (uses.empty() || unresolved.count(d) != 0) {
@@ -239,7 +279,7 @@ class ClaimChecker {
       for (ChoiceMatch& match : choices) {
         match.blocks.assign(devices.size(), Block::kNone);
         match.uses.clear();
-        for (std::size_t d = 0; d < devices.size(); ++d) {
+        for (std::size_t d : devices_) {
           if (match.matches[d] == Match::kNo) {
             continue;
           }
@@ -310,7 +350,7 @@ class ClaimChecker {
           choices.push_back(std::move(match));
           continue;
         }
-        for (std::size_t d = 0; d < device_count; ++d) {
+        for (std::size_t d : devices_) {
           match.matches[d] = match_device(*class_selectors, *own, d, match.label);
         }
         choices.push_back(std::move(match));
@@ -583,6 +623,29 @@ class ClaimChecker {
     return result;
   }
 
+  struct NodePublication {
+    std::map<std::string, bool> published;  // driver -> some device publishes the attribute
+    std::vector<std::pair<std::string, std::string>> nonstandard;  // driver, value
+  };
+
+  // How the devices `match` may get on `node` publish `attribute`.
+  NodePublication publication_on(const Node& node, const ChoiceMatch& match,
+                                 const std::string& attribute) const {
+    NodePublication out;
+    for (std::size_t d : node.devices) {
+      if (match.matches[d] == Match::kNo) {
+        continue;
+      }
+      const Device& device = state_.devices()[d];
+      const AttributeValue* value = device.attribute(attribute);
+      out.published[device.driver] = out.published[device.driver] || value != nullptr;
+      if (value != nullptr && !is_standard_value(attribute, *value)) {
+        out.nonstandard.emplace_back(device.driver, value->to_string());
+      }
+    }
+    return out;
+  }
+
   // For each constrained choice whose DeviceClass is known: per driver of the devices it may
   // get, the nodes where none publishes the attribute and the values in another format.
   void record_publications() {
@@ -598,28 +661,34 @@ class ClaimChecker {
               })) {
             continue;
           }
+          // Per evaluated node: which drivers publish, the values in another format (each
+          // first seen on the first node of its group, and groups are in the order of their
+          // first nodes, so taking them group by group keeps node order).
           std::map<std::string, AttributePublication> by_driver;
-          for (const Node& node : state_.nodes()) {
-            std::map<std::string, bool> published;  // driver -> some device publishes
-            for (std::size_t d : node.devices) {
-              if (match.matches[d] == Match::kNo) {
-                continue;
-              }
-              const Device& device = state_.devices()[d];
-              const AttributeValue* value = device.attribute(constraint.attribute);
-              published[device.driver] = published[device.driver] || value != nullptr;
-              if (value != nullptr && !is_standard_value(constraint.attribute, *value)) {
-                auto& values = by_driver[device.driver].nonstandard_values;
-                if (std::find(values.begin(), values.end(), value->to_string()) == values.end()) {
-                  values.push_back(value->to_string());
-                }
+          std::vector<std::vector<std::pair<AttributePublication*, bool>>> evaluated;
+          for (std::size_t n : evaluated_nodes_) {
+            const NodePublication on_node =
+                publication_on(state_.nodes()[n], match, constraint.attribute);
+            for (const auto& [driver, value] : on_node.nonstandard) {
+              auto& values = by_driver[driver].nonstandard_values;
+              if (std::find(values.begin(), values.end(), value) == values.end()) {
+                values.push_back(value);
               }
             }
-            for (const auto& [driver, any] : published) {
+            auto& published = evaluated.emplace_back();
+            for (const auto& [driver, any] : on_node.published) {
               AttributePublication& publication = by_driver[driver];
-              publication.nodes.push_back(node.name);
+              publication.nodes.reserve(state_.nodes().size());
+              published.emplace_back(&publication, any);
+            }
+          }
+          for (std::size_t n = 0; n < state_.nodes().size(); ++n) {
+            const std::string& name = state_.nodes()[n].name;
+            for (const auto& [publication, any] :
+                 evaluated[plan_.groups.empty() ? n : plan_.group_of[n]]) {
+              publication->nodes.push_back(name);
               if (!any) {
-                publication.nodes_without.push_back(node.name);
+                publication->nodes_without.push_back(name);
               }
             }
           }
@@ -881,6 +950,9 @@ class ClaimChecker {
   const ClusterState& state_;
   const FeasibilityOptions& options_;
   DeviceActivations activations_;
+  Plan plan_;
+  std::vector<std::size_t> evaluated_nodes_;  // every node, or the first of each group
+  std::vector<std::size_t> devices_;          // the devices their answers read, ascending
   std::map<std::string, std::optional<SelectorSet>, std::less<>> class_selectors_;
   std::vector<std::vector<ChoiceMatch>> choices_;  // per request
   std::vector<search::Constraint> constraints_;
@@ -913,6 +985,127 @@ int shortfall_rank(Shortfall shortfall) {
       break;
   }
   return 6;
+}
+
+// Whether a read set covers `attribute` (qualified), a constraint naming `short_names`
+// included.
+struct Reads {
+  std::set<std::string, std::less<>> attributes;  // qualified, or short for constraints
+  std::set<std::string, std::less<>> domains;
+  bool any = false;
+
+  void add(const std::string& expression) {
+    const auto program = cel::compile(expression);
+    if (!program) {
+      return;  // the check treats its devices as may-match, whatever they publish
+    }
+    const cel::DeviceReads reads = cel::device_reads(program->root());
+    attributes.insert(reads.attributes.begin(), reads.attributes.end());
+    domains.insert(reads.domains.begin(), reads.domains.end());
+    any = any || reads.any_attribute;
+  }
+
+  [[nodiscard]] bool covers(const std::string& qualified) const {
+    const std::size_t slash = qualified.find('/');
+    return any || attributes.count(qualified) != 0 ||
+           domains.count(qualified.substr(0, slash)) != 0 ||
+           (slash != std::string::npos && attributes.count(qualified.substr(slash + 1)) != 0);
+  }
+};
+
+// The groups of nodes `spec` cannot tell apart: nodes of one shape, told apart by the values of
+// the per-node attributes the claim reads (selectors, its DeviceClasses' selectors, constraints),
+// a node holding an allocated device on its own. No groups (node by node) for a claim with
+// derived attributes (their errors name devices), or when an allocated device consumes shared
+// counters (the counters left then depend on the pool, which shapes do not compare).
+Plan plan_groups(const k8s::ClaimSpec& spec, const ClusterState& state,
+                 const FeasibilityOptions& options, const NodeShapes& shapes) {
+  const std::size_t node_count = state.nodes().size();
+  if (shapes.shape_of().size() != node_count) {
+    return {};
+  }
+  Reads reads;
+  for (const k8s::DeviceRequest& request : spec.requests) {
+    for (const k8s::DeviceChoice& choice : request.choices) {
+      if (!choice.derived_attributes.empty()) {
+        return {};
+      }
+      if (const DeviceClass* device_class = state.device_class(choice.device_class_name)) {
+        for (const std::string& selector : device_class->selectors) {
+          reads.add(selector);
+        }
+      }
+      for (const std::string& selector : choice.selectors) {
+        reads.add(selector);
+      }
+    }
+  }
+  for (const k8s::DeviceConstraint& constraint : spec.constraints) {
+    reads.attributes.insert(constraint.match_attribute);
+    reads.attributes.insert(constraint.distinct_attribute);
+  }
+  std::vector<bool> alone(node_count, false);
+  for (const Allocation& allocation : state.allocations()) {
+    const auto index = state.device_index(allocation.device);
+    if (!options.with_allocations || allocation.claim == options.own_claim || !index) {
+      continue;
+    }
+    const Device& device = state.devices()[*index];
+    if (!device.consumes_counters.empty()) {
+      return {};
+    }
+    if (device.scope == NodeScope::kNode) {
+      if (const auto node = find_node(state, device.node)) {
+        alone[*node] = true;
+      }
+    }
+  }
+  AttributeNames told_apart;
+  for (const std::string& name : shapes.per_node_attributes()) {
+    if (reads.covers(name)) {
+      told_apart.insert(name);
+    }
+  }
+  Plan plan;
+  for (const std::vector<std::size_t>& shape : shapes.shapes()) {
+    std::map<std::string, std::size_t> by_projection;  // -> index in plan.groups
+    std::optional<std::size_t> whole;                  // the group, when nothing tells apart
+    for (std::size_t n : shape) {
+      if (alone[n]) {
+        plan.groups.push_back({n});
+        continue;
+      }
+      if (told_apart.empty()) {
+        if (!whole) {
+          whole = plan.groups.size();
+          plan.groups.emplace_back();
+        }
+        plan.groups[*whole].push_back(n);
+        continue;
+      }
+      std::string projection = projection_key(state, state.nodes()[n], told_apart);
+      const auto [it, fresh] = by_projection.try_emplace(std::move(projection), plan.groups.size());
+      if (fresh) {
+        plan.groups.emplace_back();
+      }
+      plan.groups[it->second].push_back(n);
+    }
+  }
+  std::sort(plan.groups.begin(), plan.groups.end(),
+            [](const auto& a, const auto& b) { return a.front() < b.front(); });
+  plan.group_of.resize(node_count);
+  for (std::size_t g = 0; g < plan.groups.size(); ++g) {
+    for (std::size_t n : plan.groups[g]) {
+      plan.group_of[n] = g;
+    }
+    const Node& node = state.nodes()[plan.groups[g].front()];
+    plan.devices.insert(plan.devices.end(), node.devices.begin(), node.devices.end());
+  }
+  plan.devices.insert(plan.devices.end(), state.selector_devices().begin(),
+                      state.selector_devices().end());
+  std::sort(plan.devices.begin(), plan.devices.end());
+  plan.devices.erase(std::unique(plan.devices.begin(), plan.devices.end()), plan.devices.end());
+  return plan;
 }
 
 }  // namespace
@@ -958,7 +1151,38 @@ const NodeFeasibility* ClaimFeasibility::closest() const {
 
 ClaimFeasibility check_feasibility(const k8s::ClaimSpec& spec, const ClusterState& state,
                                    const FeasibilityOptions& options) {
-  return ClaimChecker(spec, state, options).run();
+  Plan plan;
+  if (options.shapes != nullptr) {
+    plan = plan_groups(spec, state, options, *options.shapes);
+  }
+  return ClaimChecker(spec, state, options, std::move(plan)).run();
+}
+
+std::vector<NodeFeasibility> per_node(const ClaimFeasibility& result, const ClusterState& state) {
+  if (result.node_groups.empty()) {
+    return result.nodes;
+  }
+  std::vector<NodeFeasibility> out(state.nodes().size());
+  for (std::size_t g = 0; g < result.node_groups.size(); ++g) {
+    const NodeFeasibility& first = result.nodes[g];
+    const std::vector<std::size_t>& group = result.node_groups[g];
+    const Node& own = state.nodes()[group.front()];
+    std::map<std::string, std::size_t, std::less<>> position;  // device id -> position on `own`
+    for (std::size_t p = 0; p < own.devices.size(); ++p) {
+      position.emplace(state.devices()[own.devices[p]].id(), p);
+    }
+    for (std::size_t n : group) {
+      const Node& node = state.nodes()[n];
+      NodeFeasibility& copy = out[n] = first;
+      copy.node = node.name;
+      for (auto& [request, ids] : copy.assignment) {
+        for (std::string& id : ids) {
+          id = state.devices()[node.devices[position.at(id)]].id();
+        }
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace topoguard::cluster

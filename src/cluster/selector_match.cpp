@@ -37,11 +37,16 @@ cel::Activation device_activation(const Device& device) {
 }
 
 const cel::Activation& DeviceActivations::of(std::size_t device) {
-  std::optional<cel::Activation>& slot = activations_[device];
-  if (!slot) {
-    slot = device_activation(state_.devices()[device]);
+  if (ready_ != nullptr) {
+    if (const auto it = ready_->find(device); it != ready_->end()) {
+      return it->second;
+    }
   }
-  return *slot;
+  auto it = activations_.find(device);
+  if (it == activations_.end()) {
+    it = activations_.emplace(device, device_activation(state_.devices()[device])).first;
+  }
+  return it->second;
 }
 
 Result<SelectorSet> SelectorSet::compile(const std::vector<std::string>& expressions) {

@@ -68,17 +68,20 @@ std::vector<std::string> alignment_impossible_on(const k8s::ClaimSpec& spec,
                                                  const cluster::ClusterState& state,
                                                  cluster::FeasibilityOptions options) {
   options.with_allocations = false;
-  const cluster::ClaimFeasibility as_written = cluster::check_feasibility(spec, state, options);
-  const cluster::ClaimFeasibility aligned = cluster::check_feasibility(fixed, state, options);
+  // Node by node: with node shapes, the two claims may group nodes differently.
+  const std::vector<cluster::NodeFeasibility> as_written =
+      cluster::per_node(cluster::check_feasibility(spec, state, options), state);
+  const std::vector<cluster::NodeFeasibility> aligned =
+      cluster::per_node(cluster::check_feasibility(fixed, state, options), state);
   std::vector<std::string> nodes;
-  for (std::size_t i = 0; i < as_written.nodes.size() && i < aligned.nodes.size(); ++i) {
-    if (as_written.nodes[i].verdict != cluster::Verdict::kSatisfiable) {
+  for (std::size_t i = 0; i < as_written.size() && i < aligned.size(); ++i) {
+    if (as_written[i].verdict != cluster::Verdict::kSatisfiable) {
       continue;
     }
-    if (aligned.nodes[i].verdict != cluster::Verdict::kUnsatisfiable) {
+    if (aligned[i].verdict != cluster::Verdict::kUnsatisfiable) {
       return {};
     }
-    nodes.push_back(as_written.nodes[i].node);
+    nodes.push_back(as_written[i].node);
   }
   return nodes;
 }

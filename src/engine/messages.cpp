@@ -217,9 +217,10 @@ std::string unsatisfiable(const cluster::ClaimFeasibility& feasibility, bool wha
        {cluster::Shortfall::kConflict, cluster::Shortfall::kNoSharedValue,
         cluster::Shortfall::kAttributeMissing,
         cluster::Shortfall::kAllModeRejected, cluster::Shortfall::kNotEnoughDevices}) {
-    const auto nodes = static_cast<std::size_t>(
-        std::count_if(feasibility.nodes.begin(), feasibility.nodes.end(),
-                      [&](const cluster::NodeFeasibility& node) { return node.shortfall == shortfall; }));
+    std::size_t nodes = 0;
+    for (std::size_t i = 0; i < feasibility.nodes.size(); ++i) {
+      nodes += feasibility.nodes[i].shortfall == shortfall ? feasibility.group_size(i) : 0;
+    }
     if (nodes != 0) {
       parts.push_back(std::string(shortfall_text(shortfall)) + " on " + count_of(nodes, "node"));
     }

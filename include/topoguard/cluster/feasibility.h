@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "topoguard/cluster/cluster_state.h"
+#include "topoguard/cluster/shape_index.h"
 #include "topoguard/k8s/claim_view.h"
 
 namespace topoguard::cluster {
@@ -103,7 +104,13 @@ struct ClaimFeasibility {
   // Set when the allocation fails with an error (then verdict is kUnsatisfiable): the first one
   // found, in node, request and device order.
   std::optional<AllocationError> allocation_error;
-  std::vector<NodeFeasibility> nodes;  // in node order
+  // In node order: every node; or, checked with node shapes (FeasibilityOptions::shapes), one
+  // per group of nodes the claim cannot tell apart, the answer of its first node (per_node()
+  // gives every node's).
+  std::vector<NodeFeasibility> nodes;
+  // Checked with node shapes: per entry of `nodes`, the indexes (into ClusterState::nodes()) of
+  // the nodes it stands for, ascending, its own node first. Empty otherwise.
+  std::vector<std::vector<std::size_t>> node_groups;
   std::vector<std::string> notes;      // what was not modelled for this claim, sorted, unique
   // Per constrained request choice and driver (requests whose DeviceClass is known).
   std::vector<AttributePublication> publications;
@@ -111,6 +118,10 @@ struct ClaimFeasibility {
   bool only_now = false;
   // For kUnsatisfiable: the node that comes closest (smallest shortfall, most devices).
   const NodeFeasibility* closest() const;
+  // How many nodes entry `i` of `nodes` stands for.
+  [[nodiscard]] std::size_t group_size(std::size_t i) const {
+    return node_groups.empty() ? 1 : node_groups[i].size();
+  }
 };
 
 struct FeasibilityOptions {
@@ -120,6 +131,10 @@ struct FeasibilityOptions {
   std::string own_claim;
   // Count the allocations of the state's ResourceClaims; false asks about the hardware alone.
   bool with_allocations = true;
+  // The shapes of the state's nodes (NodeShapes::of, or a ShapeIndex's view of the same state):
+  // the claim is then evaluated once per group of nodes it cannot tell apart, with the same
+  // answer as node by node, and the result has node_groups. Null: every node is evaluated.
+  const NodeShapes* shapes = nullptr;
 };
 
 // Whether `value` is in the standard format of `attribute`: `pci<domain>:<bus>` (lower-case
@@ -130,5 +145,11 @@ struct FeasibilityOptions {
 [[nodiscard]] ClaimFeasibility check_feasibility(const k8s::ClaimSpec& spec,
                                                  const ClusterState& state,
                                                  const FeasibilityOptions& options = {});
+
+// Every node's answer, in node order, as a check without node shapes gives it: each entry of
+// `result.nodes` copied to the nodes of its group, with the node's own name and the devices at
+// the same positions of its device list in the assignment. `state` is the one checked.
+[[nodiscard]] std::vector<NodeFeasibility> per_node(const ClaimFeasibility& result,
+                                                    const ClusterState& state);
 
 }  // namespace topoguard::cluster

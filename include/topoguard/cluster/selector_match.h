@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "topoguard/cel/cel.h"
@@ -16,7 +18,7 @@
 
 namespace topoguard::cluster {
 
-enum class Match { kNo, kYes, kUnknown };
+enum class Match : std::uint8_t { kNo, kYes, kUnknown };
 
 // The CEL `device` of a published device: driver, attributes by domain, capacity.
 [[nodiscard]] cel::Activation device_activation(const Device& device);
@@ -25,13 +27,18 @@ enum class Match { kNo, kYes, kUnknown };
 // for concurrent use.
 class DeviceActivations {
  public:
-  explicit DeviceActivations(const ClusterState& state)
-      : state_(state), activations_(state.devices().size()) {}
+  // `ready` (optional): activations made beforehand for some devices of `state`, by index.
+  explicit DeviceActivations(
+      const ClusterState& state,
+      const std::unordered_map<std::size_t, cel::Activation>* ready = nullptr)
+      : state_(state), ready_(ready) {}
   [[nodiscard]] const cel::Activation& of(std::size_t device);
 
  private:
   const ClusterState& state_;
-  std::vector<std::optional<cel::Activation>> activations_;
+  const std::unordered_map<std::size_t, cel::Activation>* ready_;
+  // By device index: a check by node shape reads few of a large cluster's devices.
+  std::unordered_map<std::size_t, cel::Activation> activations_;
 };
 
 class SelectorSet {

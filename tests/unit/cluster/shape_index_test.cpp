@@ -1,0 +1,434 @@
+// Node shapes: grouping nodes by what feasibility reads of their devices must not change any
+// answer. Random clusters (a few node shapes with per-node attributes, taints, moved PCIe roots,
+// incomplete pools, shareable NICs, partitionable GPUs, a slice for all nodes, allocations) and
+// random claims are checked node by node and by shape, and the whole results compared.
+#include "topoguard/cluster/shape_index.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <sstream>
+
+#include "cluster_test_support.h"
+#include "topoguard/cluster/feasibility.h"
+
+namespace topoguard::cluster {
+namespace {
+
+struct Generated {
+  std::string yaml;
+  std::vector<std::string> gpu_uuids;
+};
+
+class ClusterGenerator {
+ public:
+  explicit ClusterGenerator(unsigned seed) : random_(seed) {
+    for (Template& t : templates_) {
+      t = Template{below(3), chance(0.5) ? 4 : 2,
+                   std::vector<int>{2, 4, 8}[static_cast<std::size_t>(below(3))]};
+    }
+  }
+
+  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(random_) < p; }
+  int below(int n) { return std::uniform_int_distribution<int>(0, n - 1)(random_); }
+
+  // One node's two (or three) slices; `changed` varies its GPUs' driver version.
+  std::string node_slices(const std::string& node, bool changed = false) {
+    static const char* const kModels[] = {"H100", "A100", "B200"};
+    // Mostly one of the cluster's node templates, with a variation now and then.
+    const Template& t = templates_[static_cast<std::size_t>(below(3))];
+    const int model = t.model;
+    const int roots = t.roots;
+    const int nics = t.nics;
+    const bool tainted = chance(0.1);
+    const bool moved_root = chance(0.1);
+    const bool incomplete = chance(0.05);
+    const bool shareable = chance(0.15);
+    const bool partitioned = chance(0.1);
+    // A short name beside the same name qualified: the allocator reads each under its own name.
+    const bool flipped_numa = chance(0.3);
+    const std::string suffix(1, static_cast<char>('a' + below(3)));
+    std::ostringstream out;
+    out << "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: " << node
+        << "-gpu-" << suffix << "}\nspec:\n  driver: gpu.nvidia.com\n  nodeName: " << node
+        << "\n  pool: {name: " << node << ", resourceSliceCount: " << (incomplete ? 2 : 1) << "}\n";
+    if (partitioned) {
+      out << "  sharedCounters: [{name: gpu-0, counters: {memory: {value: 80Gi}}}]\n";
+    }
+    out << "  devices:\n";
+    for (int i = 0; i < 8; ++i) {
+      const std::string uuid = "GPU-" + node + "-" + std::to_string(i);
+      uuids_.push_back(uuid);
+      out << "  - name: gpu-" << i << "\n    attributes:\n"
+          << "      productName: {string: NVIDIA " << kModels[model] << " SN" << node << "}\n"
+          << "      uuid: {string: " << uuid << "}\n"
+          << "      index: {int: " << i << "}\n"
+          << "      numa: {int: " << (flipped_numa ? 1 - i / 4 : i / 4) << "}\n"
+          << "      gpu.nvidia.com/numa: {int: " << i / 4 << "}\n"
+          << "      driverVersion: {version: " << (changed ? "580.1.0" : "570.1.0") << "}\n"
+          << "      resource.kubernetes.io/pcieRoot: {string: pci0000:" << 10 + (i % roots) * 10
+          << "}\n"
+          << "      topology.example.com/node: {string: " << node << "}\n";
+      if (tainted && i == 0) {
+        out << "    taints: [{key: maint, value: 'yes', effect: NoSchedule}]\n";
+      }
+    }
+    if (partitioned) {
+      for (int i = 0; i < 3; ++i) {
+        out << "  - name: gpu-0-mig-" << i << "\n    attributes: {mig: {bool: true}}\n"
+            << "    consumesCounters: [{counterSet: gpu-0, counters: {memory: {value: 40Gi}}}]\n";
+      }
+    }
+    out << "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: " << node
+        << "-nic}\nspec:\n  driver: dra.net\n  nodeName: " << node << "\n  pool: {name: " << node
+        << "-nic, resourceSliceCount: 1}\n  devices:\n";
+    for (int i = 0; i < nics; ++i) {
+      const int root = (moved_root && i == 0) ? (i + 1) % roots : i % roots;
+      out << "  - name: nic-" << i << "\n    attributes:\n"
+          << "      rdma: {bool: true}\n"
+          << "      ifName: {string: eth" << i << "}\n"
+          << "      resource.kubernetes.io/pcieRoot: {string: pci0000:" << 10 + root * 10 << "}\n"
+          << "      topology.example.com/node: {string: " << node << "}\n";
+      if (shareable) {
+        out << "    allowMultipleAllocations: true\n    capacity: {bandwidth: {value: 200Gi, "
+               "requestPolicy: {default: 50Gi, validRange: {min: 50Gi, step: 50Gi}}}}\n";
+      }
+    }
+    return out.str();
+  }
+
+  Generated cluster() {
+    Generated out;
+    uuids_.clear();
+    std::ostringstream yaml;
+    yaml << R"(apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.nvidia.com}
+spec: {selectors: [{cel: {expression: 'device.driver == "gpu.nvidia.com"'}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu-whole}
+spec: {selectors: [{cel: {expression: 'device.driver == "gpu.nvidia.com" && !has(device.attributes["gpu.nvidia.com"].mig)'}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: dranet}
+spec: {selectors: [{cel: {expression: 'device.driver == "dra.net"'}}]}
+)";
+    const int nodes = 4 + below(17);
+    std::vector<std::pair<std::string, std::string>> allocatable;  // pool, device
+    for (int n = 0; n < nodes; ++n) {
+      const std::string node = "node-" + std::to_string(below(1000) * 100 + n);
+      yaml << node_slices(node);
+      allocatable.emplace_back(node, "gpu-" + std::to_string(below(8)));
+    }
+    if (chance(0.3)) {
+      yaml << R"(---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: shared}
+spec:
+  driver: dra.net
+  allNodes: true
+  pool: {name: shared, resourceSliceCount: 1}
+  devices:
+  - name: shared-nic
+    attributes: {rdma: {bool: true}, resource.kubernetes.io/pcieRoot: {string: pci0000:10}}
+)";
+    }
+    if (chance(0.5)) {
+      yaml << "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: other, "
+              "namespace: ns}\nspec: {devices: {requests: []}}\nstatus: {allocation: {devices: "
+              "{results: [";
+      const int taken = 1 + below(3);
+      for (int i = 0; i < taken; ++i) {
+        const auto& [pool, device] = allocatable[static_cast<std::size_t>(below(nodes))];
+        yaml << (i == 0 ? "" : ", ") << "{request: r, driver: gpu.nvidia.com, pool: " << pool
+             << ", device: " << (chance(0.2) ? "gpu-0-mig-0" : device) << "}";
+      }
+      yaml << "]}}}\n";
+    }
+    out.yaml = yaml.str();
+    out.gpu_uuids = uuids_;
+    return out;
+  }
+
+  // A claim's spec.devices, YAML.
+  std::string claim(const Generated& cluster) {
+    const int gpus = std::vector<int>{1, 2, 4}[static_cast<std::size_t>(below(3))];
+    const int nics = 1 + below(2);
+    std::string gpu_selector;
+    switch (below(6)) {
+      case 0:
+        gpu_selector =
+            "selectors: [{cel: {expression: 'device.attributes[\"gpu.nvidia.com\"]."
+            "productName.startsWith(\"NVIDIA H100\")'}}], ";
+        break;
+      case 1:
+        gpu_selector =
+            "selectors: [{cel: {expression: 'device.attributes[\"gpu.nvidia.com\"].uuid "
+            "== \"" +
+            cluster.gpu_uuids[static_cast<std::size_t>(
+                below(static_cast<int>(cluster.gpu_uuids.size())))] +
+            "\"'}}], ";
+        break;
+      case 2:
+        gpu_selector =
+            "selectors: [{cel: {expression: '\"uuid\" in "
+            "device.attributes[\"gpu.nvidia.com\"]'}}], ";
+        break;
+      case 3:
+        gpu_selector =
+            "selectors: [{cel: {expression: 'device.attributes[\"gpu.nvidia.com\"]."
+            "driverVersion.isGreaterThan(semver(\"575.0.0\"))'}}], ";
+        break;
+      default:
+        break;
+    }
+    const std::string tolerations =
+        chance(0.3) ? "tolerations: [{key: maint, operator: Exists}], " : "";
+    const std::string nic_capacity =
+        chance(0.2)
+            ? ", capacity: {requests: {bandwidth: " + std::string(chance(0.5) ? "150Gi" : "50Gi") +
+                  "}}"
+            : "";
+    std::string gpu_request;
+    switch (below(5)) {
+      case 0:
+        gpu_request = "{name: gpu, exactly: {deviceClassName: gpu-whole, allocationMode: All, " +
+                      gpu_selector + tolerations + "}}";
+        break;
+      case 1:
+        gpu_request =
+            "{name: gpu, firstAvailable: [{name: big, deviceClassName: gpu-whole, count: "
+            "8, " +
+            gpu_selector +
+            "}, {name: small, deviceClassName: gpu-whole, count: " + std::to_string(gpus) + ", " +
+            tolerations + "}]}";
+        break;
+      case 2:
+        gpu_request =
+            "{name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 2, "
+            "selectors: [{cel: {expression: 'has(device.attributes[\"gpu.nvidia.com\"]."
+            "mig)'}}]}}";
+        break;
+      default:
+        gpu_request =
+            "{name: gpu, exactly: {deviceClassName: gpu-whole, count: " + std::to_string(gpus) +
+            ", " + gpu_selector + tolerations + "}}";
+        break;
+    }
+    std::string constraints;
+    switch (below(6)) {
+      case 3:
+        constraints = ", constraints: [{requests: [gpu], matchAttribute: numa}]";
+        break;
+      case 0:
+        break;
+      case 1:
+        constraints =
+            ", constraints: [{requests: [gpu], distinctAttribute: "
+            "resource.kubernetes.io/pcieRoot}]";
+        break;
+      case 2:
+        constraints =
+            ", constraints: [{requests: [gpu, nic], matchAttribute: "
+            "topology.example.com/node}]";
+        break;
+      default:
+        constraints =
+            ", constraints: [{requests: [gpu, nic], matchAttribute: "
+            "resource.kubernetes.io/pcieRoot}]";
+        break;
+    }
+    return "{requests: [" + gpu_request +
+           ", {name: nic, exactly: {deviceClassName: dranet, "
+           "count: " +
+           std::to_string(nics) + nic_capacity + "}}]" + constraints + "}";
+  }
+
+ private:
+  struct Template {
+    int model = 0;
+    int roots = 4;
+    int nics = 8;
+  };
+
+  std::mt19937 random_;
+  Template templates_[3];
+  std::vector<std::string> uuids_;
+};
+
+// Everything a result says, every node's answer included.
+std::string describe(const ClaimFeasibility& result, const ClusterState& state) {
+  std::ostringstream out;
+  out << "verdict " << verdict_name(result.verdict) << " only_now " << result.only_now << "\n";
+  if (result.allocation_error) {
+    const AllocationError& e = *result.allocation_error;
+    out << "error " << e.request << " " << e.attribute << " " << e.device << " " << e.node << " "
+        << e.message << " " << e.pointer << "\n";
+  }
+  for (const std::string& note : result.notes) {
+    out << "note " << note << "\n";
+  }
+  for (const AttributePublication& p : result.publications) {
+    out << "publication " << p.request << " " << p.attribute << " " << p.driver << " nodes";
+    for (const auto* list : {&p.nodes, &p.nodes_without, &p.nonstandard_values}) {
+      for (const std::string& name : *list) {
+        out << " " << name;
+      }
+      out << " |";
+    }
+    out << "\n";
+  }
+  if (const NodeFeasibility* closest = result.closest()) {
+    out << "closest " << closest->node << "\n";
+  }
+  for (const NodeFeasibility& node : per_node(result, state)) {
+    out << "node " << node.node << " " << verdict_name(node.verdict) << " "
+        << static_cast<int>(node.shortfall) << " " << node.closeness << " " << node.reason << "\n";
+    for (const auto& [request, ids] : node.assignment) {
+      out << "  " << request << ":";
+      for (const std::string& id : ids) {
+        out << " " << id;
+      }
+      out << "\n";
+    }
+    for (const RequestOnNode& r : node.requests) {
+      out << "  " << r.request << " " << r.needed << " " << r.matching << " " << r.maybe << " "
+          << r.with_attribute << " " << r.tainted << " " << r.held << " " << r.too_small << "\n";
+    }
+  }
+  return out.str();
+}
+
+k8s::ClaimSpec read_spec(const std::string& devices) {
+  const std::vector<Json> objects = testing::parse_documents(
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: mine, namespace: "
+      "ns}\nspec:\n  devices: " +
+      devices + "\n");
+  auto spec = k8s::read_claim_spec(objects.at(0));
+  EXPECT_TRUE(spec) << spec.error().to_string() << "\n" << devices;
+  return std::move(spec).value();
+}
+
+// Random clusters and claims: by shape, with per-node attributes detected, chosen or none, the
+// result is the one node by node, every node's answer included.
+TEST(ShapeIndexTest, GroupedResultsEqualNodeByNode) {
+  std::size_t grouped_checks = 0;
+  std::size_t fewer_groups = 0;
+  std::size_t verdicts[3] = {0, 0, 0};
+  for (unsigned seed = 1; seed <= 60; ++seed) {
+    ClusterGenerator generator(seed);
+    const Generated cluster = generator.cluster();
+    const ClusterState state = testing::build_state(cluster.yaml);
+    const std::vector<NodeShapes> shapes = {
+        NodeShapes::of(state),
+        NodeShapes::of(state, ShapeOptions{AttributeNames{}}),
+        NodeShapes::of(state, ShapeOptions{AttributeNames{
+                                  "gpu.nvidia.com/uuid", "gpu.nvidia.com/productName",
+                                  "topology.example.com/node", "resource.kubernetes.io/pcieRoot",
+                                  "gpu.nvidia.com/numa"}}),
+    };
+    for (int c = 0; c < 12; ++c) {
+      const std::string devices = generator.claim(cluster);
+      const k8s::ClaimSpec spec = read_spec(devices);
+      FeasibilityOptions options;
+      options.own_claim = c % 4 == 0 ? "ns/other" : "ns/mine";
+      options.with_allocations = c % 5 != 0;
+      const ClaimFeasibility plain = check_feasibility(spec, state, options);
+      ++verdicts[static_cast<std::size_t>(plain.verdict)];
+      const std::string expected = describe(plain, state);
+      for (const NodeShapes& node_shapes : shapes) {
+        FeasibilityOptions grouped = options;
+        grouped.shapes = &node_shapes;
+        const ClaimFeasibility result = check_feasibility(spec, state, grouped);
+        ASSERT_EQ(describe(result, state), expected)
+            << "seed " << seed << " claim " << devices << "\n"
+            << cluster.yaml;
+        ++grouped_checks;
+        fewer_groups += result.nodes.size() < state.nodes().size() ? 1 : 0;
+      }
+    }
+  }
+  EXPECT_EQ(grouped_checks, 60u * 12u * 3u);
+  // The grouping does group (without per-node attributes it cannot: every GPU has a uuid), and
+  // the claims have every answer.
+  EXPECT_GT(fewer_groups, grouped_checks / 6);
+  for (std::size_t count : verdicts) {
+    EXPECT_GT(count, grouped_checks / 3 / 10);
+  }
+}
+
+// Nodes that differ only in per-node attributes share a shape; a claim reading one of them is
+// evaluated per node.
+TEST(ShapeIndexTest, PerNodeAttributesGroupUnlessRead) {
+  std::string yaml =
+      "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\n"
+      "spec: {selectors: [{cel: {expression: 'device.driver == \"d\"'}}]}\n";
+  for (int n = 0; n < 20; ++n) {
+    yaml += "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s" +
+            std::to_string(n) + "}\nspec: {driver: d, nodeName: n" + std::to_string(n + 10) +
+            ", pool: {name: p" + std::to_string(n) +
+            ", resourceSliceCount: 1}, devices: [{name: g, attributes: {uuid: {string: u" +
+            std::to_string(n) + "}, model: {string: m}}}]}\n";
+  }
+  const ClusterState state = testing::build_state(yaml);
+  const NodeShapes shapes = NodeShapes::of(state);
+  EXPECT_EQ(shapes.per_node_attributes(), AttributeNames{"d/uuid"});
+  ASSERT_EQ(shapes.shapes().size(), 1u);
+  FeasibilityOptions options;
+  options.shapes = &shapes;
+  const auto by_model = check_feasibility(
+      read_spec("{requests: [{name: g, exactly: {deviceClassName: gpu, selectors: [{cel: "
+                "{expression: 'device.attributes[\"d\"].model == \"m\"'}}]}}]}"),
+      state, options);
+  EXPECT_EQ(by_model.nodes.size(), 1u);
+  EXPECT_EQ(per_node(by_model, state).size(), 20u);
+  const auto by_uuid = check_feasibility(
+      read_spec("{requests: [{name: g, exactly: {deviceClassName: gpu, selectors: [{cel: "
+                "{expression: 'device.attributes[\"d\"].uuid == \"u3\"'}}]}}]}"),
+      state, options);
+  EXPECT_EQ(by_uuid.nodes.size(), 20u);
+  EXPECT_EQ(by_uuid.verdict, Verdict::kSatisfiable);
+}
+
+// An index kept up to date node by node places nodes as one built from the new state does.
+TEST(ShapeIndexTest, UpdatesMatchRebuild) {
+  ClusterGenerator generator(11);
+  std::string before;
+  std::string after;
+  std::vector<std::string> names;
+  for (int n = 0; n < 12; ++n) {
+    names.push_back("node-" + std::to_string(10 + n));
+  }
+  std::vector<std::string> slices;
+  for (const std::string& name : names) {
+    slices.push_back(generator.node_slices(name));
+  }
+  for (std::size_t n = 0; n < names.size(); ++n) {
+    before += slices[n];
+    if (n == 3) {
+      after += generator.node_slices(names[n], true);  // changed
+    } else if (n != 5) {                               // removed
+      after += slices[n];
+    }
+  }
+  after += generator.node_slices("node-99");  // added
+  const ClusterState old_state = testing::build_state(before);
+  const ClusterState new_state = testing::build_state(after);
+  const ShapeOptions options{AttributeNames{"gpu.nvidia.com/uuid", "topology.example.com/node"}};
+  ShapeIndex index = ShapeIndex::build(old_state, options);
+  index.update_node(new_state, names[3]);
+  index.update_node(new_state, names[5]);
+  index.update_node(new_state, "node-99");
+  EXPECT_EQ(index.node_count(), new_state.nodes().size());
+  const NodeShapes updated = index.view(new_state);
+  const NodeShapes rebuilt = NodeShapes::of(new_state, options);
+  EXPECT_EQ(updated.shapes(), rebuilt.shapes());
+  EXPECT_EQ(updated.shape_of(), rebuilt.shape_of());
+}
+
+}  // namespace
+}  // namespace topoguard::cluster
