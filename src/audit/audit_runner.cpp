@@ -6,6 +6,7 @@
 
 #include "topoguard/audit/cluster_state_loader.h"
 #include "topoguard/audit/manifest_fixer.h"
+#include "topoguard/cluster/shape_index.h"
 #include "topoguard/k8s/object.h"
 
 namespace topoguard::audit {
@@ -30,9 +31,14 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
     report.errors.insert(report.errors.end(), loaded->errors.begin(), loaded->errors.end());
   }
   const cluster::ClusterState* cluster_state = loaded ? &loaded->state : nullptr;
+  // Claims are checked once per group of nodes they cannot tell apart, not once per node.
+  std::optional<cluster::NodeShapes> shapes;
+  if (cluster_state != nullptr) {
+    shapes = cluster::NodeShapes::of(*cluster_state);
+  }
 
   engine::Inventory inventory(engine::Inventory::Claims::kKnown);
-  inventory.set_cluster_state(cluster_state);
+  inventory.set_cluster_state(cluster_state, shapes ? &*shapes : nullptr);
   std::vector<bool> indexed(manifests.manifests.size(), false);
   for (std::size_t i = 0; i < manifests.manifests.size(); ++i) {
     const Json& object = *manifests.manifests[i].object;

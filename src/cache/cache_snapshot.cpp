@@ -2,9 +2,69 @@
 
 #include <utility>
 
-namespace topoguard::cache {
+#include "topoguard/k8s/object.h"
 
-CacheSnapshotPtr build_snapshot(const ObjectStore& objects, std::uint64_t generation) {
+namespace topoguard::cache {
+namespace {
+
+constexpr std::string_view kSlices = "resourceslices";
+constexpr std::string_view kTaintRules = "devicetaintrules";
+
+const ObjectMap& objects_of(const ObjectStore& store, std::string_view resource) {
+  static const ObjectMap kNone;
+  for (const auto& [name, objects] : store.resources()) {
+    // Resources are named "<plural>.<version>.<group>" (kube::ResourceRef::to_string) or by the
+    // plural alone.
+    if (name == resource || (name.size() > resource.size() && name.starts_with(resource) &&
+                             name[resource.size()] == '.')) {
+      return objects;
+    }
+  }
+  return kNone;
+}
+
+// spec.nodeName of a slice; empty for slices of all nodes or chosen by a selector.
+std::string node_of(const Json& slice) {
+  const Json* spec = member(slice, "spec");
+  const Json* node = spec != nullptr ? member(*spec, "nodeName") : nullptr;
+  return node != nullptr && node->is_string() ? node->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+std::optional<std::set<std::string>> SnapshotBuilder::changed_nodes(
+    const ObjectStore& objects) const {
+  if (objects_of(objects, kTaintRules) != objects_of(last_, kTaintRules)) {
+    return std::nullopt;  // taints are part of shapes, on any node
+  }
+  const ObjectMap& now = objects_of(objects, kSlices);
+  const ObjectMap& before = objects_of(last_, kSlices);
+  std::set<std::string> nodes;
+  const auto changed = [&nodes](const ObjectPtr& slice) {
+    std::string node = node_of(*slice);
+    if (node.empty()) {
+      return false;
+    }
+    nodes.insert(std::move(node));
+    return true;
+  };
+  for (const auto& [key, slice] : now) {
+    const auto found = before.find(key);
+    if (found == before.end() || found->second != slice) {
+      if (!changed(slice) || (found != before.end() && !changed(found->second))) {
+        return std::nullopt;
+      }
+    }
+  }
+  for (const auto& [key, slice] : before) {
+    if (now.count(key) == 0 && !changed(slice)) {
+      return std::nullopt;
+    }
+  }
+  return nodes;
+}
+
+CacheSnapshotPtr SnapshotBuilder::build(const ObjectStore& objects, std::uint64_t generation) {
   auto snapshot = std::make_shared<CacheSnapshot>();
   snapshot->generation = generation;
   snapshot->objects = objects;
@@ -20,9 +80,25 @@ CacheSnapshotPtr build_snapshot(const ObjectStore& objects, std::uint64_t genera
     }
   }
   snapshot->cluster_state = std::move(builder).finish();
-  snapshot->inventory.set_cluster_state(&snapshot->cluster_state);
+
+  const std::optional<std::set<std::string>> nodes =
+      shapes_ ? changed_nodes(objects) : std::nullopt;
+  if (!nodes) {
+    shapes_ = cluster::ShapeIndex::build(snapshot->cluster_state);
+  } else {
+    for (const std::string& node : *nodes) {
+      shapes_->update_node(snapshot->cluster_state, node);  // removes a node that is gone
+    }
+  }
+  last_ = objects;
+  snapshot->shapes = shapes_->view(snapshot->cluster_state);
+  snapshot->inventory.set_cluster_state(&snapshot->cluster_state, &snapshot->shapes);
   snapshot->built_at = std::chrono::steady_clock::now();
   return snapshot;
+}
+
+CacheSnapshotPtr build_snapshot(const ObjectStore& objects, std::uint64_t generation) {
+  return SnapshotBuilder().build(objects, generation);
 }
 
 }  // namespace topoguard::cache

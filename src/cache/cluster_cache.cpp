@@ -239,7 +239,7 @@ void ClusterCache::publish_loop(const std::stop_token& stop) {
     }
     const auto began = std::chrono::steady_clock::now();
     const std::uint64_t generation = snapshots_.load() + 1;
-    CacheSnapshotPtr next = build_snapshot(objects, generation);
+    CacheSnapshotPtr next = builder_.build(objects, generation);
     last_build_ns_ = (std::chrono::steady_clock::now() - began).count();
     if (!next->errors.empty() && events_) {
       events_({CacheEvent::Kind::kSnapshotErrors, "",

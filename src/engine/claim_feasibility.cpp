@@ -89,7 +89,8 @@ std::vector<std::string> alignment_impossible_on(const k8s::ClaimSpec& spec,
 }  // namespace
 
 void check_claim_feasibility(const Json& object, const k8s::ClaimSpec& spec, ClaimVerdict& verdict,
-                             const cluster::ClusterState& state, const policy::Policy& policy) {
+                             const cluster::ClusterState& state, const policy::Policy& policy,
+                             const cluster::NodeShapes* shapes) {
   std::vector<ClaimFinding>& findings = verdict.findings;
   const k8s::DeviceConstraint* constraint = alignment_constraint(spec, verdict, policy);
   const bool what_if = constraint == nullptr;
@@ -104,6 +105,7 @@ void check_claim_feasibility(const Json& object, const k8s::ClaimSpec& spec, Cla
   cluster::FeasibilityOptions options;
   const k8s::ObjectRef ref = k8s::object_ref(object);
   options.own_claim = ref.namespace_name + "/" + ref.name;
+  options.shapes = shapes;
   const cluster::ClaimFeasibility feasibility = cluster::check_feasibility(target, state, options);
   if (what_if && verdict.misalignment == policy::RuleId::kNumaOnlyAlignment) {
     const std::vector<std::string> nodes = alignment_impossible_on(spec, target, state, options);

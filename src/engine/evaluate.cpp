@@ -120,7 +120,7 @@ class PolicyEvaluator {
         state != nullptr &&
         (enabled(RuleId::kUnsatisfiableAlignment) || enabled(RuleId::kAttributeNotPublished) ||
          policy_.rule(RuleId::kNumaOnlyAlignment).when_alignment_impossible)) {
-      check_claim_feasibility(object_, *spec, verdict, *state, policy_);
+      check_claim_feasibility(object_, *spec, verdict, *state, policy_, inventory_.node_shapes());
     }
     for (ClaimFinding& finding : verdict.findings) {
       emit(finding.rule, finding.pointer, std::move(finding.message), std::move(finding.fix),

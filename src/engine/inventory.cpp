@@ -97,8 +97,10 @@ bool Inventory::add(const Json& object) {
   return false;
 }
 
-void Inventory::set_cluster_state(const cluster::ClusterState* state) {
+void Inventory::set_cluster_state(const cluster::ClusterState* state,
+                                  const cluster::NodeShapes* shapes) {
   cluster_state_ = state;
+  node_shapes_ = state != nullptr ? shapes : nullptr;
   if (state == nullptr) {
     return;
   }

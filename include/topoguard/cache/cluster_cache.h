@@ -125,6 +125,7 @@ class ClusterCache {
   std::condition_variable_any wake_;
   ObjectStore store_;
   bool dirty_ = false;
+  SnapshotBuilder builder_;  // the publisher's only
 
   const ResourceResolver resolve_;
   // Written once by the publisher's thread before `resolved_` is set; read after it is.

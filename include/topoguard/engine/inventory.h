@@ -13,6 +13,7 @@
 
 #include "topoguard/cel/cel.h"
 #include "topoguard/cluster/cluster_state.h"
+#include "topoguard/cluster/shape_index.h"
 #include "topoguard/common/json.h"
 #include "topoguard/common/result.h"
 
@@ -49,9 +50,13 @@ class Inventory {
   [[nodiscard]] bool claims_known() const { return claims_ == Claims::kKnown; }
   // The cluster's devices (audit --cluster-state): claims are then checked for feasibility, and
   // its DeviceClasses join those of the input (which win on a name both have).
-  // Not owned; must outlive the inventory. Null (the default, and in the webhook): no check.
-  void set_cluster_state(const cluster::ClusterState* state);
+  // Not owned; must outlive the inventory. Null (the default, and in the webhook without its
+  // cluster cache): no check. `shapes`, the node shapes of that state (also not owned), lets
+  // feasibility evaluate a claim once per group of nodes it cannot tell apart.
+  void set_cluster_state(const cluster::ClusterState* state,
+                         const cluster::NodeShapes* shapes = nullptr);
   [[nodiscard]] const cluster::ClusterState* cluster_state() const { return cluster_state_; }
+  [[nodiscard]] const cluster::NodeShapes* node_shapes() const { return node_shapes_; }
   [[nodiscard]] const DeviceClassInfo* device_class(std::string_view name) const;
   // The DeviceClass that serves `resource` as a DRA extended resource (its extendedResourceName,
   // or the implicit deviceclass.resource.kubernetes.io/<class>), if known.
@@ -68,6 +73,7 @@ class Inventory {
 
   Claims claims_;
   const cluster::ClusterState* cluster_state_ = nullptr;
+  const cluster::NodeShapes* node_shapes_ = nullptr;
   std::map<std::string, DeviceClassInfo, std::less<>> device_classes_;
   std::map<Key, const Json*> claim_templates_;
   std::map<Key, const Json*> claims_by_name_;

@@ -11,6 +11,8 @@
 
 #include "topoguard/cache/cache_snapshot.h"
 #include "topoguard/cache/object_store.h"
+#include "topoguard/cluster/feasibility.h"
+#include "topoguard/k8s/claim_view.h"
 
 namespace topoguard::cache {
 namespace {
@@ -23,7 +25,7 @@ Json slice(const std::string& node, int version, int devices) {
     list.push_back({{"name", "gpu-" + std::to_string(i)},
                     {"attributes",
                      {{"resource.kubernetes.io/pcieRoot",
-                       {{"string", "pci0000:" + std::to_string(10 + i + version)}}}}}});
+                       {{"string", "pci0000:" + std::to_string(10 + (i + version) % 2)}}}}}});
   }
   return {{"apiVersion", "resource.k8s.io/v1"},
           {"kind", "ResourceSlice"},
@@ -94,12 +96,50 @@ std::vector<std::string> device_ids(const cluster::ClusterState& state) {
   return ids;
 }
 
+// Two GPUs of one slice's driver under one PCIe root: what the node shapes must answer as node
+// by node does.
+k8s::ClaimSpec two_aligned_gpus() {
+  const Json claim = {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "ResourceClaim"},
+      {"metadata", {{"name", "two"}, {"namespace", "ml"}}},
+      {"spec",
+       {{"devices",
+         {{"requests",
+           Json::array({{{"name", "gpu"},
+                         {"exactly",
+                          {{"deviceClassName", "gpu"},
+                           {"count", 2},
+                           {"selectors",
+                            Json::array({{{"cel",
+                                           {{"expression",
+                                             "device.driver == 'gpu.nvidia.com'"}}}}})}}}}})},
+          {"constraints",
+           Json::array({{{"requests", {"gpu"}},
+                         {"matchAttribute", "resource.kubernetes.io/pcieRoot"}}})}}}}}};
+  auto spec = k8s::read_claim_spec(claim);
+  EXPECT_TRUE(spec.has_value());
+  return *spec;
+}
+
+std::vector<std::string> verdicts(const std::vector<cluster::NodeFeasibility>& nodes) {
+  std::vector<std::string> all;
+  for (const cluster::NodeFeasibility& node : nodes) {
+    all.push_back(node.node + ":" + std::string(cluster::verdict_name(node.verdict)));
+  }
+  return all;
+}
+
 // Random ADDED/MODIFIED/DELETED events, and now and then a relist (after a 410), applied to the
 // store; at every step it holds what a list of the server would give, and so do its snapshots.
+// The snapshots of one builder keep their node shapes per changed node: feasibility by shape
+// answers every node as a check node by node does.
 TEST(ObjectStoreTest, EventsAndRelistsMatchTheRebuiltFromListOracle) {
   const std::vector<std::string> resources = {"resourceslices", "resourceclaimtemplates"};
   for (unsigned seed = 1; seed <= 20; ++seed) {
     std::mt19937 random(seed);
+    SnapshotBuilder builder;
+    const k8s::ClaimSpec claim = two_aligned_gpus();
     ServerState server;
     ObjectStore store;
     for (const std::string& resource : resources) {
@@ -130,11 +170,18 @@ TEST(ObjectStoreTest, EventsAndRelistsMatchTheRebuiltFromListOracle) {
         objects.insert_or_assign(key, object);
         store.apply(resource, type, std::move(object));
       }
-      if (step % 25 == 0 || step == 299) {
+      if (step % 5 == 0 || step == 299) {
         const ObjectStore oracle = rebuilt_from_lists(server, resources);
         expect_same(store, oracle);
-        const CacheSnapshotPtr snapshot = build_snapshot(store, 1);
+        const CacheSnapshotPtr snapshot = builder.build(store, static_cast<std::uint64_t>(step));
         const CacheSnapshotPtr expected = build_snapshot(oracle, 1);
+        cluster::FeasibilityOptions by_shape;
+        by_shape.shapes = &snapshot->shapes;
+        EXPECT_EQ(verdicts(cluster::per_node(
+                      cluster::check_feasibility(claim, snapshot->cluster_state, by_shape),
+                      snapshot->cluster_state)),
+                  verdicts(cluster::check_feasibility(claim, expected->cluster_state).nodes))
+            << "seed " << seed << " step " << step;
         EXPECT_EQ(device_ids(snapshot->cluster_state), device_ids(expected->cluster_state))
             << "seed " << seed << " step " << step;
         EXPECT_EQ(snapshot->cluster_state.nodes().size(), expected->cluster_state.nodes().size());
