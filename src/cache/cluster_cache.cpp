@@ -248,12 +248,18 @@ void ClusterCache::publish_loop(const std::stop_token& stop) {
                    next->errors.front().to_string(),
                {}});
     }
-    snapshot_.store(std::move(next));
+    {
+      std::lock_guard lock(snapshot_mutex_);
+      snapshot_ = std::move(next);
+    }
     snapshots_ = generation;
   }
 }
 
-CacheSnapshotPtr ClusterCache::snapshot() const { return snapshot_.load(); }
+CacheSnapshotPtr ClusterCache::snapshot() const {
+  std::lock_guard lock(snapshot_mutex_);
+  return snapshot_;
+}
 
 bool ClusterCache::stale() const {
   if (!resolved_.load()) {

@@ -1,7 +1,9 @@
 // The live cluster behind admission: one reflector per watched resource (kube/reflector.h) feeds
 // an ObjectStore per event, and a publisher thread turns each change into a new CacheSnapshot,
 // coalescing bursts (at most one build per publish_interval). Readers take the current snapshot
-// with one atomic load, no lock and no copy, as Envoy hands out its immutable configs.
+// as a shared_ptr copy under a mutex held for that copy only (as Reloadable does), never a copy
+// of the snapshot: it is immutable, as Envoy's configs are. (libstdc++ 12's
+// atomic<shared_ptr> locks with a bit ThreadSanitizer cannot see, so it is not used.)
 // - Synced once every resource has been listed (or found not served): until then there is no
 //   snapshot, and the server is not ready.
 // - Stale when some watch has been broken (an error not yet followed by a list, an open watch or
@@ -131,7 +133,8 @@ class ClusterCache {
   // Written once by the publisher's thread before `resolved_` is set; read after it is.
   std::vector<std::unique_ptr<Feed>> feeds_;
   std::atomic<bool> resolved_{false};
-  std::atomic<std::shared_ptr<const CacheSnapshot>> snapshot_;
+  mutable std::mutex snapshot_mutex_;
+  CacheSnapshotPtr snapshot_;  // guarded by snapshot_mutex_
   std::atomic<std::uint64_t> snapshots_{0};
   std::atomic<std::int64_t> last_build_ns_{0};
   mutable std::atomic<std::uint64_t> stale_reads_{0};
