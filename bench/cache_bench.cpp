@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "generated_cluster.h"
 #include "growth_fit.h"
 #include "topoguard/cache/cache_snapshot.h"
 #include "topoguard/cache/object_store.h"
@@ -111,16 +112,8 @@ std::vector<Json> generate_slices(int nodes) {
 }
 
 std::vector<Json> device_classes() {
-  const auto device_class = [](const std::string& name) {
-    return Json{{"apiVersion", "resource.k8s.io/v1"},
-                {"kind", "DeviceClass"},
-                {"metadata", {{"name", name}}},
-                {"spec",
-                 {{"selectors", Json::array({{{"cel",
-                                               {{"expression", "device.driver == \"" + name +
-                                                                   "\""}}}}})}}}};
-  };
-  return {device_class("gpu.nvidia.com"), device_class("dra.net")};
+  return {topoguard::bench::device_class("gpu.nvidia.com", "device.driver == \"gpu.nvidia.com\""),
+          topoguard::bench::device_class("dra.net", "device.driver == \"dra.net\"")};
 }
 
 // A claim on one node's first GPU and NIC, allocated.

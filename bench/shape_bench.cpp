@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "generated_cluster.h"
 #include "growth_fit.h"
 #include "topoguard/cluster/cluster_state.h"
 #include "topoguard/cluster/feasibility.h"
@@ -121,12 +122,7 @@ std::vector<Json> generate_cluster(int nodes) {
     objects.push_back(slice(node, "gpu.nvidia.com", std::move(gpus)));
     objects.push_back(slice(node, "dra.net", std::move(nics)));
   }
-  const auto device_class = [](const std::string& name, const std::string& expression) {
-    return Json{{"apiVersion", "resource.k8s.io/v1"},
-                {"kind", "DeviceClass"},
-                {"metadata", {{"name", name}}},
-                {"spec", {{"selectors", Json::array({{{"cel", {{"expression", expression}}}}})}}}};
-  };
+  using topoguard::bench::device_class;
   objects.push_back(device_class(
       "gpu.nvidia.com",
       "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"));

@@ -386,6 +386,15 @@ class Searcher {
            });
   }
 
+  // The bookkeeping of a device taken by request r, once its constraints have accepted it.
+  void record_take(std::size_t r, std::size_t device, const std::vector<Use>* uses,
+                   const std::vector<Use>* counters) {
+    apply(uses, true);
+    apply(counters, true);
+    ++taken_count_[device];
+    taken_.emplace_back(r, device);
+  }
+
   void apply(const std::vector<Use>* uses, bool add) {
     for (std::size_t i = 0; uses != nullptr && i < uses->size(); ++i) {
       const Use& use = (*uses)[i];
@@ -406,10 +415,7 @@ class Searcher {
     if (!fits(uses) || !fits(counters)) {
       return false;
     }
-    apply(uses, true);
-    apply(counters, true);
-    ++taken_count_[device];
-    taken_.emplace_back(r, device);
+    record_take(r, device, uses, counters);
     return true;
   }
 
@@ -582,10 +588,7 @@ class Searcher {
         return false;
       }
     }
-    apply(uses, true);
-    apply(counters, true);
-    ++taken_count_[device];
-    taken_.emplace_back(r, device);
+    record_take(r, device, uses, counters);
     return true;
   }
 
