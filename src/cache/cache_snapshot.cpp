@@ -71,7 +71,7 @@ CacheSnapshotPtr SnapshotBuilder::build(const ObjectStore& objects, std::uint64_
   cluster::ClusterStateBuilder builder;
   for (const auto& [resource, by_key] : snapshot->objects.resources()) {
     for (const auto& [key, object] : by_key) {
-      if (Result<bool> added = builder.add(*object); !added) {
+      if (Result<bool> added = builder.add(object, slices_); !added) {
         Error error = added.error();
         error.message = resource + " " + key + ": " + error.message;
         snapshot->errors.push_back(std::move(error));
@@ -80,6 +80,7 @@ CacheSnapshotPtr SnapshotBuilder::build(const ObjectStore& objects, std::uint64_
     }
   }
   snapshot->cluster_state = std::move(builder).finish();
+  slices_.sweep();
 
   const std::optional<std::set<std::string>> nodes =
       shapes_ ? changed_nodes(objects) : std::nullopt;

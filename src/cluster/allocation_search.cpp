@@ -75,7 +75,7 @@ Take take_of(const Choice& choice, Scenario scenario) {
 
 class Searcher {
  public:
-  Searcher(const std::vector<Device>& devices, const std::vector<Request>& requests,
+  Searcher(const DeviceList& devices, const std::vector<Request>& requests,
            const std::vector<Constraint>& constraints, Scenario scenario, std::size_t max_steps,
            const Sharing& sharing)
       : devices_(devices),
@@ -674,7 +674,7 @@ class Searcher {
     return false;
   }
 
-  const std::vector<Device>& devices_;
+  const DeviceList& devices_;
   const std::vector<Request>& requests_;
   const std::vector<Constraint>& constraints_;
   Scenario scenario_;
@@ -734,7 +734,7 @@ bool has_value(const Device& device, std::size_t index, const Choice& choice,
   return published != nullptr && published->type == type && published->contains(value);
 }
 
-SearchResult search(const std::vector<Device>& devices, const std::vector<Request>& requests,
+SearchResult search(const DeviceList& devices, const std::vector<Request>& requests,
                     const std::vector<Constraint>& constraints, Scenario scenario,
                     std::size_t max_steps, const Sharing& sharing) {
   return Searcher(devices, requests, constraints, scenario, max_steps, sharing).run();

@@ -102,7 +102,7 @@ struct SearchResult {
   std::size_t steps = 0;
 };
 
-[[nodiscard]] SearchResult search(const std::vector<Device>& devices,
+[[nodiscard]] SearchResult search(const DeviceList& devices,
                                   const std::vector<Request>& requests,
                                   const std::vector<Constraint>& constraints, Scenario scenario,
                                   std::size_t max_steps, const Sharing& sharing = {});

@@ -496,8 +496,9 @@ const DeviceClass* ClusterState::device_class(std::string_view name) const {
   return it == device_classes_.end() ? nullptr : &it->second;
 }
 
-Result<ClusterStateBuilder::Slice> ClusterStateBuilder::read_slice(const Json& object) const {
-  Slice slice;
+Result<ParsedSlicePtr> ClusterStateBuilder::read_slice(const Json& object) {
+  auto read = std::make_shared<ParsedSlice>();
+  ParsedSlice& slice = *read;
   slice.name = k8s::object_ref(object).name;
   const Json* spec = member(object, "spec");
   if (spec == nullptr || !spec->is_object()) {
@@ -566,7 +567,7 @@ Result<ClusterStateBuilder::Slice> ClusterStateBuilder::read_slice(const Json& o
     return devices.error();
   }
   if (*devices == nullptr) {
-    return slice;
+    return ParsedSlicePtr(std::move(read));
   }
   std::set<std::string, std::less<>> names;
   for (std::size_t i = 0; i < (*devices)->size(); ++i) {
@@ -613,9 +614,57 @@ Result<ClusterStateBuilder::Slice> ClusterStateBuilder::read_slice(const Json& o
       device.scope = (*device_scope)->first;
       device.node = (*device_scope)->second;
     }
-    slice.devices.push_back(std::move(device));
+    slice.devices.push_back(std::make_shared<const Device>(std::move(device)));
   }
-  return slice;
+  return ParsedSlicePtr(std::move(read));
+}
+
+const Result<ParsedSlicePtr>& SliceMemo::read(const std::shared_ptr<const Json>& object) {
+  auto found = entries_.find(object.get());
+  if (found == entries_.end()) {
+    found = entries_
+                .emplace(object.get(),
+                         Entry{object, ClusterStateBuilder::read_slice(*object), true})
+                .first;
+  }
+  found->second.read = true;
+  return found->second.slice;
+}
+
+void SliceMemo::sweep() {
+  std::erase_if(entries_, [](const auto& entry) { return !entry.second.read; });
+  for (auto& [key, entry] : entries_) {
+    entry.read = false;
+  }
+}
+
+bool ClusterStateBuilder::is_kind(const Json& object, std::string_view kind) {
+  return object.is_object() &&
+         k8s::api_group(string_member_view(object, "apiVersion")) == "resource.k8s.io" &&
+         string_member_view(object, "kind") == kind;
+}
+
+Result<bool> ClusterStateBuilder::add(const std::shared_ptr<const Json>& object, SliceMemo& memo) {
+  if (is_kind(*object, "ResourceSlice")) {
+    return add_slice(*object, memo.read(object));
+  }
+  return add(*object);
+}
+
+Result<bool> ClusterStateBuilder::add_slice(const Json& object,
+                                            const Result<ParsedSlicePtr>& slice) {
+  if (!slice) {
+    // What this slice publishes is unknown: its node (or every node) may lack devices it has.
+    const Json* node = find_at(object, "/spec/nodeName");
+    if (node != nullptr && node->is_string() && !node->get_ref<const std::string&>().empty()) {
+      broken_nodes_.insert(node->get<std::string>());
+    } else {
+      broken_without_node_ = true;
+    }
+    return slice.error();
+  }
+  slices_.push_back(*slice);
+  return true;
 }
 
 Result<bool> ClusterStateBuilder::add(const Json& object) {
@@ -625,19 +674,7 @@ Result<bool> ClusterStateBuilder::add(const Json& object) {
   }
   const std::string_view kind = string_member_view(object, "kind");
   if (kind == "ResourceSlice") {
-    auto slice = read_slice(object);
-    if (!slice) {
-      // What this slice publishes is unknown: its node (or every node) may lack devices it has.
-      const Json* node = find_at(object, "/spec/nodeName");
-      if (node != nullptr && node->is_string() && !node->get_ref<const std::string&>().empty()) {
-        broken_nodes_.insert(node->get<std::string>());
-      } else {
-        broken_without_node_ = true;
-      }
-      return slice.error();
-    }
-    slices_.push_back(std::move(slice).value());
-    return true;
+    return add_slice(object, read_slice(object));
   }
   if (kind == "DeviceClass") {
     return add_device_class(object);
@@ -805,13 +842,15 @@ ClusterState ClusterStateBuilder::finish() && {
   // still being published.
   using PoolKey = std::pair<std::string, std::string>;
   std::map<PoolKey, std::pair<std::int64_t, std::int64_t>> newest;  // generation, slices seen
-  for (const Slice& slice : slices_) {
+  for (const ParsedSlicePtr& read : slices_) {
+    const ParsedSlice& slice = *read;
     auto [it, inserted] = newest.try_emplace(PoolKey{slice.driver, slice.pool}, slice.generation, 0);
     if (!inserted && slice.generation > it->second.first) {
       it->second = {slice.generation, 0};
     }
   }
-  for (const Slice& slice : slices_) {
+  for (const ParsedSlicePtr& read : slices_) {
+    const ParsedSlice& slice = *read;
     auto& entry = newest[PoolKey{slice.driver, slice.pool}];
     entry.second += slice.generation == entry.first ? 1 : 0;
   }
@@ -826,27 +865,36 @@ ClusterState ClusterStateBuilder::finish() && {
     }
     return state.nodes_[it->second];
   };
-  std::set<std::string> seen_devices;
-  for (Slice& slice : slices_) {
+  for (const ParsedSlicePtr& read : slices_) {
+    const ParsedSlice& slice = *read;
     const auto& [generation, seen] = newest[PoolKey{slice.driver, slice.pool}];
     if (slice.generation != generation) {
       continue;
     }
     ++state.slice_count_;
     const bool pool_incomplete = seen < slice.slice_count;
-    for (auto& [name, counters] : slice.counter_sets) {
+    for (const auto& [name, counters] : slice.counter_sets) {
       state.counter_sets_.insert_or_assign(slice.driver + "/" + slice.pool + "/" + name,
-                                           std::move(counters));
+                                           counters);
     }
-    for (Device& device : slice.devices) {
+    for (DevicePtr shared : slice.devices) {
+      std::shared_ptr<Device> tainted;  // a copy, when a rule taints the slice's device
       for (const TaintRule& rule : taint_rules_) {
-        if ((!rule.driver || *rule.driver == device.driver) &&
-            (!rule.pool || *rule.pool == device.pool) &&
-            (!rule.device || *rule.device == device.name)) {
-          device.taints.push_back(rule.taint);
+        if ((!rule.driver || *rule.driver == shared->driver) &&
+            (!rule.pool || *rule.pool == shared->pool) &&
+            (!rule.device || *rule.device == shared->name)) {
+          if (!tainted) {
+            tainted = std::make_shared<Device>(*shared);
+          }
+          tainted->taints.push_back(rule.taint);
         }
       }
-      if (!seen_devices.insert(device.id()).second) {
+      if (tainted) {
+        shared = std::move(tainted);
+      }
+      const Device& device = *shared;
+      const std::size_t index = state.devices_.size();
+      if (!state.device_ids_.emplace(device.id(), index).second) {
         // The same device in two slices of one pool: the scheduler rejects such a pool.
         if (device.scope == NodeScope::kNode) {
           incomplete_nodes.insert(device.node);
@@ -855,8 +903,6 @@ ClusterState ClusterStateBuilder::finish() && {
         }
         continue;
       }
-      const std::size_t index = state.devices_.size();
-      state.device_ids_.emplace(device.id(), index);
       switch (device.scope) {
         case NodeScope::kNode:
           node_of(device.node).devices.push_back(index);
@@ -872,7 +918,7 @@ ClusterState ClusterStateBuilder::finish() && {
           state.selector_devices_.push_back(index);
           break;
       }
-      state.devices_.push_back(std::move(device));
+      state.devices_.push_back(std::move(shared));
     }
     if (slice.devices.empty() && slice.scope == NodeScope::kNode) {
       node_of(slice.node);  // a node that publishes no devices for this driver is still a node

@@ -8,12 +8,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
+#include <unordered_map>
 #include <set>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
+
+#include <boost/iterator/indirect_iterator.hpp>
 
 #include "topoguard/common/json.h"
 #include "topoguard/common/result.h"
@@ -115,6 +119,27 @@ struct Device {
   [[nodiscard]] std::string id() const;
 };
 
+using DevicePtr = std::shared_ptr<const Device>;
+
+// The devices of a state, indexed and iterated as `const Device&`. Each device is shared with the
+// slice it was read from, so states built one after another from mostly the same slices (a watch
+// cache's generations) share them instead of copying.
+class DeviceList {
+ public:
+  using const_iterator = boost::indirect_iterator<std::vector<DevicePtr>::const_iterator>;
+
+  [[nodiscard]] const Device& operator[](std::size_t index) const { return *items_[index]; }
+  [[nodiscard]] std::size_t size() const { return items_.size(); }
+  [[nodiscard]] bool empty() const { return items_.empty(); }
+  [[nodiscard]] const_iterator begin() const { return const_iterator(items_.begin()); }
+  [[nodiscard]] const_iterator end() const { return const_iterator(items_.end()); }
+
+  void push_back(DevicePtr device) { items_.push_back(std::move(device)); }
+
+ private:
+  std::vector<DevicePtr> items_;
+};
+
 struct DeviceClass {
   std::string name;
   std::vector<std::string> selectors;  // CEL expressions, all must match
@@ -132,7 +157,7 @@ struct Node {
 
 class ClusterState {
  public:
-  [[nodiscard]] const std::vector<Device>& devices() const { return devices_; }
+  [[nodiscard]] const DeviceList& devices() const { return devices_; }
   // Nodes by name. When no slice names a node but some are available to all nodes, one node
   // named "(all nodes)" stands for every node.
   [[nodiscard]] const std::vector<Node>& nodes() const { return nodes_; }
@@ -161,7 +186,7 @@ class ClusterState {
  private:
   friend class ClusterStateBuilder;
 
-  std::vector<Device> devices_;
+  DeviceList devices_;
   std::map<std::string, std::size_t, std::less<>> device_ids_;
   std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>>
       counter_sets_;
@@ -173,6 +198,41 @@ class ClusterState {
   std::size_t slice_count_ = 0;
 };
 
+// One ResourceSlice as read: immutable once read, shared by the states built from it.
+struct ParsedSlice {
+  std::string name;
+  std::string driver;
+  std::string pool;
+  std::int64_t generation = 0;
+  std::int64_t slice_count = 1;
+  NodeScope scope = NodeScope::kNode;
+  std::string node;
+  std::vector<DevicePtr> devices;
+  std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>>
+      counter_sets;
+};
+
+using ParsedSlicePtr = std::shared_ptr<const ParsedSlice>;
+
+// ResourceSlices already read, by object. A watch cache builds a state per event from objects
+// that are immutable and shared between its generations, so the same object is the same slice:
+// only the slices an event changed are read again. Not thread-safe.
+class SliceMemo {
+ public:
+  // The slice of `object`, read unless this very object was read before.
+  [[nodiscard]] const Result<ParsedSlicePtr>& read(const std::shared_ptr<const Json>& object);
+  // Forgets the objects not read since the last sweep.
+  void sweep();
+
+ private:
+  struct Entry {
+    std::shared_ptr<const Json> object;  // keeps the key's address from being reused
+    Result<ParsedSlicePtr> slice;
+    bool read = true;
+  };
+  std::unordered_map<const Json*, Entry> entries_;
+};
+
 // Collects ResourceSlices, DeviceClasses, DeviceTaintRules (v1alpha3, v1beta2, v1) and the
 // allocations of ResourceClaims; other kinds are ignored. Only the newest
 // generation of each pool counts, as for the scheduler.
@@ -181,21 +241,14 @@ class ClusterStateBuilder {
   // Reads `object` when it is a ResourceSlice or DeviceClass. Returns whether it was one; an
   // error names the offending field (JSON pointer in the object) and drops that object.
   [[nodiscard]] Result<bool> add(const Json& object);
+  // The same, reading a ResourceSlice through `memo`.
+  [[nodiscard]] Result<bool> add(const std::shared_ptr<const Json>& object, SliceMemo& memo);
   [[nodiscard]] ClusterState finish() &&;
 
+  // `object` as a ResourceSlice; an error names the offending field.
+  [[nodiscard]] static Result<ParsedSlicePtr> read_slice(const Json& object);
+
  private:
-  struct Slice {
-    std::string name;
-    std::string driver;
-    std::string pool;
-    std::int64_t generation = 0;
-    std::int64_t slice_count = 1;
-    NodeScope scope = NodeScope::kNode;
-    std::string node;
-    std::vector<Device> devices;
-    std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>>
-        counter_sets;
-  };
   struct TaintRule {
     std::optional<std::string> driver;
     std::optional<std::string> pool;
@@ -203,12 +256,14 @@ class ClusterStateBuilder {
     DeviceTaint taint;
   };
 
-  Result<Slice> read_slice(const Json& object) const;
+  // Whether `object` is a resource.k8s.io object of `kind`.
+  [[nodiscard]] static bool is_kind(const Json& object, std::string_view kind);
+  Result<bool> add_slice(const Json& object, const Result<ParsedSlicePtr>& slice);
   Result<bool> add_device_class(const Json& object);
   Result<bool> add_taint_rule(const Json& object);
   Result<bool> add_claim(const Json& object);
 
-  std::vector<Slice> slices_;
+  std::vector<ParsedSlicePtr> slices_;
   std::map<std::string, DeviceClass, std::less<>> device_classes_;
   std::vector<TaintRule> taint_rules_;
   std::vector<Allocation> allocations_;

@@ -175,6 +175,60 @@ spec:
   EXPECT_EQ(state.slice_count(), 4u);
 }
 
+// A memo reads each slice object once: states built one after another share the devices of the
+// slices they have in common; a DeviceTaintRule taints a copy, never the shared device; an object
+// not read since the last sweep is forgotten, and a bad slice stays an error at its field.
+TEST(ClusterStateTest, SliceMemoSharesDevicesBetweenStates) {
+  std::vector<std::shared_ptr<const Json>> objects;
+  for (Json& object : parse_documents(R"(
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: gpus}
+spec: {driver: d, nodeName: n1, pool: {name: p1}, devices: [{name: gpu-0}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: broken}
+spec: {driver: d, nodeName: n2, pool: {name: p2}, devices: [{name: 7}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceTaintRule
+metadata: {name: maintenance}
+spec: {deviceSelector: {driver: d}, taint: {key: m, effect: NoSchedule}}
+)")) {
+    objects.push_back(std::make_shared<const Json>(std::move(object)));
+  }
+  SliceMemo memo;
+  const auto build = [&](bool with_rule) {
+    ClusterStateBuilder builder;
+    EXPECT_TRUE(builder.add(objects[0], memo));
+    const Result<bool> broken = builder.add(objects[1], memo);
+    EXPECT_TRUE(!broken && broken.error().location.field == "/spec/devices/0/name");
+    if (with_rule) {
+      EXPECT_TRUE(builder.add(objects[2], memo));
+    }
+    ClusterState state = std::move(builder).finish();
+    memo.sweep();
+    return state;
+  };
+  const ClusterState tainted = build(true);
+  const ClusterState clean = build(false);
+  ASSERT_EQ(tainted.devices().size(), 1u);
+  ASSERT_EQ(clean.devices().size(), 1u);
+  EXPECT_EQ(tainted.devices()[0].taints.size(), 1u);
+  EXPECT_TRUE(clean.devices()[0].taints.empty());
+  EXPECT_TRUE(clean.nodes().back().incomplete);  // n2: its slice could not be read
+
+  const ParsedSlicePtr first = *memo.read(objects[0]);
+  EXPECT_EQ(*memo.read(objects[0]), first);
+  EXPECT_EQ(&clean.devices()[0], first->devices[0].get());  // shared, not copied
+  memo.sweep();  // read since the last sweep: kept
+  EXPECT_EQ(*memo.read(objects[0]), first);
+  memo.sweep();
+  memo.sweep();  // not read in between: forgotten, read again
+  EXPECT_NE(*memo.read(objects[0]), first);
+}
+
 // perDeviceNodeSelection puts each device on its own node; DeviceClasses keep their selectors.
 TEST(ClusterStateTest, PerDeviceNodesAndDeviceClasses) {
   const ClusterState state = build_state(R"(
