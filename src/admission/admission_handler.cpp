@@ -353,6 +353,13 @@ HandledReview decide(const AdmissionRequest& request, Json* own_object,
   if (!handled.outcome.patch_dropped.empty()) {
     annotations["patch-dropped"] = truncate_text(handled.outcome.patch_dropped, 1024);
   }
+  if (!evaluation.unknown.empty()) {
+    std::string unknown;
+    for (const std::string& text : evaluation.unknown) {
+      unknown += (unknown.empty() ? "" : "; ") + text;
+    }
+    annotations["unknown"] = truncate_text(unknown, 1024);
+  }
   return handled;
 }
 

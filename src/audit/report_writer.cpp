@@ -52,6 +52,13 @@ class TextReportWriter final : public ReportWriter {
       }
       out << '\n';
     }
+    for (const AuditedResource& resource : report.resources) {
+      for (const std::string& text : resource.unknown) {
+        out << location_text(resource.file, resource.line) << ": unknown " << resource.ref.kind
+            << ' ' << display_namespace(resource.ref) << '/' << resource.ref.name << ": " << text
+            << '\n';
+      }
+    }
     out << summary_text(report.summary, report.errors.size()) << '\n';
     // Findings are short; why a rule matters and how to fix it is told once, on request.
     if (!report.findings.empty()) {
@@ -232,7 +239,19 @@ nlohmann::json report_to_json(const AuditReport& report) {
                       {"code", error_code_name(error.code)},
                       {"message", error.message}});
   }
-  return {{"summary",
+  nlohmann::json unknown = nlohmann::json::array();
+  for (const AuditedResource& resource : report.resources) {
+    for (const std::string& text : resource.unknown) {
+      unknown.push_back({{"resource",
+                          {{"apiVersion", resource.ref.api_version},
+                           {"kind", resource.ref.kind},
+                           {"namespace", display_namespace(resource.ref)},
+                           {"name", resource.ref.name}}},
+                         {"source", {{"file", resource.file}, {"line", resource.line}}},
+                         {"message", text}});
+    }
+  }
+  nlohmann::json document = {{"summary",
            {{"resources", report.summary.resources},
             {"skipped", report.summary.skipped},
             {"deny", report.summary.deny},
@@ -242,6 +261,12 @@ nlohmann::json report_to_json(const AuditReport& report) {
             {"errors", report.errors.size()}}},
           {"findings", std::move(findings)},
           {"errors", std::move(errors)}};
+  if (!unknown.empty()) {
+    // What could not be decided (a namespaceSelector on an unknown Namespace): listed only when
+    // there is some, so reports of runs without it keep their shape.
+    document["unknown"] = std::move(unknown);
+  }
+  return document;
 }
 
 }  // namespace topoguard::audit

@@ -24,38 +24,68 @@ bool is_cluster_scoped(const k8s::ObjectRef& ref) {
   return ref.kind == "ClusterResourceClaimTemplate";
 }
 
-bool matches(const policy::Match& match, const Json& object, const k8s::ObjectRef& ref,
-             const std::vector<k8s::PodTemplateLocation>& templates) {
+using policy::MatchOutcome;
+
+// A namespace selector on the labels of `namespace_name`: those of its Namespace when the
+// inventory has it, else only the name label every Namespace carries.
+MatchOutcome namespace_matches(const policy::LabelSelector& selector,
+                               const std::string& namespace_name, const Inventory& inventory) {
+  Json labels = Json::object();
+  if (const Json* known = inventory.namespace_labels(namespace_name)) {
+    if (known->is_object()) {
+      labels = *known;
+    }
+  } else if (!selector.reads_only(policy::kNamespaceNameLabel)) {
+    return MatchOutcome::kUnknown;
+  }
+  labels[std::string(policy::kNamespaceNameLabel)] = namespace_name;
+  return selector.matches(labels) ? MatchOutcome::kYes : MatchOutcome::kNo;
+}
+
+MatchOutcome matches(const policy::Match& match, const Json& object, const k8s::ObjectRef& ref,
+                     const std::vector<k8s::PodTemplateLocation>& templates,
+                     const Inventory& inventory) {
   if (!match.kinds.empty() &&
       std::find(match.kinds.begin(), match.kinds.end(), ref.kind) == match.kinds.end()) {
-    return false;
+    return MatchOutcome::kNo;
   }
   if (!match.names.empty() && !match.names.matches_any(ref.name)) {
-    return false;
+    return MatchOutcome::kNo;
   }
+  MatchOutcome by_namespace = MatchOutcome::kYes;
   if (!is_cluster_scoped(ref)) {
     const std::string namespace_name = k8s::effective_namespace(ref);
     if (!match.include_namespaces.empty() &&
         !match.include_namespaces.matches_any(namespace_name)) {
-      return false;
+      return MatchOutcome::kNo;
     }
     if (match.exclude_namespaces.matches_any(namespace_name)) {
-      return false;
+      return MatchOutcome::kNo;
+    }
+    if (match.namespace_selector) {
+      by_namespace = namespace_matches(*match.namespace_selector, namespace_name, inventory);
+      if (by_namespace == MatchOutcome::kNo) {
+        return MatchOutcome::kNo;
+      }
     }
   }
-  if (match.selector) {
-    if (match.selector->matches(k8s::labels_of(object))) {
-      return true;
-    }
-    // Workloads also match by the labels their pods get.
-    return std::any_of(templates.begin(), templates.end(),
-                       [&](const k8s::PodTemplateLocation& location) {
-                         return !location.template_pointer.empty() &&
-                                location.template_object != nullptr &&
-                                match.selector->matches(k8s::labels_of(*location.template_object));
-                       });
+  if (match.selector && !match.selector->matches(k8s::labels_of(object)) &&
+      // Workloads also match by the labels their pods get.
+      std::none_of(templates.begin(), templates.end(),
+                   [&](const k8s::PodTemplateLocation& location) {
+                     return !location.template_pointer.empty() &&
+                            location.template_object != nullptr &&
+                            match.selector->matches(k8s::labels_of(*location.template_object));
+                   })) {
+    return MatchOutcome::kNo;
   }
-  return true;
+  return by_namespace;
+}
+
+// What an evaluation says of a namespace selector it could not evaluate.
+std::string unknown_namespace_text(const k8s::ObjectRef& ref) {
+  return "the labels of namespace \"" + k8s::effective_namespace(ref) +
+         "\" are not known (no Namespace object in the input or the cluster cache)";
 }
 
 // Evaluates one object under one policy.
@@ -244,7 +274,15 @@ class PolicyEvaluator {
   // whenAlignmentImpossible action), or an action override's.
   policy::Action action_of(RuleId rule, bool alignment_impossible = false) const {
     return policy_.action_for(
-        rule, [&](const policy::Match& match) { return matches(match, object_, ref_, templates_); },
+        rule,
+        [&](const policy::Match& match) {
+          const MatchOutcome outcome = matches(match, object_, ref_, templates_, inventory_);
+          if (outcome == MatchOutcome::kUnknown) {
+            note_unknown("an action override's namespaceSelector cannot be evaluated: " +
+                         unknown_namespace_text(ref_) + "; the weaker action applies");
+          }
+          return outcome;
+        },
         alignment_impossible);
   }
 
@@ -261,8 +299,14 @@ class PolicyEvaluator {
         const bool covers_rule = exception.rules.empty() ||
                                  std::find(exception.rules.begin(), exception.rules.end(), rule) !=
                                      exception.rules.end();
-        if (covers_rule && matches(exception.match, object_, ref_, templates_)) {
+        const MatchOutcome outcome =
+            covers_rule ? matches(exception.match, object_, ref_, templates_, inventory_)
+                        : MatchOutcome::kNo;
+        if (outcome != MatchOutcome::kNo) {
+          // One that may apply waives too: a finding kept from a team its exception covers
+          // would be a denial on a guess.
           known = &exception;
+          exception_unknown_[static_cast<std::size_t>(rule)] = outcome == MatchOutcome::kUnknown;
           break;
         }
       }
@@ -291,6 +335,10 @@ class PolicyEvaluator {
       finding.fix_enabled = false;
       finding.exception = exception->name;
       finding.exception_reason = exception->reason;
+      if (exception_unknown_[static_cast<std::size_t>(rule)]) {
+        finding.exception_reason += " (applied though its namespaceSelector cannot be evaluated: " +
+                                    unknown_namespace_text(ref_) + ")";
+      }
       out_.exempted.push_back(std::move(finding));
       return;
     }
@@ -304,8 +352,17 @@ class PolicyEvaluator {
   const k8s::ObjectRef& ref_;
   const std::vector<k8s::PodTemplateLocation>& templates_;
   Evaluation& out_;
+  // Says once per object and policy what could not be evaluated.
+  void note_unknown(std::string text) const {
+    text = "policy \"" + policy_.name + "\": " + text;
+    if (std::find(out_.unknown.begin(), out_.unknown.end(), text) == out_.unknown.end()) {
+      out_.unknown.push_back(std::move(text));
+    }
+  }
+
   // by RuleId
   std::array<std::optional<const policy::PolicyException*>, policy::kRuleCount> exception_;
+  std::array<bool, policy::kRuleCount> exception_unknown_{};
 };
 
 // Adds `operation` to `patch` unless it is already there. Two policies that fix one claim whose
@@ -397,10 +454,22 @@ Evaluation Evaluator::evaluate(const Json& object, std::uint64_t cel_budget) {
   cel::CostBudget budget(cel_budget);
   const std::vector<policy::Policy>& policies = policies_.policies();
   for (std::size_t i = 0; i < policies.size(); ++i) {
-    if (matches(policies[i].match, object, ref, templates)) {
-      const BudgetScope charged(memo_->roles[i], budget);
-      PolicyEvaluator(policies[i], inventory_, memo_->roles[i], object, ref, templates, evaluation)
-          .run();
+    switch (matches(policies[i].match, object, ref, templates, inventory_)) {
+      case MatchOutcome::kYes: {
+        const BudgetScope charged(memo_->roles[i], budget);
+        PolicyEvaluator(policies[i], inventory_, memo_->roles[i], object, ref, templates,
+                        evaluation)
+            .run();
+        break;
+      }
+      case MatchOutcome::kUnknown:
+        // Never judged on a guess: the policy may not apply here.
+        evaluation.unknown.push_back("policy \"" + policies[i].name +
+                                     "\": its namespaceSelector cannot be evaluated: " +
+                                     unknown_namespace_text(ref) + "; its rules did not run");
+        break;
+      case MatchOutcome::kNo:
+        break;
     }
   }
   evaluation.cel_budget_exhausted = budget.cut_short();

@@ -87,6 +87,10 @@ bool Inventory::add(const Json& object) {
     claims_by_name_.insert_or_assign(std::move(key), &object);
     return true;
   }
+  if (group.empty() && ref.kind == "Namespace") {
+    namespaces_.insert_or_assign(ref.name, &object);
+    return true;
+  }
   if (group == "k8s.cni.cncf.io" && ref.kind == "NetworkAttachmentDefinition") {
     const Json* resource = member(k8s::annotations_of(object), kNetworkResourceAnnotation);
     network_resources_.insert_or_assign(
@@ -146,6 +150,11 @@ const Json* Inventory::claim_template(std::string_view namespace_name,
 const Json* Inventory::claim(std::string_view namespace_name, std::string_view name) const {
   auto it = claims_by_name_.find(Key{namespace_name, name});
   return it == claims_by_name_.end() ? nullptr : it->second;
+}
+
+const Json* Inventory::namespace_labels(std::string_view name) const {
+  auto it = namespaces_.find(name);
+  return it == namespaces_.end() ? nullptr : &k8s::labels_of(*it->second);
 }
 
 const std::string* Inventory::network_resource(std::string_view namespace_name,

@@ -38,6 +38,13 @@ std::optional<Action> parse_action_name(std::string_view name) {
   return std::nullopt;
 }
 
+bool LabelSelector::reads_only(std::string_view key) const {
+  return std::all_of(match_labels.begin(), match_labels.end(),
+                     [key](const auto& entry) { return entry.first == key; }) &&
+         std::all_of(match_expressions.begin(), match_expressions.end(),
+                     [key](const LabelRequirement& requirement) { return requirement.key == key; });
+}
+
 bool LabelSelector::matches(const Json& labels) const {
   auto label_value = [&labels](const std::string& key) -> const Json* {
     const Json* value = member(labels, key);

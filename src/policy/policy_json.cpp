@@ -69,6 +69,9 @@ Json match_to_json(const Match& match) {
       json["namespaces"]["exclude"] = pattern_texts(match.exclude_namespaces);
     }
   }
+  if (match.namespace_selector) {
+    json["namespaceSelector"] = selector_to_json(*match.namespace_selector);
+  }
   if (match.selector) {
     json["selector"] = selector_to_json(*match.selector);
   }
@@ -109,6 +112,9 @@ Json policy_to_json(const Policy& policy) {
     Json json = Json::object();
     if (!entry.match.include_namespaces.empty()) {
       json["namespaces"] = pattern_texts(entry.match.include_namespaces);
+    }
+    if (entry.match.namespace_selector) {
+      json["namespaceSelector"] = selector_to_json(*entry.match.namespace_selector);
     }
     if (entry.match.selector) {
       json["selector"] = selector_to_json(*entry.match.selector);

@@ -316,7 +316,7 @@ class DocumentParser {
 
   Match parse_match(const Json& object, const std::string& pointer) {
     Match match;
-    reject_unknown(object, pointer, {"namespaces", "selector", "kinds", "names"});
+    reject_unknown(object, pointer, {"namespaces", "namespaceSelector", "selector", "kinds", "names"});
     if (const Json* namespaces = optional_object(object, pointer, "namespaces")) {
       const std::string namespaces_pointer = append_pointer(pointer, "namespaces");
       reject_unknown(*namespaces, namespaces_pointer, {"include", "exclude"});
@@ -325,6 +325,10 @@ class DocumentParser {
     }
     if (const Json* selector = optional_object(object, pointer, "selector")) {
       match.selector = parse_selector(*selector, append_pointer(pointer, "selector"));
+    }
+    if (const Json* selector = optional_object(object, pointer, "namespaceSelector")) {
+      match.namespace_selector =
+          parse_selector(*selector, append_pointer(pointer, "namespaceSelector"));
     }
     for_each_string(object, pointer, "kinds",
                     [this, &match](std::string kind, const std::string& element_pointer) {
@@ -569,7 +573,8 @@ class DocumentParser {
       }
       ActionOverride entry;
       entry.origin = location(element_pointer);
-      reject_unknown(*object, element_pointer, {"namespaces", "selector", "rules", "action"});
+      reject_unknown(*object, element_pointer,
+                     {"namespaces", "namespaceSelector", "selector", "rules", "action"});
       if (auto name = required_string(*object, element_pointer, "action")) {
         if (auto action = parse_action_name(*name)) {
           entry.action = *action;
@@ -583,10 +588,15 @@ class DocumentParser {
       if (const Json* selector = optional_object(*object, element_pointer, "selector")) {
         entry.match.selector = parse_selector(*selector, append_pointer(element_pointer, "selector"));
       }
-      if (present(*object, "namespaces") == nullptr && present(*object, "selector") == nullptr) {
+      if (const Json* selector = optional_object(*object, element_pointer, "namespaceSelector")) {
+        entry.match.namespace_selector =
+            parse_selector(*selector, append_pointer(element_pointer, "namespaceSelector"));
+      }
+      if (present(*object, "namespaces") == nullptr && present(*object, "selector") == nullptr &&
+          present(*object, "namespaceSelector") == nullptr) {
         fail(ErrorCode::kMissingField, element_pointer,
-             "an action override needs \"namespaces\" or a \"selector\" (else it would just be "
-             "the rules' own action)");
+             "an action override needs \"namespaces\", a \"namespaceSelector\" or a "
+             "\"selector\" (else it would just be the rules' own action)");
       }
       policy.action_overrides.push_back(std::move(entry));
     }

@@ -206,9 +206,9 @@ TEST_F(AuditClusterTest, FlagsUnalignedTemplateAndItsDeployment) {
   for (const Json& finding : report["findings"]) {
     EXPECT_NE(finding["resource"]["kind"], "Pod") << finding.dump();
   }
-  // Only the two Namespaces are skipped (no policy reads namespace labels yet): the slices and
-  // DeviceClasses make up the cluster state.
-  EXPECT_EQ(report["summary"]["skipped"], 2);
+  // Nothing is skipped: the Namespaces serve namespace selectors, the slices and DeviceClasses
+  // make up the cluster state.
+  EXPECT_EQ(report["summary"]["skipped"], 0);
   EXPECT_NE(run.err.find("skipped NetworkAttachmentDefinition.k8s.cni.cncf.io: the cluster does "
                          "not serve it (group k8s.cni.cncf.io is not served)"),
             std::string::npos)

@@ -1,7 +1,8 @@
 // `topoguard serve --kubeconfig` against the fake API server, end to end: not ready until the
 // cache has synced; a Pod is judged with the ResourceClaimTemplate it names; a claim that no node
 // can hold gets a warning at CREATE, and a ResourceSlice event that makes it possible takes the
-// warning away within a second; /metrics shows the cache.
+// warning away within a second; a policy's namespaceSelector follows the cached Namespace's
+// labels; /metrics shows the cache.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -194,6 +195,38 @@ TEST_F(ServeCacheTest, JudgesWithTheClusterOnceSynced) {
   EXPECT_NE(text.find("topoguard_cluster_cache_objects{resource=\"resourceslices.v1.resource.k8s.io\"} 2"),
             std::string::npos)
       << text;
+}
+
+Json namespace_labelled(const std::string& tier) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Namespace"},
+          {"metadata", {{"name", "ml"}, {"labels", {{"tier", tier}}}}}};
+}
+
+// A policy's namespaceSelector reads the cached Namespace's labels: a template in a namespace
+// labelled tier=dev is not judged by the prod-only policy; once the namespace is relabelled
+// tier=prod, the same template is denied.
+TEST_F(ServeCacheTest, NamespaceSelectorFollowsTheNamespaceLabels) {
+  fake_.apply("ADDED", namespace_labelled("dev"));
+  write_file(dir_ + "/policy.yaml",
+             "apiVersion: topoguard.dev/v1alpha1\nkind: AlignmentPolicy\n"
+             "metadata: {name: prod-only}\n"
+             "spec:\n  match: {namespaceSelector: {matchLabels: {tier: prod}}}\n");
+  write_kubeconfig("test-token");
+  ASSERT_TRUE(server_.start(TOPOGUARD_BINARY,
+                            {"--tls-cert", dir_ + "/tls.crt", "--tls-key", dir_ + "/tls.key",
+                             "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
+                             "--kubeconfig", dir_ + "/kubeconfig", "--policies",
+                             dir_ + "/policy.yaml"}))
+      << server_.log();
+  ASSERT_TRUE(eventually([&] { return readyz() == 200; }, milliseconds(20000))) << server_.log();
+  const Json dev = review(claim_template("unaligned", false));
+  EXPECT_TRUE(dev.value("allowed", false)) << dev.dump();
+
+  fake_.apply("MODIFIED", namespace_labelled("prod"));
+  ASSERT_TRUE(eventually([&] { return !review(claim_template("unaligned", false)).value("allowed", true); },
+                         milliseconds(5000)))
+      << server_.log();
 }
 
 // Without the cache (--cluster-cache=off) the same Pod is judged alone: its template is unknown.

@@ -37,6 +37,7 @@ struct AuditedResource {
   std::string file;
   int line = 0;  // of the object's first line
   std::vector<engine::CheckedRule> checked;
+  std::vector<std::string> unknown;  // engine::Evaluation::unknown
 };
 
 struct AuditSummary {

@@ -45,6 +45,10 @@ struct Evaluation {
   // Some selector ended unknown because the object's CEL budget ran out: with a larger budget
   // the verdict could differ.
   bool cel_budget_exhausted = false;
+  // What the policies ask that could not be decided for this object (a namespaceSelector on a
+  // Namespace whose labels are not known), each said once: a policy that may not apply did not
+  // run, an override or exception that may apply made no action stronger.
+  std::vector<std::string> unknown;
 };
 
 }  // namespace topoguard::engine

@@ -1,6 +1,6 @@
 // What the engine may know about objects other than the one it evaluates: DeviceClasses (to
-// classify requests by driver), claims and claim templates (for pods that reference them), and
-// NetworkAttachmentDefinitions (for Multus networks). The audit builds one from all its input;
+// classify requests by driver), claims and claim templates (for pods that reference them),
+// NetworkAttachmentDefinitions (for Multus networks) and Namespaces (for namespace selectors). The audit builds one from all its input;
 // the webhook uses an empty one that does not claim to know every claim.
 // The inventory does not own the objects it indexes: they must outlive it.
 #pragma once
@@ -43,8 +43,8 @@ class Inventory {
   // are not found are reported (`unresolved-claim`) and templates' verdicts are inherited.
   explicit Inventory(Claims claims = Claims::kUnknown) : claims_(claims) {}
 
-  // Indexes `object` when it is a DeviceClass, ResourceClaim(Template) or
-  // NetworkAttachmentDefinition; other kinds are ignored. Returns whether it was indexed.
+  // Indexes `object` when it is a DeviceClass, ResourceClaim(Template),
+  // NetworkAttachmentDefinition or Namespace; other kinds are ignored. Returns whether it was indexed.
   bool add(const Json& object);
 
   [[nodiscard]] bool claims_known() const { return claims_ == Claims::kKnown; }
@@ -64,6 +64,9 @@ class Inventory {
   [[nodiscard]] const Json* claim_template(std::string_view namespace_name,
                                            std::string_view name) const;
   [[nodiscard]] const Json* claim(std::string_view namespace_name, std::string_view name) const;
+  // The labels of a Namespace (an empty object when it has none), or nullptr when the Namespace
+  // is not known.
+  [[nodiscard]] const Json* namespace_labels(std::string_view name) const;
   // k8s.v1.cni.cncf.io/resourceName of a NetworkAttachmentDefinition, or nullptr.
   [[nodiscard]] const std::string* network_resource(std::string_view namespace_name,
                                                     std::string_view name) const;
@@ -78,6 +81,7 @@ class Inventory {
   std::map<Key, const Json*> claim_templates_;
   std::map<Key, const Json*> claims_by_name_;
   std::map<Key, std::string> network_resources_;
+  std::map<std::string, const Json*, std::less<>> namespaces_;
 };
 
 // Syntax errors in a DeviceClass's CEL selectors, each at its field (JSON pointer); empty for

@@ -60,7 +60,17 @@ struct LabelSelector {
   std::vector<LabelRequirement> match_expressions;
 
   [[nodiscard]] bool matches(const Json& labels) const;
+  // Whether every requirement is on `key` alone (so the labels it reads are known when that
+  // one is).
+  [[nodiscard]] bool reads_only(std::string_view key) const;
 };
+
+// The label the API server sets on every Namespace to its name (immutable).
+inline constexpr std::string_view kNamespaceNameLabel = "kubernetes.io/metadata.name";
+
+// Whether a match selects an object; kUnknown when that depends on what is not known (the
+// labels of a Namespace that is not in the input or the cluster cache).
+enum class MatchOutcome { kNo, kYes, kUnknown };
 
 // Which objects a policy or exception applies to. Empty lists mean "no restriction".
 struct Match {
@@ -69,6 +79,8 @@ struct Match {
   std::optional<LabelSelector> selector;  // on the object's labels or any pod template's labels
   std::vector<std::string> kinds;         // e.g. Deployment, ResourceClaimTemplate
   PatternList names;                      // RE2 full-match on metadata.name
+  // On the labels of the object's Namespace; a cluster-scoped object is not restricted.
+  std::optional<LabelSelector> namespace_selector;
 };
 
 // How devices of one role (GPU or NIC) are recognised.
@@ -124,9 +136,11 @@ struct Policy {
   [[nodiscard]] const RuleSettings& rule(RuleId id) const {
     return rules[static_cast<std::size_t>(id)];
   }
-  // The action `rule` has on an object that `override_matches` says an override selects: the
-  // first covering override's action, else the rule's own (its whenAlignmentImpossible action
-  // for a finding that says the alignment attribute is impossible there).
+  // The action `rule` has on an object that `override_matches` (Match -> MatchOutcome) says an
+  // override selects: the first covering override's action, else the rule's own (its
+  // whenAlignmentImpossible action for a finding that says the alignment attribute is impossible
+  // there). A covering override that may or may not select the object (kUnknown) never makes
+  // the action stronger than it would be: the weaker of the two stands.
   template <typename OverrideMatches>
   [[nodiscard]] Action action_for(RuleId id, OverrideMatches&& override_matches,
                                   bool alignment_impossible = false) const {
@@ -134,16 +148,30 @@ struct Policy {
     const Action own = alignment_impossible && settings.when_alignment_impossible
                            ? *settings.when_alignment_impossible
                            : settings.action;
+    // Actions order from deny to off: the larger is the weaker.
+    std::optional<Action> weakest_unknown;
+    const auto weakened = [&weakest_unknown](Action action) {
+      return weakest_unknown ? std::max(action, *weakest_unknown) : action;
+    };
     for (const ActionOverride& entry : action_overrides) {
       const bool covers = entry.rules.empty()
                               ? own != Action::kOff
                               : std::find(entry.rules.begin(), entry.rules.end(), id) !=
                                     entry.rules.end();
-      if (covers && override_matches(entry.match)) {
-        return entry.action;
+      if (!covers) {
+        continue;
+      }
+      switch (override_matches(entry.match)) {
+        case MatchOutcome::kYes:
+          return weakened(entry.action);
+        case MatchOutcome::kUnknown:
+          weakest_unknown = weakened(entry.action);
+          break;
+        case MatchOutcome::kNo:
+          break;
       }
     }
-    return own;
+    return weakened(own);
   }
   // alignment_attribute or one of accepted_attributes.
   [[nodiscard]] bool is_alignment_attribute(std::string_view attribute) const;

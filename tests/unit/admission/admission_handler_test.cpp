@@ -215,6 +215,37 @@ TEST(HandlerDenialTest, MessageNamesRuleWhereAndFix) {
   EXPECT_EQ(handled.response.audit_annotations.at("decision"), "deny");
 }
 
+// A policy whose namespaceSelector cannot be read (the review carries no namespace labels and
+// this webhook has no cluster cache) does not judge the object, and the audit log says why.
+TEST(HandlerUnknownTest, UnreadableNamespaceSelectorAllowsAndSaysSo) {
+  policy::PolicyStreamOutcome parsed = policy::parse_policy_stream(
+      "apiVersion: topoguard.dev/v1alpha1\nkind: AlignmentPolicy\nmetadata: {name: prod}\n"
+      "spec:\n  match: {namespaceSelector: {matchLabels: {tier: prod}}}\n",
+      "prod.yaml");
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors[0].to_string();
+  const policy::PolicySet policies(std::move(parsed.policies));
+  const HandledReview handled = handle_admission(make_request(kUnaligned), policies,
+                                                 {Mode::kValidate, FailureMode::kClosed});
+  EXPECT_TRUE(handled.response.allowed);
+  EXPECT_EQ(handled.response.audit_annotations.at("decision"), "allow");
+  EXPECT_NE(handled.response.audit_annotations.at("unknown").find(
+                "policy \"prod\": its namespaceSelector cannot be evaluated: the labels of "
+                "namespace \"ml\" are not known"),
+            std::string::npos)
+      << handled.response.audit_annotations.at("unknown");
+  // The name label every Namespace carries is known without its labels.
+  policy::PolicyStreamOutcome by_name = policy::parse_policy_stream(
+      "apiVersion: topoguard.dev/v1alpha1\nkind: AlignmentPolicy\nmetadata: {name: ml}\n"
+      "spec:\n  match: {namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: ml}}}\n",
+      "ml.yaml");
+  ASSERT_TRUE(by_name.errors.empty()) << by_name.errors[0].to_string();
+  const HandledReview denied =
+      handle_admission(make_request(kUnaligned), policy::PolicySet(std::move(by_name.policies)),
+                       {Mode::kValidate, FailureMode::kClosed});
+  EXPECT_FALSE(denied.response.allowed);
+  EXPECT_EQ(denied.response.audit_annotations.count("unknown"), 0U);
+}
+
 // Warn findings become warnings of at most 120 characters, 4096 in total, each text once.
 TEST(HandlerWarningTest, WarningsAreBounded) {
   Json object = Json::parse(kMultiDevice);

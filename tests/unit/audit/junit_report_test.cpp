@@ -80,7 +80,7 @@ TEST(JunitReportTest, InputErrorIsErrorTestCase) {
 TEST(JunitReportTest, EscapesWhatXmlCannotCarry) {
   AuditReport report;
   report.resources.push_back(
-      AuditedResource{{"v1", "Pod", "ns", "a<b>&\"c\x01\xff\xc3\xa9\nd"}, "f.yaml", 1, {}});
+      AuditedResource{{"v1", "Pod", "ns", "a<b>&\"c\x01\xff\xc3\xa9\nd"}, "f.yaml", 1, {}, {}});
   engine::Finding finding;
   finding.policy = "default";
   finding.resource = report.resources[0].ref;

@@ -150,7 +150,7 @@ class SarifUriTest : public ::testing::TestWithParam<UriCase> {};
 TEST_P(SarifUriTest, PhysicalLocation) {
   const UriCase& c = GetParam();
   AuditReport report;
-  report.resources.push_back(AuditedResource{{"v1", "Pod", "ns", "p"}, c.file, c.line, {}});
+  report.resources.push_back(AuditedResource{{"v1", "Pod", "ns", "p"}, c.file, c.line, {}, {}});
   engine::Finding finding;
   finding.policy = "default";
   finding.resource = report.resources[0].ref;

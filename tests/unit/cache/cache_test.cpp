@@ -249,5 +249,23 @@ TEST(ObjectStoreTest, InventoryOfASnapshotSeesItsClusterState) {
   EXPECT_FALSE(snapshot->inventory.claims_known());
 }
 
+// Namespaces reach the inventory, for policies' namespace selectors, and follow their events.
+TEST(ObjectStoreTest, InventoryOfASnapshotKnowsNamespaceLabels) {
+  const auto ns = [](const char* tier) {
+    return Json{{"apiVersion", "v1"},
+                {"kind", "Namespace"},
+                {"metadata", {{"name", "ml"}, {"labels", {{"tier", tier}}}}}};
+  };
+  ObjectStore store;
+  store.replace("namespaces.v1", {ns("dev")});
+  const CacheSnapshotPtr first = build_snapshot(store, 1);
+  store.apply("namespaces.v1", WatchEventType::kModified, ns("prod"));
+  const CacheSnapshotPtr second = build_snapshot(store, 2);
+  ASSERT_NE(first->inventory.namespace_labels("ml"), nullptr);
+  EXPECT_EQ((*first->inventory.namespace_labels("ml"))["tier"], "dev");
+  EXPECT_EQ((*second->inventory.namespace_labels("ml"))["tier"], "prod");
+  EXPECT_EQ(second->inventory.namespace_labels("other"), nullptr);
+}
+
 }  // namespace
 }  // namespace topoguard::cache

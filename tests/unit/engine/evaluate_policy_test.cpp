@@ -218,6 +218,102 @@ INSTANTIATE_TEST_SUITE_P(
         PolicyCase{"names_not_matching", "  match: {names: ['x']}\n", kPluginDeployment, {}}),
     topoguard::testing::NoteName());
 
+// namespaceSelector reads the labels of the object's Namespace from the inventory (audit input,
+// the cluster cache); every Namespace has kubernetes.io/metadata.name. When the labels are not
+// known the selector is unknown: a policy that may not apply does not run, an exception that may
+// apply waives, an override that may apply never makes the action stronger; each is said once.
+struct NamespaceCase {
+  std::string_view note;
+  std::string spec_extra;
+  bool namespace_known;  // the inventory has Namespace ml, labelled tier: prod
+  std::vector<std::pair<RuleId, Action>> expected;
+  std::size_t exempted = 0;
+  std::size_t unknown = 0;
+};
+
+void PrintTo(const NamespaceCase& c, std::ostream* os) { *os << c.note; }
+
+class NamespaceSelectorTest : public ::testing::TestWithParam<NamespaceCase> {};
+
+TEST_P(NamespaceSelectorTest, ReadsTheNamespaceLabels) {
+  const NamespaceCase& c = GetParam();
+  const policy::PolicySet policies = testing::inline_policies(policy_yaml(c.spec_extra));
+  ASSERT_EQ(policies.policies().size(), 1u);
+  const Json ml = parse_one("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ml\n"
+                            "  labels: {tier: prod}\n");
+  Inventory inventory;
+  if (c.namespace_known) {
+    ASSERT_TRUE(inventory.add(ml));
+  }
+  const Evaluation evaluation = evaluate(parse_one(kUnalignedTemplate), policies, inventory);
+  SCOPED_TRACE(testing::dump(evaluation));
+  ASSERT_EQ(evaluation.findings.size(), c.expected.size());
+  for (std::size_t i = 0; i < c.expected.size(); ++i) {
+    EXPECT_EQ(evaluation.findings[i].rule, c.expected[i].first);
+    EXPECT_EQ(evaluation.findings[i].action, c.expected[i].second);
+  }
+  EXPECT_EQ(evaluation.exempted.size(), c.exempted);
+  ASSERT_EQ(evaluation.unknown.size(), c.unknown);
+  for (const std::string& text : evaluation.unknown) {
+    EXPECT_THAT(text, ::testing::HasSubstr("the labels of namespace \"ml\" are not known"));
+  }
+  for (const Finding& finding : evaluation.exempted) {
+    EXPECT_EQ(finding.exception_reason.find("cannot be evaluated") != std::string::npos,
+              !c.namespace_known);
+  }
+}
+
+const std::string kProdSelector = "{matchLabels: {tier: prod}}";
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, NamespaceSelectorTest,
+    ::testing::Values(
+        NamespaceCase{"match_selects_the_namespace",
+                      "  match: {namespaceSelector: " + kProdSelector + "}\n", true, kMissingDeny},
+        NamespaceCase{"match_other_labels",
+                      "  match: {namespaceSelector: {matchLabels: {tier: dev}}}\n", true, {}},
+        NamespaceCase{"match_not_in_labels",
+                      "  match: {namespaceSelector: {matchExpressions: [{key: tier, operator: "
+                      "NotIn, values: [prod]}]}}\n",
+                      true, {}},
+        NamespaceCase{"match_unknown_namespace_does_not_run",
+                      "  match: {namespaceSelector: " + kProdSelector + "}\n", false, {}, 0, 1},
+        NamespaceCase{"name_label_without_namespace_object",
+                      "  match: {namespaceSelector: {matchExpressions: [{key: "
+                      "kubernetes.io/metadata.name, operator: In, values: [ml]}]}}\n",
+                      false, kMissingDeny},
+        NamespaceCase{"name_label_on_a_namespace_object_without_it",
+                      "  match: {namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: "
+                      "ml, tier: prod}}}\n",
+                      true, kMissingDeny},
+        NamespaceCase{"exception_by_namespace_labels",
+                      "  exceptions:\n  - {name: e, reason: r, match: {namespaceSelector: " +
+                          kProdSelector + "}}\n",
+                      true, {}, 1},
+        NamespaceCase{"exception_unknown_waives_and_says_so",
+                      "  exceptions:\n  - {name: e, reason: r, match: {namespaceSelector: " +
+                          kProdSelector + "}}\n",
+                      false, {}, 1},
+        NamespaceCase{"override_by_namespace_labels",
+                      "  rules: {missing-pcie-alignment: {action: warn}}\n  actionOverrides:\n"
+                      "  - {namespaceSelector: " +
+                          kProdSelector + ", action: deny}\n",
+                      true, kMissingDeny},
+        NamespaceCase{"override_unknown_never_strengthens",
+                      "  rules: {missing-pcie-alignment: {action: warn}}\n  actionOverrides:\n"
+                      "  - {namespaceSelector: " +
+                          kProdSelector + ", action: deny}\n",
+                      false, {{RuleId::kMissingPcieAlignment, Action::kWarn}}, 0, 1},
+        NamespaceCase{"override_unknown_weakens",
+                      "  actionOverrides:\n  - {namespaceSelector: " + kProdSelector +
+                          ", action: audit}\n",
+                      false, {{RuleId::kMissingPcieAlignment, Action::kAudit}}, 0, 1},
+        NamespaceCase{"override_unknown_then_a_known_one",
+                      "  actionOverrides:\n  - {namespaceSelector: " + kProdSelector +
+                          ", action: warn}\n  - {namespaces: [ml], action: deny}\n",
+                      false, {{RuleId::kMissingPcieAlignment, Action::kWarn}}, 0, 1}),
+    topoguard::testing::NoteName());
+
 // A finding an exception waives is kept in Evaluation::exempted with the exception's name and
 // reason, out of the findings and the patch.
 TEST(PolicyExceptionTest, WaivedFindingIsRecordedNotActedOn) {
