@@ -18,12 +18,16 @@ class ClusterCache::Feed final : public kube::ReflectorHandler {
   Feed(ClusterCache& cache, const kube::ResourceRef& resource)
       : cache_(cache),
         name_(resource.to_string()),
+        group_(resource.group),
+        plural_(resource.resource),
         reflector_(cache.client_, resource, *this, cache.options_.reflector) {}
 
   void start() { reflector_.start(); }
   void stop() { reflector_.stop(); }
 
   [[nodiscard]] const std::string& name() const { return name_; }
+  [[nodiscard]] const std::string& group() const { return group_; }
+  [[nodiscard]] const std::string& plural() const { return plural_; }
   [[nodiscard]] bool synced() const { return synced_.load(); }
   [[nodiscard]] bool not_served() const { return not_served_.load(); }
   // Zero while the watch follows the server.
@@ -103,6 +107,8 @@ class ClusterCache::Feed final : public kube::ReflectorHandler {
 
   ClusterCache& cache_;
   const std::string name_;
+  const std::string group_;
+  const std::string plural_;
   std::atomic<bool> synced_{false};
   std::atomic<bool> not_served_{false};
   std::atomic<std::int64_t> broken_since_{0};  // steady-clock ticks; 0: in step
@@ -137,7 +143,8 @@ ClusterCache::ClusterCache(kube::ApiClientPtr client, ResourceResolver resolve,
     : client_(std::move(client)),
       options_(std::move(options)),
       events_(std::move(events)),
-      resolve_(std::move(resolve)) {}
+      resolve_(std::move(resolve)),
+      feeds_(std::make_shared<const Feeds>()) {}
 
 ClusterCache::~ClusterCache() { stop(); }
 
@@ -151,11 +158,18 @@ void ClusterCache::stop() {
     wake_.notify_all();
     publisher_.join();
   }
-  if (resolved_.load()) {
-    for (const auto& feed : feeds_) {
-      feed->stop();
-    }
+  if (rediscoverer_.joinable()) {
+    rediscoverer_.request_stop();
+    rediscoverer_.join();
   }
+  for (const auto& feed : *feeds()) {
+    feed->stop();
+  }
+}
+
+std::shared_ptr<const ClusterCache::Feeds> ClusterCache::feeds() const {
+  std::lock_guard lock(feeds_mutex_);
+  return feeds_;
 }
 
 void ClusterCache::mark_dirty() {
@@ -167,13 +181,62 @@ void ClusterCache::mark_dirty() {
 }
 
 bool ClusterCache::all_synced() const {
-  return resolved_.load() && std::all_of(feeds_.begin(), feeds_.end(),
+  const std::shared_ptr<const Feeds> current = feeds();
+  return resolved_.load() && std::all_of(current->begin(), current->end(),
                                          [](const auto& feed) { return feed->synced(); });
 }
 
 void ClusterCache::run(std::stop_token stop) {
-  if (start_feeds(stop)) {
-    publish_loop(stop);
+  if (!start_feeds(stop)) {
+    return;
+  }
+  if (options_.rediscover_every.count() > 0) {
+    rediscoverer_ = std::jthread([this](std::stop_token own) { rediscover_loop(own); });
+  }
+  publish_loop(stop);
+}
+
+std::string ClusterCache::add_feeds(const std::vector<kube::ResourceRef>& resources) {
+  Feeds added;
+  {
+    std::lock_guard lock(feeds_mutex_);
+    auto next = std::make_shared<Feeds>(*feeds_);
+    for (const kube::ResourceRef& resource : resources) {
+      const bool watched = std::any_of(next->begin(), next->end(), [&](const auto& feed) {
+        return feed->group() == resource.group && feed->plural() == resource.resource;
+      });
+      if (!watched) {
+        added.push_back(std::make_shared<Feed>(*this, resource));
+        next->push_back(added.back());
+      }
+    }
+    feeds_ = std::move(next);
+  }
+  std::string names;
+  for (const auto& feed : added) {
+    names += (names.empty() ? "" : ", ") + feed->name();
+    feed->start();
+  }
+  return names;
+}
+
+void ClusterCache::rediscover_loop(const std::stop_token& stop) {
+  while (client_->clock()->sleep_for(options_.rediscover_every, stop)) {
+    Result<std::vector<kube::ResourceRef>> resources = resolve_(*client_, stop);
+    if (stop.stop_requested()) {
+      return;
+    }
+    if (!resources) {
+      if (events_) {
+        events_({CacheEvent::Kind::kResolveError, "",
+                 resources.error().to_string() + "; the resources watched stay as they are", {}});
+      }
+      continue;
+    }
+    const std::string names = add_feeds(*resources);
+    if (!names.empty() && events_) {
+      events_({CacheEvent::Kind::kResolved, "", "now also watching " + names, {}});
+    }
   }
 }
 
@@ -185,19 +248,12 @@ bool ClusterCache::start_feeds(const std::stop_token& stop) {
       return false;
     }
     if (resources) {
-      std::string names;
-      for (const kube::ResourceRef& resource : *resources) {
-        feeds_.push_back(std::make_unique<Feed>(*this, resource));
-        names += (names.empty() ? "" : ", ") + resource.to_string();
-      }
       resolved_ = true;
+      const std::string names = add_feeds(*resources);
       if (events_) {
         events_({CacheEvent::Kind::kResolved, "", "watching " + names, {}});
       }
-      for (const auto& feed : feeds_) {
-        feed->start();
-      }
-      if (feeds_.empty()) {
+      if (names.empty()) {
         mark_dirty();  // nothing to wait for: an empty snapshot
       }
       return true;
@@ -266,7 +322,8 @@ bool ClusterCache::stale() const {
     return false;
   }
   const auto now = client_->clock()->now();
-  return std::any_of(feeds_.begin(), feeds_.end(), [&](const auto& feed) {
+  const std::shared_ptr<const Feeds> current = feeds();
+  return std::any_of(current->begin(), current->end(), [&](const auto& feed) {
     return feed->broken_for(now) > options_.stale_after;
   });
 }
@@ -289,16 +346,17 @@ CacheStatus ClusterCache::status() const {
   if (!resolved_.load()) {
     return status;
   }
+  const std::shared_ptr<const Feeds> current_feeds = feeds();
   std::vector<std::size_t> counts;
   {
     std::lock_guard lock(mutex_);
-    for (const auto& feed : feeds_) {
+    for (const auto& feed : *current_feeds) {
       const auto found = store_.resources().find(feed->name());
       counts.push_back(found == store_.resources().end() ? 0 : found->second.size());
     }
   }
-  for (std::size_t i = 0; i < feeds_.size(); ++i) {
-    status.resources.push_back(feeds_[i]->status(now, counts[i]));
+  for (std::size_t i = 0; i < current_feeds->size(); ++i) {
+    status.resources.push_back((*current_feeds)[i]->status(now, counts[i]));
     status.objects += counts[i];
   }
   const CacheSnapshotPtr current = snapshot();

@@ -1,7 +1,8 @@
 // The cluster cache against the fake API server: it syncs, then follows slice events into new
 // snapshots within a second; it survives a 410 (relist) and a rotated service-account token; a
 // resource the cluster does not serve is held empty and reported; a watch broken longer than the
-// staleness bound makes fresh_snapshot() answer nullptr until the watch is back.
+// staleness bound makes fresh_snapshot() answer nullptr until the watch is back; a resource the
+// cluster comes to serve later is watched once discovery runs again.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -170,6 +171,48 @@ TEST_F(ClusterCacheTest, DiscoversWhatTheClusterServes) {
                             event.resource.find("NetworkAttachmentDefinition") != std::string::npos);
   }
   EXPECT_TRUE(reported);
+}
+
+// A CRD installed after start (Multus's NetworkAttachmentDefinition) is watched once discovery
+// runs again; the resources already watched keep their reflectors.
+TEST_F(ClusterCacheTest, WatchesAResourceTheClusterComesToServe) {
+  kube::ApiClientOptions client_options;
+  client_options.rate_limit.qps = 0;
+  Result<kube::ApiClientPtr> client = kube::ApiClient::create(fake_.config(), client_options);
+  ASSERT_TRUE(client.has_value()) << client.error().to_string();
+  ClusterCacheOptions options = quick_options();
+  options.rediscover_every = milliseconds(200);
+  CacheEventSink sink = [this](const CacheEvent& event) {
+    std::lock_guard lock(events_mutex_);
+    events_.push_back(event);
+  };
+  cache_ = std::make_unique<ClusterCache>(*client, discover_cluster_state(sink), options, sink);
+  cache_->start();
+  ASSERT_TRUE(eventually([&] { return cache_->synced(); }));
+  const std::size_t watched = cache_->status().resources.size();
+  EXPECT_EQ(resource(cache_->status(), "network-attachment-definitions"), nullptr);
+
+  fake_.add_resource("k8s.cni.cncf.io", "v1", "network-attachment-definitions",
+                     "NetworkAttachmentDefinition", true);
+  fake_.apply("ADDED",
+              {{"apiVersion", "k8s.cni.cncf.io/v1"},
+               {"kind", "NetworkAttachmentDefinition"},
+               {"metadata",
+                {{"name", "rdma-net"},
+                 {"namespace", "ml"},
+                 {"annotations", {{"k8s.v1.cni.cncf.io/resourceName", "rdma/ib"}}}}}});
+  ASSERT_TRUE(eventually(
+      [&] {
+        const CacheSnapshotPtr snapshot = cache_->snapshot();
+        return snapshot && snapshot->inventory.network_resource("ml", "rdma-net") != nullptr;
+      },
+      milliseconds(5000)));
+  EXPECT_EQ(*cache_->snapshot()->inventory.network_resource("ml", "rdma-net"), "rdma/ib");
+  const CacheStatus status = cache_->status();
+  EXPECT_EQ(status.resources.size(), watched + 1);
+  const ResourceStatus* slices = resource(status, "resourceslices");
+  ASSERT_NE(slices, nullptr);
+  EXPECT_EQ(slices->stats.lists, 1u);  // not listed again
 }
 
 TEST_F(ClusterCacheTest, RelistsAfterAnExpiredWatchAndMissesNothing) {

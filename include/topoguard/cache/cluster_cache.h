@@ -13,7 +13,9 @@
 //   reported; its reflector looks again every few minutes.
 // The resources are resolved first (discovery: which versions the cluster serves), on the
 // publisher's thread, again after a backoff while that fails, so a server started before the API
-// server answers gets there.
+// server answers gets there. Then again every `rediscover_every`: a resource the cluster has come
+// to serve since (a CRD installed after start) gets its reflector; one already watched keeps its
+// version.
 #pragma once
 
 #include <atomic>
@@ -38,6 +40,8 @@ namespace topoguard::cache {
 struct ClusterCacheOptions {
   std::chrono::milliseconds publish_interval{100};
   std::chrono::seconds stale_after{60};
+  // Zero: resolve once.
+  std::chrono::milliseconds rediscover_every{std::chrono::minutes(5)};
   kube::ReflectorOptions reflector;
 };
 
@@ -83,7 +87,7 @@ using ResourceResolver =
 
 // What `serve` watches: kube::cluster_state_resources() as discovery finds them served. A
 // resource the cluster does not serve (an absent CRD) is left out and reported to `events`; the
-// cache picks it up when it starts again.
+// cache picks it up when it resolves again.
 [[nodiscard]] ResourceResolver discover_cluster_state(CacheEventSink events);
 
 class ClusterCache {
@@ -111,10 +115,15 @@ class ClusterCache {
 
  private:
   class Feed;
+  using Feeds = std::vector<std::shared_ptr<Feed>>;
 
   void run(std::stop_token stop);
   // Resolves the resources and starts their reflectors; false when stopped first.
   bool start_feeds(const std::stop_token& stop);
+  // Starts reflectors for those of `resources` not watched yet; returns their names.
+  std::string add_feeds(const std::vector<kube::ResourceRef>& resources);
+  void rediscover_loop(const std::stop_token& stop);
+  [[nodiscard]] std::shared_ptr<const Feeds> feeds() const;
   void publish_loop(const std::stop_token& stop);
   void mark_dirty();
   [[nodiscard]] bool all_synced() const;
@@ -130,8 +139,8 @@ class ClusterCache {
   SnapshotBuilder builder_;  // the publisher's only
 
   const ResourceResolver resolve_;
-  // Written once by the publisher's thread before `resolved_` is set; read after it is.
-  std::vector<std::unique_ptr<Feed>> feeds_;
+  mutable std::mutex feeds_mutex_;
+  std::shared_ptr<const Feeds> feeds_;  // guarded by feeds_mutex_; replaced, never changed
   std::atomic<bool> resolved_{false};
   mutable std::mutex snapshot_mutex_;
   CacheSnapshotPtr snapshot_;  // guarded by snapshot_mutex_
@@ -139,6 +148,7 @@ class ClusterCache {
   std::atomic<std::int64_t> last_build_ns_{0};
   mutable std::atomic<std::uint64_t> stale_reads_{0};
   std::jthread publisher_;
+  std::jthread rediscoverer_;  // started by the publisher's thread, joined after it
 };
 
 using ClusterCachePtr = std::shared_ptr<ClusterCache>;
