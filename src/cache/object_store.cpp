@@ -5,6 +5,21 @@
 #include "topoguard/k8s/object.h"
 
 namespace topoguard::cache {
+namespace {
+
+// The object as kept: without metadata.managedFields, which nothing here reads and which the API
+// server sends with every object, often as large as its spec.
+ObjectPtr kept(Json&& object) {
+  if (object.is_object()) {
+    if (auto metadata = object.find("metadata");
+        metadata != object.end() && metadata->is_object()) {
+      metadata->erase("managedFields");
+    }
+  }
+  return std::make_shared<const Json>(std::move(object));
+}
+
+}  // namespace
 
 std::string object_key(const Json& object) {
   const k8s::ObjectRef ref = k8s::object_ref(object);
@@ -15,7 +30,7 @@ void ObjectStore::replace(const std::string& resource, std::vector<Json>&& items
   ObjectMap objects;
   for (Json& item : items) {
     std::string key = object_key(item);
-    objects.insert_or_assign(std::move(key), std::make_shared<const Json>(std::move(item)));
+    objects.insert_or_assign(std::move(key), kept(std::move(item)));
   }
   resources_.insert_or_assign(resource, std::move(objects));
 }
@@ -26,7 +41,7 @@ void ObjectStore::apply(const std::string& resource, kube::WatchEventType type, 
   switch (type) {
     case kube::WatchEventType::kAdded:
     case kube::WatchEventType::kModified:
-      objects.insert_or_assign(std::move(key), std::make_shared<const Json>(std::move(object)));
+      objects.insert_or_assign(std::move(key), kept(std::move(object)));
       break;
     case kube::WatchEventType::kDeleted:
       objects.erase(key);

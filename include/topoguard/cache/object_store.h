@@ -1,6 +1,8 @@
 // The objects of the watched resources as their last list and the events since leave them: one
 // map per resource, keyed "namespace/name". Updated per event (a put or an erase, never a rebuild)
-// and copied cheaply: objects are shared, immutable trees, so a copy shares them. Pure: no I/O,
+// and copied cheaply: objects are shared, immutable trees, so a copy shares them. Objects are kept
+// without metadata.managedFields (as client-go informers' transforms commonly drop them): nothing
+// reads them, and the API server sends them with every object. Pure: no I/O,
 // no threads; the cluster cache feeds it from its reflectors under its own mutex.
 #pragma once
 

@@ -217,6 +217,22 @@ TEST(ObjectStoreTest, SnapshotsShareObjectsAndStayAsTheyWere) {
   EXPECT_EQ(second->generation, 2u);
 }
 
+// managedFields, which the API server sends with every object, are not kept; the rest is.
+TEST(ObjectStoreTest, DropsManagedFields) {
+  Json listed = slice("a", 1, 1);
+  listed["metadata"]["managedFields"] = Json::array({{{"manager", "kubelet"}}});
+  Json event = slice("b", 2, 1);
+  event["metadata"]["managedFields"] = Json::array({{{"manager", "gpu-driver"}}});
+  ObjectStore store;
+  store.replace("resourceslices", {listed});
+  store.apply("resourceslices", WatchEventType::kAdded, std::move(event));
+  for (const auto& [key, object] : store.resources().at("resourceslices")) {
+    EXPECT_FALSE((*object)["metadata"].contains("managedFields")) << key;
+    EXPECT_TRUE((*object)["metadata"].contains("name")) << key;
+  }
+  EXPECT_EQ(build_snapshot(store, 1)->cluster_state.devices().size(), 2u);
+}
+
 TEST(ObjectStoreTest, DeletesOfUnknownObjectsAndBookmarksChangeNothing) {
   ObjectStore store;
   store.replace("resourceslices", {slice("a", 1, 1)});
