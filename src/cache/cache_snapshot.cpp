@@ -13,10 +13,7 @@ constexpr std::string_view kTaintRules = "devicetaintrules";
 const ObjectMap& objects_of(const ObjectStore& store, std::string_view resource) {
   static const ObjectMap kNone;
   for (const auto& [name, objects] : store.resources()) {
-    // Resources are named "<plural>.<version>.<group>" (kube::ResourceRef::to_string) or by the
-    // plural alone.
-    if (name == resource || (name.size() > resource.size() && name.starts_with(resource) &&
-                             name[resource.size()] == '.')) {
+    if (is_resource(name, resource)) {
       return objects;
     }
   }
@@ -69,9 +66,14 @@ CacheSnapshotPtr SnapshotBuilder::build(const ObjectStore& objects, std::uint64_
   snapshot->generation = generation;
   snapshot->objects = objects;
   cluster::ClusterStateBuilder builder;
+  const SliceMap& slices = snapshot->objects.slices();
   for (const auto& [resource, by_key] : snapshot->objects.resources()) {
+    const bool are_slices = is_resource(resource, kSlices);
     for (const auto& [key, object] : by_key) {
-      if (Result<bool> added = builder.add(object, slices_); !added) {
+      const auto slice = are_slices ? slices.find(key) : slices.end();
+      if (Result<bool> added = slice != slices.end() ? builder.add_slice(*object, slice->second)
+                                                      : builder.add(*object);
+          !added) {
         Error error = added.error();
         error.message = resource + " " + key + ": " + error.message;
         snapshot->errors.push_back(std::move(error));
@@ -80,7 +82,6 @@ CacheSnapshotPtr SnapshotBuilder::build(const ObjectStore& objects, std::uint64_
     }
   }
   snapshot->cluster_state = std::move(builder).finish();
-  slices_.sweep();
 
   const std::optional<std::set<std::string>> nodes =
       shapes_ ? changed_nodes(objects) : std::nullopt;

@@ -7,19 +7,43 @@
 namespace topoguard::cache {
 namespace {
 
-// The object as kept: without metadata.managedFields, which nothing here reads and which the API
-// server sends with every object, often as large as its spec.
-ObjectPtr kept(Json&& object) {
+constexpr std::string_view kSlices = "resourceslices";
+
+// Without metadata.managedFields, which nothing here reads and which the API server sends with
+// every object, often as large as its spec.
+void drop_managed_fields(Json& object) {
   if (object.is_object()) {
     if (auto metadata = object.find("metadata");
         metadata != object.end() && metadata->is_object()) {
       metadata->erase("managedFields");
     }
   }
-  return std::make_shared<const Json>(std::move(object));
+}
+
+// What the slice's ParsedSlice holds, left out of the object kept beside it.
+void drop_devices(Json& slice) {
+  if (auto spec = slice.find("spec"); spec != slice.end() && spec->is_object()) {
+    spec->erase("devices");
+    spec->erase("sharedCounters");
+  }
 }
 
 }  // namespace
+
+bool is_resource(std::string_view resource, std::string_view plural) {
+  return resource == plural || (resource.size() > plural.size() && resource.starts_with(plural) &&
+                                resource[plural.size()] == '.');
+}
+
+void ObjectStore::put(const std::string& resource, ObjectMap& objects, Json&& object) {
+  std::string key = object_key(object);
+  drop_managed_fields(object);
+  if (is_resource(resource, kSlices)) {
+    slices_.insert_or_assign(key, cluster::ClusterStateBuilder::read_slice(object));
+    drop_devices(object);
+  }
+  objects.insert_or_assign(std::move(key), std::make_shared<const Json>(std::move(object)));
+}
 
 std::string object_key(const Json& object) {
   const k8s::ObjectRef ref = k8s::object_ref(object);
@@ -27,25 +51,31 @@ std::string object_key(const Json& object) {
 }
 
 void ObjectStore::replace(const std::string& resource, std::vector<Json>&& items) {
+  if (is_resource(resource, kSlices)) {
+    slices_.clear();
+  }
   ObjectMap objects;
   for (Json& item : items) {
-    std::string key = object_key(item);
-    objects.insert_or_assign(std::move(key), kept(std::move(item)));
+    put(resource, objects, std::move(item));
   }
   resources_.insert_or_assign(resource, std::move(objects));
 }
 
 void ObjectStore::apply(const std::string& resource, kube::WatchEventType type, Json&& object) {
   ObjectMap& objects = resources_[resource];
-  std::string key = object_key(object);
   switch (type) {
     case kube::WatchEventType::kAdded:
     case kube::WatchEventType::kModified:
-      objects.insert_or_assign(std::move(key), kept(std::move(object)));
+      put(resource, objects, std::move(object));
       break;
-    case kube::WatchEventType::kDeleted:
+    case kube::WatchEventType::kDeleted: {
+      const std::string key = object_key(object);
       objects.erase(key);
+      if (is_resource(resource, kSlices)) {
+        slices_.erase(key);
+      }
       break;
+    }
     case kube::WatchEventType::kBookmark:
     case kube::WatchEventType::kError:
       break;

@@ -619,36 +619,10 @@ Result<ParsedSlicePtr> ClusterStateBuilder::read_slice(const Json& object) {
   return ParsedSlicePtr(std::move(read));
 }
 
-const Result<ParsedSlicePtr>& SliceMemo::read(const std::shared_ptr<const Json>& object) {
-  auto found = entries_.find(object.get());
-  if (found == entries_.end()) {
-    found = entries_
-                .emplace(object.get(),
-                         Entry{object, ClusterStateBuilder::read_slice(*object), true})
-                .first;
-  }
-  found->second.read = true;
-  return found->second.slice;
-}
-
-void SliceMemo::sweep() {
-  std::erase_if(entries_, [](const auto& entry) { return !entry.second.read; });
-  for (auto& [key, entry] : entries_) {
-    entry.read = false;
-  }
-}
-
 bool ClusterStateBuilder::is_kind(const Json& object, std::string_view kind) {
   return object.is_object() &&
          k8s::api_group(string_member_view(object, "apiVersion")) == "resource.k8s.io" &&
          string_member_view(object, "kind") == kind;
-}
-
-Result<bool> ClusterStateBuilder::add(const std::shared_ptr<const Json>& object, SliceMemo& memo) {
-  if (is_kind(*object, "ResourceSlice")) {
-    return add_slice(*object, memo.read(object));
-  }
-  return add(*object);
 }
 
 Result<bool> ClusterStateBuilder::add_slice(const Json& object,

@@ -45,8 +45,9 @@ using CacheSnapshotPtr = std::shared_ptr<const CacheSnapshot>;
 // Builds the snapshots of one cache, one after another, keeping the node shapes of the last: a
 // snapshot after slice events of some nodes re-keys only those nodes (ShapeIndex::update_node);
 // other changes to devices (slices for all nodes or chosen by selector, taint rules) key every
-// node again. Claims, templates and the rest change no shape. Slices are read once, when they
-// arrive; a snapshot shares the devices of unchanged slices with the one before. Not thread-safe.
+// node again. Claims, templates and the rest change no shape. Slices are read once, when the store
+// takes them; a snapshot shares the devices of unchanged slices with the one before. Not
+// thread-safe.
 class SnapshotBuilder {
  public:
   // The snapshot of `objects` (shared with it, not copied).
@@ -60,7 +61,6 @@ class SnapshotBuilder {
 
   std::optional<cluster::ShapeIndex> shapes_;
   ObjectStore last_;
-  cluster::SliceMemo slices_;  // the slices of the last build, read once
 };
 
 // One snapshot of `objects`, shapes built from scratch.

@@ -214,25 +214,6 @@ struct ParsedSlice {
 
 using ParsedSlicePtr = std::shared_ptr<const ParsedSlice>;
 
-// ResourceSlices already read, by object. A watch cache builds a state per event from objects
-// that are immutable and shared between its generations, so the same object is the same slice:
-// only the slices an event changed are read again. Not thread-safe.
-class SliceMemo {
- public:
-  // The slice of `object`, read unless this very object was read before.
-  [[nodiscard]] const Result<ParsedSlicePtr>& read(const std::shared_ptr<const Json>& object);
-  // Forgets the objects not read since the last sweep.
-  void sweep();
-
- private:
-  struct Entry {
-    std::shared_ptr<const Json> object;  // keeps the key's address from being reused
-    Result<ParsedSlicePtr> slice;
-    bool read = true;
-  };
-  std::unordered_map<const Json*, Entry> entries_;
-};
-
 // Collects ResourceSlices, DeviceClasses, DeviceTaintRules (v1alpha3, v1beta2, v1) and the
 // allocations of ResourceClaims; other kinds are ignored. Only the newest
 // generation of each pool counts, as for the scheduler.
@@ -241,8 +222,9 @@ class ClusterStateBuilder {
   // Reads `object` when it is a ResourceSlice or DeviceClass. Returns whether it was one; an
   // error names the offending field (JSON pointer in the object) and drops that object.
   [[nodiscard]] Result<bool> add(const Json& object);
-  // The same, reading a ResourceSlice through `memo`.
-  [[nodiscard]] Result<bool> add(const std::shared_ptr<const Json>& object, SliceMemo& memo);
+  // A ResourceSlice read before (read_slice), with its object (which may lack spec.devices):
+  // an unreadable slice leaves its node incomplete and returns its error.
+  [[nodiscard]] Result<bool> add_slice(const Json& object, const Result<ParsedSlicePtr>& slice);
   [[nodiscard]] ClusterState finish() &&;
 
   // `object` as a ResourceSlice; an error names the offending field.
@@ -258,7 +240,6 @@ class ClusterStateBuilder {
 
   // Whether `object` is a resource.k8s.io object of `kind`.
   [[nodiscard]] static bool is_kind(const Json& object, std::string_view kind);
-  Result<bool> add_slice(const Json& object, const Result<ParsedSlicePtr>& slice);
   Result<bool> add_device_class(const Json& object);
   Result<bool> add_taint_rule(const Json& object);
   Result<bool> add_claim(const Json& object);

@@ -233,6 +233,36 @@ TEST(ObjectStoreTest, DropsManagedFields) {
   EXPECT_EQ(build_snapshot(store, 1)->cluster_state.devices().size(), 2u);
 }
 
+// A slice is read once, when the store takes it, and kept as read: its object without the
+// devices, beside the slice. Snapshots share the devices of the slices no event changed.
+TEST(ObjectStoreTest, KeepsSlicesReadAndSharesTheirDevices) {
+  ObjectStore store;
+  store.replace("resourceslices.v1.resource.k8s.io", {slice("a", 1, 2), slice("b", 2, 1)});
+  const ObjectPtr& kept = store.resources().at("resourceslices.v1.resource.k8s.io").at("/a-gpu");
+  EXPECT_FALSE((*kept)["spec"].contains("devices"));
+  EXPECT_EQ((*kept)["spec"]["nodeName"], "a");
+  ASSERT_EQ(store.slices().size(), 2u);
+  const Result<cluster::ParsedSlicePtr>& read = store.slices().at("/a-gpu");
+  ASSERT_TRUE(read);
+  EXPECT_EQ((*read)->devices.size(), 2u);
+
+  SnapshotBuilder builder;
+  const CacheSnapshotPtr first = builder.build(store, 1);
+  store.apply("resourceslices.v1.resource.k8s.io", WatchEventType::kModified, slice("b", 3, 3));
+  const CacheSnapshotPtr second = builder.build(store, 2);
+  EXPECT_EQ(second->cluster_state.devices().size(), 5u);
+  const auto device_of = [](const CacheSnapshot& snapshot, std::string_view id) {
+    return &snapshot.cluster_state.devices()[*snapshot.cluster_state.device_index(id)];
+  };
+  const std::string unchanged = (*read)->devices[0]->id();
+  EXPECT_EQ(device_of(*first, unchanged), device_of(*second, unchanged));
+  EXPECT_EQ(device_of(*second, unchanged), (*read)->devices[0].get());
+
+  store.apply("resourceslices.v1.resource.k8s.io", WatchEventType::kDeleted, slice("a", 4, 2));
+  EXPECT_EQ(store.slices().count("/a-gpu"), 0u);
+  EXPECT_EQ(builder.build(store, 3)->cluster_state.devices().size(), 3u);
+}
+
 TEST(ObjectStoreTest, DeletesOfUnknownObjectsAndBookmarksChangeNothing) {
   ObjectStore store;
   store.replace("resourceslices", {slice("a", 1, 1)});

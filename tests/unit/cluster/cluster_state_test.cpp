@@ -175,12 +175,11 @@ spec:
   EXPECT_EQ(state.slice_count(), 4u);
 }
 
-// A memo reads each slice object once: states built one after another share the devices of the
-// slices they have in common; a DeviceTaintRule taints a copy, never the shared device; an object
-// not read since the last sweep is forgotten, and a bad slice stays an error at its field.
-TEST(ClusterStateTest, SliceMemoSharesDevicesBetweenStates) {
-  std::vector<std::shared_ptr<const Json>> objects;
-  for (Json& object : parse_documents(R"(
+// A slice read once is shared by the states built from it: a DeviceTaintRule taints a copy,
+// never the shared device; a slice that could not be read stays an error at its field and
+// leaves its node incomplete.
+TEST(ClusterStateTest, SlicesReadOnceAreSharedBetweenStates) {
+  const std::vector<Json> objects = parse_documents(R"(
 apiVersion: resource.k8s.io/v1
 kind: ResourceSlice
 metadata: {name: gpus}
@@ -195,21 +194,20 @@ apiVersion: resource.k8s.io/v1
 kind: DeviceTaintRule
 metadata: {name: maintenance}
 spec: {deviceSelector: {driver: d}, taint: {key: m, effect: NoSchedule}}
-)")) {
-    objects.push_back(std::make_shared<const Json>(std::move(object)));
-  }
-  SliceMemo memo;
+)");
+  const Result<ParsedSlicePtr> gpus = ClusterStateBuilder::read_slice(objects[0]);
+  const Result<ParsedSlicePtr> broken = ClusterStateBuilder::read_slice(objects[1]);
+  ASSERT_TRUE(gpus);
+  ASSERT_FALSE(broken);
+  EXPECT_EQ(broken.error().location.field, "/spec/devices/0/name");
   const auto build = [&](bool with_rule) {
     ClusterStateBuilder builder;
-    EXPECT_TRUE(builder.add(objects[0], memo));
-    const Result<bool> broken = builder.add(objects[1], memo);
-    EXPECT_TRUE(!broken && broken.error().location.field == "/spec/devices/0/name");
+    EXPECT_TRUE(builder.add_slice(objects[0], gpus));
+    EXPECT_FALSE(builder.add_slice(objects[1], broken));
     if (with_rule) {
-      EXPECT_TRUE(builder.add(objects[2], memo));
+      EXPECT_TRUE(builder.add(objects[2]));
     }
-    ClusterState state = std::move(builder).finish();
-    memo.sweep();
-    return state;
+    return std::move(builder).finish();
   };
   const ClusterState tainted = build(true);
   const ClusterState clean = build(false);
@@ -218,15 +216,8 @@ spec: {deviceSelector: {driver: d}, taint: {key: m, effect: NoSchedule}}
   EXPECT_EQ(tainted.devices()[0].taints.size(), 1u);
   EXPECT_TRUE(clean.devices()[0].taints.empty());
   EXPECT_TRUE(clean.nodes().back().incomplete);  // n2: its slice could not be read
-
-  const ParsedSlicePtr first = *memo.read(objects[0]);
-  EXPECT_EQ(*memo.read(objects[0]), first);
-  EXPECT_EQ(&clean.devices()[0], first->devices[0].get());  // shared, not copied
-  memo.sweep();  // read since the last sweep: kept
-  EXPECT_EQ(*memo.read(objects[0]), first);
-  memo.sweep();
-  memo.sweep();  // not read in between: forgotten, read again
-  EXPECT_NE(*memo.read(objects[0]), first);
+  EXPECT_EQ(&clean.devices()[0], (*gpus)->devices[0].get());  // shared, not copied
+  EXPECT_NE(&tainted.devices()[0], (*gpus)->devices[0].get());
 }
 
 // perDeviceNodeSelection puts each device on its own node; DeviceClasses keep their selectors.
