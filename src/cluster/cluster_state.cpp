@@ -331,6 +331,8 @@ Status read_device_properties(const Json& holder, const std::string& pointer, De
     return attributes.error();
   }
   if (*attributes != nullptr) {
+    std::map<std::string, AttributeValue, std::less<>> qualified_attributes;
+    std::map<std::string, AttributeValue, std::less<>> short_attributes;
     const std::string attributes_pointer = append_pointer(pointer, "attributes");
     for (const auto& [name, value] : (*attributes)->items()) {
       auto attribute = read_attribute(value, append_pointer(attributes_pointer, name));
@@ -341,18 +343,21 @@ Status read_device_properties(const Json& holder, const std::string& pointer, De
       const bool qualified = name.find('/') != std::string::npos;
       std::string key = qualify(device.driver, name);
       if (qualified) {
-        device.attributes.insert_or_assign(std::move(key), std::move(attribute).value());
+        qualified_attributes.insert_or_assign(std::move(key), std::move(attribute).value());
       } else {
-        device.short_attributes.emplace(name, *attribute);
-        device.attributes.emplace(std::move(key), std::move(attribute).value());
+        short_attributes.emplace(name, *attribute);
+        qualified_attributes.emplace(std::move(key), std::move(attribute).value());
       }
     }
+    device.attributes = AttributeTable(std::move(qualified_attributes));
+    device.short_attributes = AttributeTable(std::move(short_attributes));
   }
   auto capacity = optional(holder, pointer, "capacity", "object", &Json::is_object);
   if (!capacity) {
     return capacity.error();
   }
   if (*capacity != nullptr) {
+    std::map<std::string, std::string, std::less<>> quantities;
     const std::string capacity_pointer = append_pointer(pointer, "capacity");
     for (const auto& [name, entry] : (*capacity)->items()) {
       std::string entry_pointer = append_pointer(capacity_pointer, name);
@@ -377,8 +382,9 @@ Status read_device_properties(const Json& holder, const std::string& pointer, De
       if (!text) {
         return text.error();
       }
-      device.capacity.insert_or_assign(qualify(device.driver, name), std::move(text).value());
+      quantities.insert_or_assign(qualify(device.driver, name), std::move(text).value());
     }
+    device.capacity = CapacityTable(std::move(quantities));
   }
   auto multiple = optional(holder, pointer, "allowMultipleAllocations", "boolean", &Json::is_boolean);
   if (!multiple) {
@@ -458,6 +464,14 @@ bool AttributeValue::contains(const Scalar& value) const {
     }
     return element == value;
   });
+}
+
+std::size_t AttributeValueHash::operator()(const AttributeValue& value) const {
+  std::size_t hash = static_cast<std::size_t>(value.type) * 2 + (value.list ? 1 : 0);
+  for (const AttributeValue::Scalar& scalar : value.values) {
+    hash = hash * 31 + std::hash<AttributeValue::Scalar>()(scalar);
+  }
+  return hash;
 }
 
 bool AttributeValue::shares_element(const AttributeValue& other) const {

@@ -19,6 +19,7 @@
 
 #include <boost/iterator/indirect_iterator.hpp>
 
+#include "topoguard/cluster/interned_table.h"
 #include "topoguard/common/json.h"
 #include "topoguard/common/result.h"
 
@@ -40,7 +41,16 @@ struct AttributeValue {
   [[nodiscard]] bool contains(const Scalar& value) const;
   // "pci0000:10", "8", "true", "[0, 1]": for messages and reports.
   [[nodiscard]] std::string to_string() const;
+
+  friend bool operator==(const AttributeValue&, const AttributeValue&) = default;
 };
+
+struct AttributeValueHash {
+  [[nodiscard]] std::size_t operator()(const AttributeValue& value) const;
+};
+
+using AttributeTable = InternedTable<AttributeValue, AttributeValueHash>;
+using CapacityTable = InternedTable<std::string>;
 
 [[nodiscard]] std::string_view attribute_type_name(AttributeValue::Type type);
 [[nodiscard]] std::string scalar_to_string(const AttributeValue::Scalar& value);
@@ -98,12 +108,12 @@ struct Device {
   std::string node;  // for kNode
   // Fully qualified names: an unqualified attribute belongs to the driver's domain, so the key
   // is "<driver>/<name>"; a qualified one keeps its name. Same for capacity.
-  std::map<std::string, AttributeValue, std::less<>> attributes;
+  AttributeTable attributes;
   // The attributes the driver published without a domain, by that short name: the allocator
   // finds them under a constraint name without a domain (`numaNode`), which the matchAttribute of
   // DRADerivedAttributes allows.
-  std::map<std::string, AttributeValue, std::less<>> short_attributes;
-  std::map<std::string, std::string, std::less<>> capacity;  // valid quantities, as written
+  AttributeTable short_attributes;
+  CapacityTable capacity;  // valid quantities, as written
   // capacity.<name>.requestPolicy (DRAConsumableCapacity), by the same qualified names.
   std::map<std::string, RequestPolicy, std::less<>> request_policies;
   bool allow_multiple_allocations = false;

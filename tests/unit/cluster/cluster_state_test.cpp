@@ -41,7 +41,7 @@ TEST_P(SliceVersionsTest, NormalisesDevice) {
   const AttributeValue* version = device.attribute("gpu.nvidia.com/driverVersion");
   ASSERT_NE(version, nullptr);
   EXPECT_EQ(version->type, AttributeValue::Type::kVersion);
-  EXPECT_EQ(device.capacity.at("gpu.nvidia.com/memory"), "40Gi");
+  EXPECT_EQ(device.capacity.find("gpu.nvidia.com/memory")->second, "40Gi");
   ASSERT_EQ(state.nodes().size(), 1u);
   EXPECT_EQ(state.nodes()[0].devices, std::vector<std::size_t>{0});
 }
@@ -332,7 +332,7 @@ TEST(ClusterStateTest, ReadsRealCaptures) {
   ASSERT_EQ(p4d.nodes().size(), 1u);
   EXPECT_EQ(p4d.nodes()[0].name, "ip-192-168-153-160.ec2.internal");
   EXPECT_EQ(p4d.devices().size(), 15u);  // 8 GPUs, 4 EFA, 3 ENA
-  EXPECT_EQ(p4d.devices()[0].capacity.at("gpu.nvidia.com/memory"), "40Gi");
+  EXPECT_EQ(p4d.devices()[0].capacity.find("gpu.nvidia.com/memory")->second, "40Gi");
 
   const ClusterState gb300 = testing::load_corpus_state(
       {"dranet/examples/azure_aks_examples/gb300/resourceslice-gpu.yaml",
