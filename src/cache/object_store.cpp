@@ -1,5 +1,8 @@
 #include "topoguard/cache/object_store.h"
 
+#include <algorithm>
+#include <initializer_list>
+#include <iterator>
 #include <utility>
 
 #include "topoguard/k8s/object.h"
@@ -20,11 +23,21 @@ void drop_managed_fields(Json& object) {
   }
 }
 
-// What the slice's ParsedSlice holds, left out of the object kept beside it.
+// The object kept beside a slice read: what names it and its node (which events change), the
+// rest being in the slice read or read by nothing.
+void keep_only(Json& object, std::initializer_list<std::string_view> names) {
+  for (auto it = object.begin(); it != object.end();) {
+    it = std::find(names.begin(), names.end(), it.key()) == names.end() ? object.erase(it)
+                                                                        : std::next(it);
+  }
+}
+
 void drop_devices(Json& slice) {
   if (auto spec = slice.find("spec"); spec != slice.end() && spec->is_object()) {
-    spec->erase("devices");
-    spec->erase("sharedCounters");
+    keep_only(*spec, {"nodeName"});
+  }
+  if (auto metadata = slice.find("metadata"); metadata != slice.end() && metadata->is_object()) {
+    keep_only(*metadata, {"name", "namespace", "uid", "resourceVersion"});
   }
 }
 

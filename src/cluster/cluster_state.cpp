@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <tuple>
 #include <utility>
 
 #include "topoguard/cel/value.h"
@@ -500,9 +501,41 @@ const AttributeValue* Device::attribute(std::string_view qualified_name) const {
 
 std::string Device::id() const { return driver + "/" + pool + "/" + name; }
 
+namespace {
+
+// A device's identity, which Device::id() joins with slashes.
+using DeviceKey = std::tuple<std::string_view, std::string_view, std::string_view>;
+
+DeviceKey key_of(const Device& device) { return {device.driver, device.pool, device.name}; }
+
+std::uint32_t hash_of(const DeviceKey& key) {
+  const std::hash<std::string_view> hash;
+  const std::size_t full =
+      (hash(std::get<0>(key)) * 31 + hash(std::get<1>(key))) * 31 + hash(std::get<2>(key));
+  return static_cast<std::uint32_t>(full ^ (full >> 32));
+}
+
+}  // namespace
+
 std::optional<std::size_t> ClusterState::device_index(std::string_view id) const {
-  auto it = device_ids_.find(id);
-  return it == device_ids_.end() ? std::nullopt : std::optional(it->second);
+  // Neither a driver (a DNS subdomain) nor a device name (a DNS label) has a slash; a pool
+  // name may.
+  const std::size_t first = id.find('/');
+  const std::size_t last = id.rfind('/');
+  if (first == std::string_view::npos || first == last) {
+    return std::nullopt;
+  }
+  const DeviceKey wanted{id.substr(0, first), id.substr(first + 1, last - first - 1),
+                         id.substr(last + 1)};
+  const std::uint32_t hash = hash_of(wanted);
+  for (auto it = std::lower_bound(device_ids_.begin(), device_ids_.end(),
+                                  std::pair<std::uint32_t, std::uint32_t>(hash, 0));
+       it != device_ids_.end() && it->first == hash; ++it) {
+    if (key_of(devices_[it->second]) == wanted) {
+      return it->second;
+    }
+  }
+  return std::nullopt;
 }
 
 const DeviceClass* ClusterState::device_class(std::string_view name) const {
@@ -846,11 +879,19 @@ ClusterState ClusterStateBuilder::finish() && {
   std::map<std::string, std::size_t, std::less<>> node_index;
   std::vector<std::size_t> all_node_devices;
   std::set<std::string> incomplete_nodes = broken_nodes_;
+  // Device names of the pools published in several slices: a slice never lists a device
+  // twice (read_slice), but two slices of one pool may.
+  std::map<PoolKey, std::set<std::string_view>> names_in_pool;
+  std::size_t last_node = 0;  // a slice's devices are mostly on one node
   const auto node_of = [&](const std::string& name) -> Node& {
+    if (last_node < state.nodes_.size() && state.nodes_[last_node].name == name) {
+      return state.nodes_[last_node];
+    }
     auto [it, inserted] = node_index.try_emplace(name, state.nodes_.size());
     if (inserted) {
       state.nodes_.push_back(Node{name, {}, false});
     }
+    last_node = it->second;
     return state.nodes_[it->second];
   };
   for (const ParsedSlicePtr& read : slices_) {
@@ -865,7 +906,18 @@ ClusterState ClusterStateBuilder::finish() && {
       state.counter_sets_.insert_or_assign(slice.driver + "/" + slice.pool + "/" + name,
                                            counters);
     }
+    std::set<std::string_view>* pool_names =
+        seen > 1 ? &names_in_pool[PoolKey{slice.driver, slice.pool}] : nullptr;
     for (DevicePtr shared : slice.devices) {
+      if (pool_names != nullptr && !pool_names->insert(shared->name).second) {
+        // The same device in two slices of one pool: the scheduler rejects such a pool.
+        if (shared->scope == NodeScope::kNode) {
+          incomplete_nodes.insert(shared->node);
+        } else {
+          state.incomplete_ = true;
+        }
+        continue;
+      }
       std::shared_ptr<Device> tainted;  // a copy, when a rule taints the slice's device
       for (const TaintRule& rule : taint_rules_) {
         if ((!rule.driver || *rule.driver == shared->driver) &&
@@ -882,15 +934,6 @@ ClusterState ClusterStateBuilder::finish() && {
       }
       const Device& device = *shared;
       const std::size_t index = state.devices_.size();
-      if (!state.device_ids_.emplace(device.id(), index).second) {
-        // The same device in two slices of one pool: the scheduler rejects such a pool.
-        if (device.scope == NodeScope::kNode) {
-          incomplete_nodes.insert(device.node);
-        } else {
-          state.incomplete_ = true;
-        }
-        continue;
-      }
       switch (device.scope) {
         case NodeScope::kNode:
           node_of(device.node).devices.push_back(index);
@@ -924,6 +967,12 @@ ClusterState ClusterStateBuilder::finish() && {
     node.devices.insert(node.devices.end(), all_node_devices.begin(), all_node_devices.end());
     node.incomplete = incomplete_nodes.count(node.name) != 0;
   }
+  state.device_ids_.reserve(state.devices_.size());
+  for (std::size_t index = 0; index < state.devices_.size(); ++index) {
+    state.device_ids_.emplace_back(hash_of(key_of(state.devices_[index])),
+                                   static_cast<std::uint32_t>(index));
+  }
+  std::sort(state.device_ids_.begin(), state.device_ids_.end());
   return state;
 }
 

@@ -197,7 +197,8 @@ class ClusterState {
   friend class ClusterStateBuilder;
 
   DeviceList devices_;
-  std::map<std::string, std::size_t, std::less<>> device_ids_;
+  // (hash of driver, pool and name; index into devices_), in order.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> device_ids_;
   std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>>
       counter_sets_;
   std::vector<Allocation> allocations_;
