@@ -146,7 +146,6 @@ class InternedTable {
         [](const Entry& entry, std::string_view wanted) { return *entry.name < wanted; });
     return it != entries_.end() && *it->name == name ? const_iterator(&*it) : end();
   }
-  [[nodiscard]] std::size_t count(std::string_view name) const { return find(name) != end() ? 1 : 0; }
 
  private:
   static InternPool<std::string>& names() { return InternPool<std::string>::instance(); }
