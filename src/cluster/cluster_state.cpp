@@ -528,14 +528,15 @@ std::optional<std::size_t> ClusterState::device_index(std::string_view id) const
   const DeviceKey wanted{id.substr(0, first), id.substr(first + 1, last - first - 1),
                          id.substr(last + 1)};
   const std::uint32_t hash = hash_of(wanted);
-  for (auto it = std::lower_bound(device_ids_.begin(), device_ids_.end(),
-                                  std::pair<std::uint32_t, std::uint32_t>(hash, 0));
-       it != device_ids_.end() && it->first == hash; ++it) {
-    if (key_of(devices_[it->second]) == wanted) {
-      return it->second;
-    }
-  }
-  return std::nullopt;
+  // Ordered by hash, then by key: ids chosen to collide still cost a binary search.
+  const auto it = std::lower_bound(
+      device_ids_.begin(), device_ids_.end(), wanted,
+      [this, hash](const std::pair<std::uint32_t, std::uint32_t>& entry, const DeviceKey& key) {
+        return entry.first != hash ? entry.first < hash : key_of(devices_[entry.second]) < key;
+      });
+  return it != device_ids_.end() && it->first == hash && key_of(devices_[it->second]) == wanted
+             ? std::optional<std::size_t>(it->second)
+             : std::nullopt;
 }
 
 const DeviceClass* ClusterState::device_class(std::string_view name) const {
@@ -972,7 +973,11 @@ ClusterState ClusterStateBuilder::finish() && {
     state.device_ids_.emplace_back(hash_of(key_of(state.devices_[index])),
                                    static_cast<std::uint32_t>(index));
   }
-  std::sort(state.device_ids_.begin(), state.device_ids_.end());
+  std::sort(state.device_ids_.begin(), state.device_ids_.end(),
+            [&devices = state.devices_](const auto& a, const auto& b) {
+              return a.first != b.first ? a.first < b.first
+                                        : key_of(devices[a.second]) < key_of(devices[b.second]);
+            });
   return state;
 }
 

@@ -197,7 +197,7 @@ class ClusterState {
   friend class ClusterStateBuilder;
 
   DeviceList devices_;
-  // (hash of driver, pool and name; index into devices_), in order.
+  // (hash of driver, pool and name; index into devices_), by hash and then by those names.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> device_ids_;
   std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>>
       counter_sets_;

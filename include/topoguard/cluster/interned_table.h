@@ -84,7 +84,7 @@ class InternedTable {
 
   class const_iterator {
    public:
-    using iterator_category = std::random_access_iterator_tag;
+    using iterator_category = std::forward_iterator_tag;
     using value_type = InternedTable::value_type;
     using difference_type = std::ptrdiff_t;
     using reference = value_type;
