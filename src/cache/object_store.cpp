@@ -1,7 +1,5 @@
 #include "topoguard/cache/object_store.h"
 
-#include <algorithm>
-#include <initializer_list>
 #include <iterator>
 #include <utility>
 
@@ -23,21 +21,22 @@ void drop_managed_fields(Json& object) {
   }
 }
 
-// The object kept beside a slice read: what names it and its node (which events change), the
-// rest being in the slice read or read by nothing.
-void keep_only(Json& object, std::initializer_list<std::string_view> names) {
+// The object kept beside a slice read: its node, which tells a snapshot the nodes an event
+// changed (and the node a slice that cannot be read leaves incomplete). The store's key names
+// it; the rest is in the slice read or read by nothing.
+void keep_only(Json& object, std::string_view name) {
   for (auto it = object.begin(); it != object.end();) {
-    it = std::find(names.begin(), names.end(), it.key()) == names.end() ? object.erase(it)
-                                                                        : std::next(it);
+    it = it.key() != name ? object.erase(it) : std::next(it);
   }
 }
 
 void drop_devices(Json& slice) {
-  if (auto spec = slice.find("spec"); spec != slice.end() && spec->is_object()) {
-    keep_only(*spec, {"nodeName"});
+  if (!slice.is_object()) {
+    return;
   }
-  if (auto metadata = slice.find("metadata"); metadata != slice.end() && metadata->is_object()) {
-    keep_only(*metadata, {"name", "namespace", "uid", "resourceVersion"});
+  keep_only(slice, "spec");
+  if (auto spec = slice.find("spec"); spec != slice.end() && spec->is_object()) {
+    keep_only(*spec, "nodeName");
   }
 }
 

@@ -108,8 +108,9 @@ Result<AttributeValue> read_attribute(const Json& attribute, const std::string& 
   }
   std::optional<AttributeValue> result;
   for (const auto& [key, value] : attribute.items()) {
-    const auto field = std::find_if(kAttributeFields.begin(), kAttributeFields.end(),
-                                     [&key = key](const AttributeField& f) { return f.name == key; });
+    const auto field =
+        std::find_if(kAttributeFields.begin(), kAttributeFields.end(),
+                     [&key = key](const AttributeField& f) { return f.name == key; });
     const std::string value_pointer = append_pointer(pointer, key);
     if (field == kAttributeFields.end()) {
       return field_error(ErrorCode::kUnknownField, value_pointer,
@@ -253,7 +254,8 @@ Result<RequestPolicy> read_request_policy(const Json& policy, const std::string&
   if (auto error = take(optional_quantity(policy, pointer, "default"), out.default_value)) {
     return *error;
   }
-  if (auto error = take(read_list(policy, pointer, "validValues", read_quantity), out.valid_values)) {
+  if (auto error =
+          take(read_list(policy, pointer, "validValues", read_quantity), out.valid_values)) {
     return *error;
   }
   auto range = optional(policy, pointer, "validRange", "object", &Json::is_object);
@@ -262,9 +264,10 @@ Result<RequestPolicy> read_request_policy(const Json& policy, const std::string&
   }
   if (*range != nullptr) {
     const std::string range_pointer = append_pointer(pointer, "validRange");
-    for (auto [key, out_field] : {std::pair<std::string_view, std::optional<std::string>*>{"min", &out.min},
-                                  {"max", &out.max},
-                                  {"step", &out.step}}) {
+    for (auto [key, out_field] :
+         {std::pair<std::string_view, std::optional<std::string>*>{"min", &out.min},
+          {"max", &out.max},
+          {"step", &out.step}}) {
       auto value = optional_quantity(**range, range_pointer, key);
       if (!value) {
         return value.error();
@@ -334,6 +337,7 @@ Status read_device_properties(const Json& holder, const std::string& pointer, De
   if (*attributes != nullptr) {
     std::map<std::string, AttributeValue, std::less<>> qualified_attributes;
     std::map<std::string, AttributeValue, std::less<>> short_attributes;
+    const std::string& driver = device.driver.get();
     const std::string attributes_pointer = append_pointer(pointer, "attributes");
     for (const auto& [name, value] : (*attributes)->items()) {
       auto attribute = read_attribute(value, append_pointer(attributes_pointer, name));
@@ -342,7 +346,7 @@ Status read_device_properties(const Json& holder, const std::string& pointer, De
       }
       // A qualified name wins over the same name written short (the allocator looks it up first).
       const bool qualified = name.find('/') != std::string::npos;
-      std::string key = qualify(device.driver, name);
+      std::string key = qualify(driver, name);
       if (qualified) {
         qualified_attributes.insert_or_assign(std::move(key), std::move(attribute).value());
       } else {
@@ -350,8 +354,24 @@ Status read_device_properties(const Json& holder, const std::string& pointer, De
         qualified_attributes.emplace(std::move(key), std::move(attribute).value());
       }
     }
+    // A short name whose qualified entry holds its value is a bit on that entry.
+    std::size_t index = 0;
+    for (const auto& [qualified_name, value] : qualified_attributes) {
+      const bool in_driver_domain = qualified_name.size() > driver.size() &&
+                                    qualified_name.starts_with(driver) &&
+                                    qualified_name[driver.size()] == '/';
+      const auto it =
+          in_driver_domain
+              ? short_attributes.find(std::string_view(qualified_name).substr(driver.size() + 1))
+              : short_attributes.end();
+      if (index < 64 && it != short_attributes.end() && it->second == value) {
+        device.short_names |= std::uint64_t{1} << index;
+        short_attributes.erase(it);
+      }
+      ++index;
+    }
     device.attributes = AttributeTable(std::move(qualified_attributes));
-    device.short_attributes = AttributeTable(std::move(short_attributes));
+    device.other_short_attributes = AttributeTable(std::move(short_attributes));
   }
   auto capacity = optional(holder, pointer, "capacity", "object", &Json::is_object);
   if (!capacity) {
@@ -370,12 +390,14 @@ Status read_device_properties(const Json& holder, const std::string& pointer, De
           return field_error(ErrorCode::kMissingField, append_pointer(entry_pointer, "value"),
                              "capacity has no value");
         }
-        if (const Json* policy = member(entry, "requestPolicy"); policy != nullptr && !policy->is_null()) {
+        if (const Json* policy = member(entry, "requestPolicy");
+            policy != nullptr && !policy->is_null()) {
           auto read = read_request_policy(*policy, append_pointer(entry_pointer, "requestPolicy"));
           if (!read) {
             return read.error();
           }
-          device.request_policies.insert_or_assign(qualify(device.driver, name), std::move(read).value());
+          device.request_policies.insert_or_assign(qualify(device.driver.get(), name),
+                                                   std::move(read).value());
         }
         entry_pointer = append_pointer(entry_pointer, "value");
       }
@@ -383,11 +405,12 @@ Status read_device_properties(const Json& holder, const std::string& pointer, De
       if (!text) {
         return text.error();
       }
-      quantities.insert_or_assign(qualify(device.driver, name), std::move(text).value());
+      quantities.insert_or_assign(qualify(device.driver.get(), name), std::move(text).value());
     }
     device.capacity = CapacityTable(std::move(quantities));
   }
-  auto multiple = optional(holder, pointer, "allowMultipleAllocations", "boolean", &Json::is_boolean);
+  auto multiple =
+      optional(holder, pointer, "allowMultipleAllocations", "boolean", &Json::is_boolean);
   if (!multiple) {
     return multiple.error();
   }
@@ -476,9 +499,8 @@ std::size_t AttributeValueHash::operator()(const AttributeValue& value) const {
 }
 
 bool AttributeValue::shares_element(const AttributeValue& other) const {
-  return type == other.type &&
-         std::any_of(other.values.begin(), other.values.end(),
-                     [&](const Scalar& value) { return contains(value); });
+  return type == other.type && std::any_of(other.values.begin(), other.values.end(),
+                                           [&](const Scalar& value) { return contains(value); });
 }
 
 std::string AttributeValue::to_string() const {
@@ -493,20 +515,35 @@ std::string AttributeValue::to_string() const {
 }
 
 const AttributeValue* Device::attribute(std::string_view qualified_name) const {
-  const auto& names =
-      qualified_name.find('/') == std::string_view::npos ? short_attributes : attributes;
-  auto it = names.find(qualified_name);
-  return it == names.end() ? nullptr : &it->second;
+  if (qualified_name.find('/') == std::string_view::npos) {
+    return short_attribute(qualified_name);
+  }
+  const auto it = attributes.find(qualified_name);
+  return it == attributes.end() ? nullptr : &it->second;
 }
 
-std::string Device::id() const { return driver + "/" + pool + "/" + name; }
+const AttributeValue* Device::short_attribute(std::string_view short_name) const {
+  if (const auto it = other_short_attributes.find(short_name); it != other_short_attributes.end()) {
+    return &it->second;
+  }
+  const auto it = attributes.find(driver.get(), short_name);
+  if (it == attributes.end()) {
+    return nullptr;
+  }
+  const std::size_t index = attributes.position(it);
+  return index < 64 && (short_names >> index & 1U) != 0 ? &it->second : nullptr;
+}
+
+std::string Device::id() const { return driver.get() + "/" + pool.get() + "/" + name; }
 
 namespace {
 
 // A device's identity, which Device::id() joins with slashes.
 using DeviceKey = std::tuple<std::string_view, std::string_view, std::string_view>;
 
-DeviceKey key_of(const Device& device) { return {device.driver, device.pool, device.name}; }
+DeviceKey key_of(const Device& device) {
+  return {device.driver.get(), device.pool.get(), device.name};
+}
 
 std::uint32_t hash_of(const DeviceKey& key) {
   const std::hash<std::string_view> hash;
@@ -550,8 +587,9 @@ Result<ParsedSlicePtr> ClusterStateBuilder::read_slice(const Json& object) {
   slice.name = k8s::object_ref(object).name;
   const Json* spec = member(object, "spec");
   if (spec == nullptr || !spec->is_object()) {
-    return spec == nullptr ? field_error(ErrorCode::kMissingField, "/spec", "ResourceSlice has no spec")
-                           : type_error("/spec", "object", *spec);
+    return spec == nullptr
+               ? field_error(ErrorCode::kMissingField, "/spec", "ResourceSlice has no spec")
+               : type_error("/spec", "object", *spec);
   }
   const std::string spec_pointer = "/spec";
   auto driver = required_string(*spec, spec_pointer, "driver", "ResourceSlice spec");
@@ -572,8 +610,9 @@ Result<ParsedSlicePtr> ClusterStateBuilder::read_slice(const Json& object) {
     return pool_name.error();
   }
   slice.pool = std::move(pool_name).value();
-  for (const auto& [key, out] : {std::pair<std::string_view, std::int64_t*>{"generation", &slice.generation},
-                                 {"resourceSliceCount", &slice.slice_count}}) {
+  for (const auto& [key, out] :
+       {std::pair<std::string_view, std::int64_t*>{"generation", &slice.generation},
+        {"resourceSliceCount", &slice.slice_count}}) {
     auto number = optional(**pool, "/spec/pool", key, "integer", &Json::is_number_integer);
     if (!number) {
       return number.error();
@@ -587,8 +626,8 @@ Result<ParsedSlicePtr> ClusterStateBuilder::read_slice(const Json& object) {
   if (!scope) {
     return scope.error();
   }
-  auto per_device = optional(*spec, spec_pointer, "perDeviceNodeSelection", "boolean",
-                             &Json::is_boolean);
+  auto per_device =
+      optional(*spec, spec_pointer, "perDeviceNodeSelection", "boolean", &Json::is_boolean);
   if (!per_device) {
     return per_device.error();
   }
@@ -618,18 +657,23 @@ Result<ParsedSlicePtr> ClusterStateBuilder::read_slice(const Json& object) {
     return ParsedSlicePtr(std::move(read));
   }
   std::set<std::string, std::less<>> names;
+  const Interned<std::string> shared_driver(slice.driver);
+  const Interned<std::string> shared_pool(slice.pool);
+  const Interned<std::string> shared_slice(slice.name);
+  const Interned<std::string> shared_node(slice.node);
+  slice.devices.reserve((*devices)->size());
   for (std::size_t i = 0; i < (*devices)->size(); ++i) {
     const Json& entry = (**devices)[i];
     const std::string pointer = append_pointer("/spec/devices", i);
     if (!entry.is_object()) {
       return type_error(pointer, "object", entry);
     }
-    Device device;
-    device.driver = slice.driver;
-    device.pool = slice.pool;
-    device.slice = slice.name;
+    Device& device = slice.devices.emplace_back();
+    device.driver = shared_driver;
+    device.pool = shared_pool;
+    device.slice = shared_slice;
     device.scope = slice.scope;
-    device.node = slice.node;
+    device.node = shared_node;
     auto name = required_string(entry, pointer, "name", "device");
     if (!name) {
       return name.error();
@@ -645,7 +689,8 @@ Result<ParsedSlicePtr> ClusterStateBuilder::read_slice(const Json& object) {
       return basic.error();
     }
     const Json& holder = *basic != nullptr ? **basic : entry;
-    const std::string holder_pointer = *basic != nullptr ? append_pointer(pointer, "basic") : pointer;
+    const std::string holder_pointer =
+        *basic != nullptr ? append_pointer(pointer, "basic") : pointer;
     if (auto status = read_device_properties(holder, holder_pointer, device); !status) {
       return status.error();
     }
@@ -662,7 +707,6 @@ Result<ParsedSlicePtr> ClusterStateBuilder::read_slice(const Json& object) {
       device.scope = (*device_scope)->first;
       device.node = (*device_scope)->second;
     }
-    slice.devices.push_back(std::make_shared<const Device>(std::move(device)));
   }
   return ParsedSlicePtr(std::move(read));
 }
@@ -716,8 +760,9 @@ Result<bool> ClusterStateBuilder::add(const Json& object) {
 Result<bool> ClusterStateBuilder::add_taint_rule(const Json& object) {
   const Json* spec = member(object, "spec");
   if (spec == nullptr || !spec->is_object()) {
-    return spec == nullptr ? field_error(ErrorCode::kMissingField, "/spec", "DeviceTaintRule has no spec")
-                           : type_error("/spec", "object", *spec);
+    return spec == nullptr
+               ? field_error(ErrorCode::kMissingField, "/spec", "DeviceTaintRule has no spec")
+               : type_error("/spec", "object", *spec);
   }
   auto selector = optional(*spec, "/spec", "deviceSelector", "object", &Json::is_object);
   if (!selector) {
@@ -737,11 +782,12 @@ Result<bool> ClusterStateBuilder::add_taint_rule(const Json& object) {
   TaintRule rule;
   rule.taint = std::move(read).value();
   rule.taint.rule = k8s::object_ref(object).name;
-  rule.taint.uncertain =
-      member(**selector, "deviceClassName") != nullptr || member(**selector, "selectors") != nullptr;
-  for (auto [key, field] : {std::pair<std::string_view, std::optional<std::string>*>{"driver", &rule.driver},
-                            {"pool", &rule.pool},
-                            {"device", &rule.device}}) {
+  rule.taint.uncertain = member(**selector, "deviceClassName") != nullptr ||
+                         member(**selector, "selectors") != nullptr;
+  for (auto [key, field] :
+       {std::pair<std::string_view, std::optional<std::string>*>{"driver", &rule.driver},
+        {"pool", &rule.pool},
+        {"device", &rule.device}}) {
     auto value = optional(**selector, "/spec/deviceSelector", key, "string", &Json::is_string);
     if (!value) {
       return value.error();
@@ -799,7 +845,8 @@ Result<bool> ClusterStateBuilder::add_claim(const Json& object) {
     }
     static const Json kNone = Json::object();
     for (const auto& [name, quantity] : (*consumed != nullptr ? **consumed : kNone).items()) {
-      auto text = read_quantity(quantity, append_pointer(append_pointer(pointer, "consumedCapacity"), name));
+      auto text = read_quantity(quantity,
+                                append_pointer(append_pointer(pointer, "consumedCapacity"), name));
       if (!text) {
         return text.error();
       }
@@ -866,7 +913,8 @@ ClusterState ClusterStateBuilder::finish() && {
   std::map<PoolKey, std::pair<std::int64_t, std::int64_t>> newest;  // generation, slices seen
   for (const ParsedSlicePtr& read : slices_) {
     const ParsedSlice& slice = *read;
-    auto [it, inserted] = newest.try_emplace(PoolKey{slice.driver, slice.pool}, slice.generation, 0);
+    auto [it, inserted] =
+        newest.try_emplace(PoolKey{slice.driver, slice.pool}, slice.generation, 0);
     if (!inserted && slice.generation > it->second.first) {
       it->second = {slice.generation, 0};
     }
@@ -904,12 +952,12 @@ ClusterState ClusterStateBuilder::finish() && {
     ++state.slice_count_;
     const bool pool_incomplete = seen < slice.slice_count;
     for (const auto& [name, counters] : slice.counter_sets) {
-      state.counter_sets_.insert_or_assign(slice.driver + "/" + slice.pool + "/" + name,
-                                           counters);
+      state.counter_sets_.insert_or_assign(slice.driver + "/" + slice.pool + "/" + name, counters);
     }
     std::set<std::string_view>* pool_names =
         seen > 1 ? &names_in_pool[PoolKey{slice.driver, slice.pool}] : nullptr;
-    for (DevicePtr shared : slice.devices) {
+    for (const Device& own : slice.devices) {
+      DevicePtr shared(read, &own);  // shares the slice's ownership
       if (pool_names != nullptr && !pool_names->insert(shared->name).second) {
         // The same device in two slices of one pool: the scheduler rejects such a pool.
         if (shared->scope == NodeScope::kNode) {

@@ -139,7 +139,7 @@ Demand demand(const Device& device, const std::map<std::string, std::string, std
   Demand out;
   std::map<std::string, cel::Quantity, std::less<>> asked;
   for (const auto& [name, text] : requests) {
-    std::string key = qualified(device.driver, name);
+    std::string key = qualified(device.driver.get(), name);
     if (device.capacity.find(key) == device.capacity.end()) {
       out.fit = Fit::kNo;
       out.why = "requests capacity " + key + ", which the device does not have";

@@ -246,7 +246,7 @@ class ClaimChecker {
     for (std::size_t d : devices_) {
       std::vector<search::Use> uses;
       for (const CounterConsumption& consumption : devices[d].consumes_counters) {
-        const std::string set = devices[d].driver + "/" + devices[d].pool + "/" +
+        const std::string set = devices[d].driver.get() + "/" + devices[d].pool.get() + "/" +
                                 consumption.counter_set;
         for (const auto& [name, text] : consumption.counters) {
           const std::optional<std::size_t> resource = counter(set, name);
@@ -1055,7 +1055,7 @@ Plan plan_groups(const k8s::ClaimSpec& spec, const ClusterState& state,
       return {};
     }
     if (device.scope == NodeScope::kNode) {
-      if (const auto node = find_node(state, device.node)) {
+      if (const auto node = find_node(state, device.node.get())) {
         alone[*node] = true;
       }
     }

@@ -48,10 +48,6 @@ void put_optional(std::string& key, const std::optional<std::string>& text) {
   }
 }
 
-bool same_value(const AttributeValue& a, const AttributeValue& b) {
-  return a.type == b.type && a.list == b.list && a.values == b.values;
-}
-
 void put_attributes(std::string& key, const Device& device, const AttributeNames& per_node) {
   put(key, static_cast<std::int64_t>(device.attributes.size()));
   for (const auto& [name, value] : device.attributes) {
@@ -63,17 +59,14 @@ void put_attributes(std::string& key, const Device& device, const AttributeNames
       put_value(key, value);
     }
   }
-  // A short name's value is usually the qualified "<driver>/<name>" attribute's, keyed above; a
-  // qualified one published beside it wins there, and the short value is then its own.
-  put(key, static_cast<std::int64_t>(device.short_attributes.size()));
-  for (const auto& [name, value] : device.short_attributes) {
+  // A short name is usually a bit on the qualified "<driver>/<name>" entry, keyed above; one
+  // published beside a qualified name of another value has its own.
+  put(key, static_cast<std::int64_t>(device.short_names));
+  put(key, static_cast<std::int64_t>(device.other_short_attributes.size()));
+  for (const auto& [name, value] : device.other_short_attributes) {
     put(key, name);
-    const std::string qualified = device.driver + "/" + name;
-    if (per_node.count(qualified) != 0) {
+    if (per_node.count(device.driver.get() + "/" + name) != 0) {
       key.push_back('*');  // projected with the qualified one (projection_key)
-    } else if (const AttributeValue* same = device.attribute(qualified);
-               same != nullptr && same_value(*same, value)) {
-      key.push_back('~');
     } else {
       key.push_back('=');
       put_value(key, value);
@@ -127,7 +120,7 @@ void put_counters(std::string& key, const ClusterState& state, const Device& dev
   put(key, it->second);
   for (const CounterConsumption& consumption : device.consumes_counters) {
     put(key, consumption.counter_set);
-    const auto set = state.counter_sets().find(device.driver + "/" + device.pool + "/" +
+    const auto set = state.counter_sets().find(device.driver.get() + "/" + device.pool.get() + "/" +
                                                consumption.counter_set);
     put(key, static_cast<std::int64_t>(consumption.counters.size()));
     for (const auto& [name, amount] : consumption.counters) {
@@ -231,7 +224,7 @@ std::string shape_key(const ClusterState& state, const Node& node, const Attribu
       key.push_back('a');  // the same device on every node
       put(key, device.id());
     }
-    put(key, device.driver);
+    put(key, device.driver.get());
     put_attributes(key, device, per_node);
     put_capacity(key, device);
     put_taints(key, device);
@@ -255,14 +248,12 @@ std::string projection_key(const ClusterState& state, const Node& node,
     for (const std::string& name : names) {
       // The attribute, and what a constraint naming it short finds on this driver's devices.
       const std::size_t slash = name.find('/');
-      const auto& short_attributes = device.short_attributes;
-      const auto short_value =
-          name.compare(0, slash, device.driver) == 0 && slash == device.driver.size()
-              ? short_attributes.find(std::string_view(name).substr(slash + 1))
-              : short_attributes.end();
-      for (const AttributeValue* value :
-           {device.attribute(name),
-            short_value == short_attributes.end() ? nullptr : &short_value->second}) {
+      const std::string& driver = device.driver.get();
+      const AttributeValue* short_value =
+          name.compare(0, slash, driver) == 0 && slash == driver.size()
+              ? device.short_attribute(std::string_view(name).substr(slash + 1))
+              : nullptr;
+      for (const AttributeValue* value : {device.attribute(name), short_value}) {
         key.push_back(value != nullptr ? '=' : '-');
         if (value != nullptr) {
           put_value(key, *value);

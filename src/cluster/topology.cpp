@@ -75,8 +75,8 @@ Pairing best_pairing(const ClusterState& state, const Node& node, const policy::
   std::map<std::string, std::map<std::string, std::pair<std::size_t, std::size_t>>> counts;
   for (std::size_t index : node.devices) {
     const Device& device = state.devices()[index];
-    const bool gpu = policy.gpu.drivers.matches_any(device.driver);
-    if (!gpu && !policy.nic.drivers.matches_any(device.driver)) {
+    const bool gpu = policy.gpu.drivers.matches_any(device.driver.get());
+    if (!gpu && !policy.nic.drivers.matches_any(device.driver.get())) {
       continue;
     }
     for (const auto& [name, value] : device.attributes) {
@@ -123,8 +123,8 @@ Topology build_topology(const ClusterState& state, const policy::Policy& policy)
     std::map<std::string, PcieRoot> roots;
     for (std::size_t index : node.devices) {
       const Device& device = state.devices()[index];
-      const bool gpu = policy.gpu.drivers.matches_any(device.driver);
-      const bool nic = policy.nic.drivers.matches_any(device.driver);
+      const bool gpu = policy.gpu.drivers.matches_any(device.driver.get());
+      const bool nic = policy.nic.drivers.matches_any(device.driver.get());
       if (!gpu && !nic) {
         continue;
       }

@@ -4,7 +4,7 @@
 // without metadata.managedFields (as client-go informers' transforms commonly drop them): nothing
 // reads them, and the API server sends them with every object. ResourceSlices, most of a
 // cluster's bytes, are read once when they arrive and kept as read: the object reduced to its
-// name and node, beside the slice read from it. Pure: no I/O, no threads; the
+// spec.nodeName (its key names it), beside the slice read from it. Pure: no I/O, no threads; the
 // cluster cache feeds it from its reflectors under its own mutex.
 #pragma once
 
@@ -38,8 +38,7 @@ class ObjectStore {
   [[nodiscard]] const std::map<std::string, ObjectMap, std::less<>>& resources() const {
     return resources_;
   }
-  // The ResourceSlices read, by the keys of their objects (kept with only metadata's name,
-  // namespace, uid and resourceVersion and spec.nodeName).
+  // The ResourceSlices read, by the keys of their objects (kept with only spec.nodeName).
   [[nodiscard]] const SliceMap& slices() const { return slices_; }
   [[nodiscard]] std::size_t size() const;
 

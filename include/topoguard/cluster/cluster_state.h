@@ -5,19 +5,19 @@
 // feasibility and topology. Not thread-safe while building; safe to share read-only after.
 #pragma once
 
+#include <boost/container/flat_map.hpp>
+#include <boost/iterator/indirect_iterator.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
-#include <unordered_map>
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <variant>
 #include <vector>
-
-#include <boost/iterator/indirect_iterator.hpp>
 
 #include "topoguard/cluster/interned_table.h"
 #include "topoguard/common/json.h"
@@ -90,8 +90,8 @@ struct CounterConsumption {
 // One device a ResourceClaim holds (status.allocation.devices.results[]); admin-access results
 // are not listed, as they take nothing.
 struct Allocation {
-  std::string claim;  // namespace/name
-  std::string device;  // Device::id()
+  std::string claim;    // namespace/name
+  std::string device;   // Device::id()
   bool shared = false;  // has a shareID: one of several allocations of the device
   std::map<std::string, std::string, std::less<>> consumed;  // consumedCapacity, qualified
 };
@@ -101,33 +101,56 @@ struct Allocation {
 enum class NodeScope { kNode, kAllNodes, kNodeSelector };
 
 struct Device {
-  std::string driver;
-  std::string pool;
+  // What every device of a slice shares is kept once per process (Interned).
+  Interned<std::string> driver;
+  Interned<std::string> pool;
   std::string name;
   NodeScope scope = NodeScope::kNode;
-  std::string node;  // for kNode
+  Interned<std::string> node;  // for kNode
   // Fully qualified names: an unqualified attribute belongs to the driver's domain, so the key
   // is "<driver>/<name>"; a qualified one keeps its name. Same for capacity.
   AttributeTable attributes;
-  // The attributes the driver published without a domain, by that short name: the allocator
-  // finds them under a constraint name without a domain (`numaNode`), which the matchAttribute of
-  // DRADerivedAttributes allows.
-  AttributeTable short_attributes;
+  // The attributes the driver published without a domain, which the allocator finds under a
+  // constraint name without a domain (`numaNode`, as DRADerivedAttributes' matchAttribute allows):
+  // bit i marks entry i of `attributes` ("<driver>/<short name>") as also published short. A short
+  // one whose qualified entry holds another value (a qualified name published beside it wins
+  // there), or whose entry lies past bit 63, is in `other_short_attributes` by its short name.
+  std::uint64_t short_names = 0;
+  AttributeTable other_short_attributes;
   CapacityTable capacity;  // valid quantities, as written
   // capacity.<name>.requestPolicy (DRAConsumableCapacity), by the same qualified names.
-  std::map<std::string, RequestPolicy, std::less<>> request_policies;
+  boost::container::flat_map<std::string, RequestPolicy, std::less<>> request_policies;
   bool allow_multiple_allocations = false;
   std::vector<DeviceTaint> taints;  // the slice's, then those of DeviceTaintRules
   std::vector<CounterConsumption> consumes_counters;
-  std::string slice;  // metadata.name of the ResourceSlice
+  Interned<std::string> slice;  // metadata.name of the ResourceSlice
 
   // The allocator's lookup: the qualified name; an unqualified name was stored under the
   // driver's domain, so a driver's short `pcieRoot` never answers `resource.kubernetes.io/...`.
   // A name without a domain finds an attribute published under exactly that short name.
   [[nodiscard]] const AttributeValue* attribute(std::string_view qualified_name) const;
+  // An attribute published under `short_name` (without a domain), or null.
+  [[nodiscard]] const AttributeValue* short_attribute(std::string_view short_name) const;
+  // Each attribute published short, as (short name, value), in name order within each source.
+  template <class Visit>
+  void for_each_short_attribute(Visit&& visit) const;
   // "<driver>/<pool>/<name>", unique in a cluster.
   [[nodiscard]] std::string id() const;
 };
+
+template <class Visit>
+void Device::for_each_short_attribute(Visit&& visit) const {
+  std::size_t index = 0;
+  for (const auto& [qualified, value] : attributes) {
+    if (index < 64 && (short_names >> index & 1U) != 0) {
+      visit(std::string_view(qualified).substr(driver.get().size() + 1), value);
+    }
+    ++index;
+  }
+  for (const auto& [short_name, value] : other_short_attributes) {
+    visit(std::string_view(short_name), value);
+  }
+}
 
 using DevicePtr = std::shared_ptr<const Device>;
 
@@ -199,8 +222,7 @@ class ClusterState {
   DeviceList devices_;
   // (hash of driver, pool and name; index into devices_), by hash and then by those names.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> device_ids_;
-  std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>>
-      counter_sets_;
+  std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>> counter_sets_;
   std::vector<Allocation> allocations_;
   std::vector<Node> nodes_;
   std::vector<std::size_t> selector_devices_;
@@ -218,9 +240,8 @@ struct ParsedSlice {
   std::int64_t slice_count = 1;
   NodeScope scope = NodeScope::kNode;
   std::string node;
-  std::vector<DevicePtr> devices;
-  std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>>
-      counter_sets;
+  std::vector<Device> devices;
+  std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>> counter_sets;
 };
 
 using ParsedSlicePtr = std::shared_ptr<const ParsedSlice>;

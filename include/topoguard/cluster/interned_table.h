@@ -5,6 +5,8 @@
 #pragma once
 
 #include <algorithm>
+#include <boost/container_hash/hash.hpp>
+#include <boost/flyweight.hpp>
 #include <cstddef>
 #include <iterator>
 #include <map>
@@ -12,9 +14,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <boost/container_hash/hash.hpp>
-#include <boost/flyweight.hpp>
 
 namespace topoguard::cluster {
 
@@ -83,8 +82,38 @@ class InternedTable {
         [](const Entry& entry, std::string_view wanted) { return entry.name.get() < wanted; });
     return it != entries_.end() && it->name.get() == name ? const_iterator(&*it) : end();
   }
+  // find(domain + "/" + name), without making that name.
+  [[nodiscard]] const_iterator find(std::string_view domain, std::string_view name) const {
+    const auto it = std::lower_bound(entries_.begin(), entries_.end(), 0,
+                                     [&](const Entry& entry, int /*unused*/) {
+                                       return compare_joined(entry.name.get(), domain, name) < 0;
+                                     });
+    return it != entries_.end() && compare_joined(it->name.get(), domain, name) == 0
+               ? const_iterator(&*it)
+               : end();
+  }
+  // The index of an entry in name order.
+  [[nodiscard]] std::size_t position(const_iterator it) const {
+    return static_cast<std::size_t>(it.at_ - entries_.data());
+  }
 
  private:
+  // `text` against domain + "/" + name, as std::string compares.
+  static int compare_joined(std::string_view text, std::string_view domain, std::string_view name) {
+    const std::size_t common = std::min(text.size(), domain.size());
+    if (const int order = text.substr(0, common).compare(domain.substr(0, common)); order != 0) {
+      return order;
+    }
+    if (text.size() <= domain.size()) {
+      return -1;  // a prefix of the joined name
+    }
+    text.remove_prefix(domain.size());
+    if (const int order = text.substr(0, 1).compare("/"); order != 0) {
+      return order;
+    }
+    return text.substr(1).compare(name);
+  }
+
   std::vector<Entry> entries_;  // by name
 };
 

@@ -92,6 +92,54 @@ spec:
   EXPECT_EQ(device.attribute("resource.kubernetes.io/pcieRoot"), nullptr);
   ASSERT_NE(device.attribute("dra.net/pcieRoot"), nullptr);
   EXPECT_EQ(device.attribute("dra.net/numaNode")->to_string(), "1");
+  // Under its short name each answers with what was published short.
+  EXPECT_EQ(device.attribute("pcieRoot")->to_string(), "pci0000:10");
+  EXPECT_EQ(device.attribute("numaNode")->to_string(), "0");
+  EXPECT_EQ(device.attribute("rdma"), nullptr);
+}
+
+// Short names are found wherever their entry falls among many attributes (past the 64 that a
+// device marks in place), and only when published short: a qualified name in the driver's
+// domain does not answer a short lookup, nor does one of a domain that begins with the driver's.
+TEST(ClusterStateTest, FindsShortNamesAmongManyAttributes) {
+  std::string yaml = R"(
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s}
+spec:
+  driver: dra.net
+  nodeName: n
+  pool: {name: n}
+  devices:
+  - name: eth0
+    attributes:
+      dra.net/qualifiedOnly: {int: 1}
+      dra.netx/other: {int: 2}
+      dra.net/same: {int: 3}
+      same: {int: 3}
+)";
+  for (int i = 0; i < 80; ++i) {
+    yaml += "      a" + std::to_string(100 + i) + ": {int: " + std::to_string(i) + "}\n";
+  }
+  const ClusterState state = build_state(yaml);
+  ASSERT_EQ(state.devices().size(), 1u);
+  const Device& device = state.devices()[0];
+  for (int i = 0; i < 80; ++i) {
+    const std::string name = "a" + std::to_string(100 + i);
+    ASSERT_NE(device.attribute(name), nullptr) << name;
+    EXPECT_EQ(device.attribute(name)->to_string(), std::to_string(i)) << name;
+    EXPECT_EQ(device.attribute("dra.net/" + name)->to_string(), std::to_string(i)) << name;
+  }
+  EXPECT_EQ(device.attribute("same")->to_string(), "3");
+  EXPECT_EQ(device.attribute("qualifiedOnly"), nullptr);
+  EXPECT_EQ(device.attribute("other"), nullptr);
+  EXPECT_EQ(device.attribute("dra.netx/other")->to_string(), "2");
+  std::size_t visited = 0;
+  device.for_each_short_attribute([&](std::string_view name, const AttributeValue& value) {
+    EXPECT_EQ(device.attribute(name), &value) << name;
+    ++visited;
+  });
+  EXPECT_EQ(visited, 81u);
 }
 
 // List-valued attributes (DRAListTypeAttributes) compare as sets; a scalar is a one-element set;
@@ -215,9 +263,9 @@ spec: {deviceSelector: {driver: d}, taint: {key: m, effect: NoSchedule}}
   ASSERT_EQ(clean.devices().size(), 1u);
   EXPECT_EQ(tainted.devices()[0].taints.size(), 1u);
   EXPECT_TRUE(clean.devices()[0].taints.empty());
-  EXPECT_TRUE(clean.nodes().back().incomplete);  // n2: its slice could not be read
-  EXPECT_EQ(&clean.devices()[0], (*gpus)->devices[0].get());  // shared, not copied
-  EXPECT_NE(&tainted.devices()[0], (*gpus)->devices[0].get());
+  EXPECT_TRUE(clean.nodes().back().incomplete);          // n2: its slice could not be read
+  EXPECT_EQ(&clean.devices()[0], &(*gpus)->devices[0]);  // shared, not copied
+  EXPECT_NE(&tainted.devices()[0], &(*gpus)->devices[0]);
 }
 
 // perDeviceNodeSelection puts each device on its own node; DeviceClasses keep their selectors.
@@ -271,8 +319,7 @@ TEST_P(BadSliceTest, NamesTheField) {
   EXPECT_EQ(added.error().code, c.code) << added.error().to_string();
   const ClusterState state = std::move(builder).finish();
   EXPECT_TRUE(state.devices().empty());
-  EXPECT_TRUE(state.incomplete() ||
-              (!state.nodes().empty() && state.nodes()[0].incomplete));
+  EXPECT_TRUE(state.incomplete() || (!state.nodes().empty() && state.nodes()[0].incomplete));
 }
 
 std::string bad_device(std::string_view body) {
@@ -317,10 +364,10 @@ INSTANTIATE_TEST_SUITE_P(
                   ErrorCode::kWrongType},
         ErrorCase{"bad_quantity", bad_device("    capacity: {memory: {value: 40GB}}\n"),
                   "/spec/devices/0/capacity/memory/value", ErrorCode::kInvalidValue},
-        ErrorCase{"basic_not_an_object", bad_device("    basic: []\n"),
-                  "/spec/devices/0/basic", ErrorCode::kWrongType},
-        ErrorCase{"duplicate_device",
-                  bad_device("  - name: x\n"), "/spec/devices/1/name", ErrorCode::kInvalidValue}),
+        ErrorCase{"basic_not_an_object", bad_device("    basic: []\n"), "/spec/devices/0/basic",
+                  ErrorCode::kWrongType},
+        ErrorCase{"duplicate_device", bad_device("  - name: x\n"), "/spec/devices/1/name",
+                  ErrorCode::kInvalidValue}),
     topoguard::testing::NoteName{});
 
 // The real captures: dranet's AWS p4d slices (8 A100 GPUs on 4 roots, EFA and ENA NICs) and

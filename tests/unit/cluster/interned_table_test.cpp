@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <iterator>
 #include <map>
 #include <string>
 #include <thread>
@@ -39,7 +40,9 @@ struct Counted {
   friend bool operator==(const Counted& a, const Counted& b) { return a.text == b.text; }
 };
 struct CountedHash {
-  std::size_t operator()(const Counted& value) const { return std::hash<std::string>()(value.text); }
+  std::size_t operator()(const Counted& value) const {
+    return std::hash<std::string>()(value.text);
+  }
 };
 using CountedTable = InternedTable<Counted, CountedHash>;
 
@@ -87,6 +90,37 @@ TEST(InternedTableTest, FindsAndIteratesByName) {
   EXPECT_EQ(names,
             (std::vector<std::string>{"d/a=1", "d/b=2", "resource.kubernetes.io/pcieRoot=r"}));
   EXPECT_TRUE(AttributeTable().empty());
+}
+
+// find(domain, name) finds what find(domain + "/" + name) finds, among names that share a
+// prefix with the domain or sort around the slash.
+TEST(InternedTableTest, FindsJoinedNames) {
+  const AttributeTable attributes = table({{"d", text("1")},
+                                           {"d-x/a", text("2")},
+                                           {"d/a", text("3")},
+                                           {"d/ab", text("4")},
+                                           {"d0/a", text("5")},
+                                           {"dd/a", text("6")},
+                                           {"e/a", text("7")}});
+  for (const auto& [domain, name] : std::vector<std::pair<std::string, std::string>>{{"d", "a"},
+                                                                                     {"d", "ab"},
+                                                                                     {"d", "b"},
+                                                                                     {"d", ""},
+                                                                                     {"d-x", "a"},
+                                                                                     {"d0", "a"},
+                                                                                     {"dd", "a"},
+                                                                                     {"", "d"},
+                                                                                     {"e", "a"},
+                                                                                     {"f", "a"},
+                                                                                     {"d/a", ""}}) {
+    const auto joined = attributes.find(domain, name);
+    const auto whole = attributes.find(domain + "/" + name);
+    EXPECT_EQ(joined, whole) << domain << " " << name;
+    if (whole != attributes.end()) {
+      EXPECT_EQ(attributes.position(whole),
+                static_cast<std::size_t>(std::distance(attributes.begin(), whole)));
+    }
+  }
 }
 
 // Tables are made and dropped on several threads at once (a cache's store and the requests
