@@ -446,8 +446,8 @@ struct Evaluator {
   // map, empty when the device publishes nothing in it.
   struct Domain {
     Value failure;  // error or unknown when set (a null value otherwise)
-    const std::map<std::string, AttributeValue, std::less<>>* attributes = nullptr;
-    const std::map<std::string, Quantity, std::less<>>* capacity = nullptr;
+    const DomainAttributes* attributes = nullptr;
+    const DomainCapacity* capacity = nullptr;
     bool failed() const { return undecided(failure); }
   };
 
@@ -472,8 +472,8 @@ struct Evaluator {
       domain.failure = UnknownValue{select->field + " not bound"};
       return domain;
     }
-    static const std::map<std::string, AttributeValue, std::less<>> kNoAttributes;
-    static const std::map<std::string, Quantity, std::less<>> kNoCapacity;
+    static const DomainAttributes kNoAttributes;
+    static const DomainCapacity kNoCapacity;
     const auto* name = key.get<std::string>();
     if (name == nullptr) {
       domain.failure = ErrorValue{"no such key"};

@@ -17,6 +17,7 @@
 // evaluated from several threads at once.
 #pragma once
 
+#include <boost/container/flat_map.hpp>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -71,9 +72,11 @@ inline constexpr int kMaxNesting = 250;
 using AttributeValue = std::variant<std::int64_t, bool, std::string, Version, UnknownValue>;
 // Fully qualified names: domain -> identifier -> value. An attribute a driver publishes without
 // a domain belongs to the driver's domain (as the allocator binds it).
-using Attributes = std::map<std::string, std::map<std::string, AttributeValue, std::less<>>,
-                            std::less<>>;
-using Capacity = std::map<std::string, std::map<std::string, Quantity, std::less<>>, std::less<>>;
+// Sorted vectors, not trees: an activation is made per device and kept per node shape.
+using DomainAttributes = boost::container::flat_map<std::string, AttributeValue, std::less<>>;
+using DomainCapacity = boost::container::flat_map<std::string, Quantity, std::less<>>;
+using Attributes = boost::container::flat_map<std::string, DomainAttributes, std::less<>>;
+using Capacity = boost::container::flat_map<std::string, DomainCapacity, std::less<>>;
 
 // The `device` a selector sees; an empty optional is unknown.
 struct Activation {
