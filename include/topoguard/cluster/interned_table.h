@@ -17,12 +17,26 @@
 
 namespace topoguard::cluster {
 
+// Holds a flyweight factory that is never destroyed: a snapshot released by a thread still
+// running at exit may drop handles after static destructors have run.
+struct ImmortalHolder : boost::flyweights::holder_marker {
+  template <class Factory>
+  struct apply {
+    struct type : boost::flyweights::holder_marker {
+      static Factory& get() {
+        static auto* factory = new Factory();
+        return *factory;
+      }
+    };
+  };
+};
+
 // A value kept once per process (Boost.Flyweight): counted by the handles holding it and dropped
 // with the last one, so a cluster whose devices come and go does not grow the pool. Handles are
 // one pointer; making one takes the factory's lock, copying or dropping one is an atomic count.
 template <class T, class Hash = boost::hash<T>>
 using Interned = boost::flyweights::flyweight<T, boost::flyweights::hashed_factory<Hash>,
-                                              boost::flyweights::refcounted>;
+                                              boost::flyweights::refcounted, ImmortalHolder>;
 
 template <class V, class Hash = std::hash<V>>
 class InternedTable {
