@@ -319,7 +319,7 @@ const T* receiver(const std::vector<Value>& args, bool has_target, std::size_t a
 
 struct Evaluator {
   const Program& program;
-  const Activation* device;
+  const DeviceView* device;
   const std::map<std::string, Value, std::less<>>& variables;
   std::uint64_t limit = kPerCallCostLimit;
   std::vector<std::pair<std::string_view, Value>> scope;
@@ -413,24 +413,25 @@ struct Evaluator {
 
   Value device_field(std::string_view field) const {
     if (field == "driver") {
-      return device->driver ? Value{*device->driver} : Value{UnknownValue{"driver not bound"}};
+      auto driver = device->driver_name();
+      return driver ? Value{std::move(*driver)} : Value{UnknownValue{"driver not bound"}};
     }
     if (field == "attributes") {
-      if (!device->attributes) {
+      if (!device->attributes_bound()) {
         return UnknownValue{"attributes not bound"};
       }
       auto map = std::make_shared<MapValue>();
-      for (const auto& [domain, entries] : *device->attributes) {
+      for (const auto& [domain, entries] : device->all_attributes()) {
         map->insert(*MapKey::of(Value{domain}), domain, domain_map(entries, attribute_value));
       }
       return MapPtr{std::move(map)};
     }
     if (field == "capacity") {
-      if (!device->capacity) {
+      if (!device->capacity_bound()) {
         return UnknownValue{"capacity not bound"};
       }
       auto map = std::make_shared<MapValue>();
-      for (const auto& [domain, entries] : *device->capacity) {
+      for (const auto& [domain, entries] : device->all_capacity()) {
         map->insert(*MapKey::of(Value{domain}), domain,
                     domain_map(entries, [](const Quantity& quantity) { return Value{quantity}; }));
       }
@@ -446,8 +447,8 @@ struct Evaluator {
   // map, empty when the device publishes nothing in it.
   struct Domain {
     Value failure;  // error or unknown when set (a null value otherwise)
-    const DomainAttributes* attributes = nullptr;
-    const DomainCapacity* capacity = nullptr;
+    std::string name;
+    bool attributes = false;  // else capacity
     bool failed() const { return undecided(failure); }
   };
 
@@ -468,48 +469,41 @@ struct Evaluator {
       domain.failure = std::move(key);
       return domain;
     }
-    if ((attributes && !device->attributes) || (!attributes && !device->capacity)) {
+    if (attributes ? !device->attributes_bound() : !device->capacity_bound()) {
       domain.failure = UnknownValue{select->field + " not bound"};
       return domain;
     }
-    static const DomainAttributes kNoAttributes;
-    static const DomainCapacity kNoCapacity;
-    const auto* name = key.get<std::string>();
+    auto* name = key.get<std::string>();
     if (name == nullptr) {
       domain.failure = ErrorValue{"no such key"};
       return domain;
     }
-    if (attributes) {
-      const auto found = device->attributes->find(*name);
-      domain.attributes = found == device->attributes->end() ? &kNoAttributes : &found->second;
-    } else {
-      const auto found = device->capacity->find(*name);
-      domain.capacity = found == device->capacity->end() ? &kNoCapacity : &found->second;
-    }
+    domain.name = std::move(*name);
+    domain.attributes = attributes;
     return domain;
   }
 
   // The value of `name` in a device domain; `test_only` for has().
-  static Value domain_entry(const Domain& domain, const Value& name, bool test_only) {
+  Value domain_entry(const Domain& domain, const Value& name, bool test_only) const {
     if (domain.failed()) {
       return domain.failure;
     }
     const auto* text = name.get<std::string>();
-    if (text != nullptr && domain.attributes != nullptr) {
-      const auto found = domain.attributes->find(*text);
+    if (text != nullptr && domain.attributes) {
+      const auto found = device->attribute(domain.name, *text);
       if (test_only) {
-        return found != domain.attributes->end();
+        return found.has_value();
       }
-      if (found != domain.attributes->end()) {
-        return attribute_value(found->second);
+      if (found) {
+        return attribute_value(*found);
       }
     } else if (text != nullptr) {
-      const auto found = domain.capacity->find(*text);
+      auto found = device->capacity_value(domain.name, *text);
       if (test_only) {
-        return found != domain.capacity->end();
+        return found.has_value();
       }
-      if (found != domain.capacity->end()) {
-        return found->second;
+      if (found) {
+        return std::move(*found);
       }
     } else if (test_only) {
       return false;
@@ -521,10 +515,15 @@ struct Evaluator {
     if (domain.failed()) {
       return domain.failure;
     }
-    if (domain.attributes != nullptr) {
-      return domain_map(*domain.attributes, attribute_value);
+    if (domain.attributes) {
+      const Attributes all = device->all_attributes();
+      const auto found = all.find(domain.name);
+      return domain_map(found != all.end() ? found->second : DomainAttributes{}, attribute_value);
     }
-    return domain_map(*domain.capacity, [](const Quantity& quantity) { return Value{quantity}; });
+    const Capacity all = device->all_capacity();
+    const auto found = all.find(domain.name);
+    return domain_map(found != all.end() ? found->second : DomainCapacity{},
+                      [](const Quantity& quantity) { return Value{quantity}; });
   }
 
   Value eval_node(const Expr& /*expr*/, const Select& select) {
@@ -1170,7 +1169,33 @@ const char* outcome_name(Outcome outcome) {
   return "unknown";
 }
 
-Value evaluate_value(const Program& program, const Activation* device,
+std::optional<AttributeValue> Activation::attribute(std::string_view domain,
+                                                    std::string_view name) const {
+  if (!attributes) {
+    return std::nullopt;
+  }
+  const auto in_domain = attributes->find(domain);
+  if (in_domain == attributes->end()) {
+    return std::nullopt;
+  }
+  const auto found = in_domain->second.find(name);
+  return found != in_domain->second.end() ? std::optional(found->second) : std::nullopt;
+}
+
+std::optional<Quantity> Activation::capacity_value(std::string_view domain,
+                                                   std::string_view name) const {
+  if (!capacity) {
+    return std::nullopt;
+  }
+  const auto in_domain = capacity->find(domain);
+  if (in_domain == capacity->end()) {
+    return std::nullopt;
+  }
+  const auto found = in_domain->second.find(name);
+  return found != in_domain->second.end() ? std::optional(found->second) : std::nullopt;
+}
+
+Value evaluate_value(const Program& program, const DeviceView* device,
                      const std::map<std::string, Value, std::less<>>& variables) {
   Evaluator evaluator{program, device, variables};
   Value value = evaluator.eval(program.root());
@@ -1179,7 +1204,7 @@ Value evaluate_value(const Program& program, const Activation* device,
   return evaluator.exhausted() ? evaluator.limit_reached() : value;
 }
 
-ValueEvaluation evaluate_device_value(const Program& program, const Activation& device,
+ValueEvaluation evaluate_device_value(const Program& program, const DeviceView& device,
                                       CostBudget* budget) {
   static const std::map<std::string, Value, std::less<>> kNoVariables;
   Evaluator evaluator{program, &device, kNoVariables};
@@ -1201,7 +1226,7 @@ ValueEvaluation evaluate_device_value(const Program& program, const Activation& 
   return out;
 }
 
-Evaluation evaluate(const Program& program, const Activation& device, CostBudget* budget) {
+Evaluation evaluate(const Program& program, const DeviceView& device, CostBudget* budget) {
   const ValueEvaluation computed = evaluate_device_value(program, device, budget);
   const Value& value = computed.value;
   Evaluation evaluation;

@@ -49,7 +49,7 @@ Outcome wrong_type(std::string_view type) {
 
 }  // namespace
 
-Outcome evaluate(const cel::Program& program, const cel::Activation& device,
+Outcome evaluate(const cel::Program& program, const cel::DeviceView& device,
                  cel::CostBudget& budget) {
   const cel::ValueEvaluation evaluation = cel::evaluate_device_value(program, device, &budget);
   const cel::Value& value = evaluation.value;

@@ -27,7 +27,7 @@ struct Outcome {
 };
 
 // Evaluates `program` for `device`, charging `budget`.
-[[nodiscard]] Outcome evaluate(const cel::Program& program, const cel::Activation& device,
+[[nodiscard]] Outcome evaluate(const cel::Program& program, const cel::DeviceView& device,
                                cel::CostBudget& budget);
 
 }  // namespace topoguard::cluster::derived

@@ -101,7 +101,6 @@ class ClaimChecker {
       : spec_(spec),
         state_(state),
         options_(options),
-        activations_(state, options.shapes != nullptr ? &options.shapes->activations() : nullptr),
         plan_(std::move(plan)) {
     if (plan_.groups.empty()) {
       evaluated_nodes_.resize(state.nodes().size());
@@ -373,7 +372,7 @@ class ClaimChecker {
 
   Match match_device(const SelectorSet& class_selectors, const SelectorSet& own, std::size_t d,
                      const std::string& label) {
-    const cel::Activation& device = activations_.of(d);
+    const PublishedDevice device(state_.devices()[d]);
     std::string why;
     Match match = class_selectors.match(device, &why);
     if (match != Match::kNo) {
@@ -452,7 +451,8 @@ class ClaimChecker {
             auto [it, fresh] = match.derived[i].try_emplace(d);
             if (fresh) {
               it->second =
-                  derived::evaluate(attributes[i].program, activations_.of(d), derived_budget_);
+                  derived::evaluate(attributes[i].program, PublishedDevice(state_.devices()[d]),
+                                    derived_budget_);
             }
             const derived::Outcome& outcome = it->second;
             if (outcome.state == derived::State::kError) {
@@ -949,7 +949,6 @@ class ClaimChecker {
   const k8s::ClaimSpec& spec_;
   const ClusterState& state_;
   const FeasibilityOptions& options_;
-  DeviceActivations activations_;
   Plan plan_;
   std::vector<std::size_t> evaluated_nodes_;  // every node, or the first of each group
   std::vector<std::size_t> devices_;          // the devices their answers read, ascending

@@ -2,51 +2,64 @@
 
 namespace topoguard::cluster {
 
-cel::Activation device_activation(const Device& device) {
-  cel::Activation activation;
-  activation.driver = device.driver;
-  cel::Attributes attributes;
-  for (const auto& [qualified, value] : device.attributes) {
-    const std::size_t slash = qualified.find('/');
-    auto& domain = attributes[qualified.substr(0, slash)];
-    cel::AttributeValue bound = cel::UnknownValue{"list-valued attribute " + qualified};
-    if (!value.list && value.values.size() == 1) {
-      const AttributeValue::Scalar& scalar = value.values[0];
-      if (value.type == AttributeValue::Type::kVersion) {
-        // Validated when the slice was read.
-        bound = *cel::Version::parse(std::get<std::string>(scalar));
-      } else if (const auto* number = std::get_if<std::int64_t>(&scalar)) {
-        bound = *number;
-      } else if (const auto* flag = std::get_if<bool>(&scalar)) {
-        bound = *flag;
-      } else {
-        bound = std::get<std::string>(scalar);
-      }
-    }
-    domain.insert_or_assign(qualified.substr(slash + 1), std::move(bound));
+namespace {
+
+// A list-valued attribute is unknown to selectors, which read scalars.
+cel::AttributeValue cel_value(std::string_view qualified, const AttributeValue& value) {
+  if (value.list || value.values.size() != 1) {
+    return cel::UnknownValue{"list-valued attribute " + std::string(qualified)};
   }
-  activation.attributes = std::move(attributes);
+  const AttributeValue::Scalar& scalar = value.values[0];
+  if (value.type == AttributeValue::Type::kVersion) {
+    return *cel::Version::parse(std::get<std::string>(scalar));  // validated when read
+  }
+  if (const auto* number = std::get_if<std::int64_t>(&scalar)) {
+    return *number;
+  }
+  if (const auto* flag = std::get_if<bool>(&scalar)) {
+    return *flag;
+  }
+  return std::get<std::string>(scalar);
+}
+
+}  // namespace
+
+std::optional<cel::AttributeValue> PublishedDevice::attribute(std::string_view domain,
+                                                              std::string_view name) const {
+  const auto found = device_->attributes.find(domain, name);
+  if (found == device_->attributes.end()) {
+    return std::nullopt;
+  }
+  return cel_value(found->first, found->second);
+}
+
+std::optional<cel::Quantity> PublishedDevice::capacity_value(std::string_view domain,
+                                                             std::string_view name) const {
+  const auto found = device_->capacity.find(domain, name);
+  if (found == device_->capacity.end()) {
+    return std::nullopt;
+  }
+  return *cel::Quantity::parse(found->second);  // validated when read
+}
+
+cel::Attributes PublishedDevice::all_attributes() const {
+  cel::Attributes attributes;
+  for (const auto& [qualified, value] : device_->attributes) {
+    const std::size_t slash = qualified.find('/');
+    attributes[qualified.substr(0, slash)].insert_or_assign(qualified.substr(slash + 1),
+                                                            cel_value(qualified, value));
+  }
+  return attributes;
+}
+
+cel::Capacity PublishedDevice::all_capacity() const {
   cel::Capacity capacity;
-  for (const auto& [qualified, quantity] : device.capacity) {
+  for (const auto& [qualified, quantity] : device_->capacity) {
     const std::size_t slash = qualified.find('/');
     capacity[qualified.substr(0, slash)].insert_or_assign(qualified.substr(slash + 1),
                                                           *cel::Quantity::parse(quantity));
   }
-  activation.capacity = std::move(capacity);
-  return activation;
-}
-
-const cel::Activation& DeviceActivations::of(std::size_t device) {
-  if (ready_ != nullptr) {
-    if (const auto it = ready_->find(device); it != ready_->end()) {
-      return it->second;
-    }
-  }
-  auto it = activations_.find(device);
-  if (it == activations_.end()) {
-    it = activations_.emplace(device, device_activation(state_.devices()[device])).first;
-  }
-  return it->second;
+  return capacity;
 }
 
 Result<SelectorSet> SelectorSet::compile(const std::vector<std::string>& expressions) {
@@ -63,7 +76,7 @@ Result<SelectorSet> SelectorSet::compile(const std::vector<std::string>& express
   return set;
 }
 
-Match SelectorSet::match(const cel::Activation& device, std::string* why) const {
+Match SelectorSet::match(const cel::DeviceView& device, std::string* why) const {
   Match match = Match::kYes;
   for (const cel::Program& program : programs_) {
     const cel::Evaluation evaluation = cel::evaluate(program, device);

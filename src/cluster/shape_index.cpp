@@ -328,11 +328,6 @@ NodeShapes ShapeIndex::view(const ClusterState& state) const {
     out.shapes_[*slot].push_back(n);
     out.shape_of_[n] = *slot;
   }
-  for (const std::vector<std::size_t>& shape : out.shapes_) {
-    for (std::size_t d : state.nodes()[shape.front()].devices) {
-      out.activations_.try_emplace(d, device_activation(state.devices()[d]));
-    }
-  }
   return out;
 }
 

@@ -78,11 +78,50 @@ using DomainCapacity = boost::container::flat_map<std::string, Quantity, std::le
 using Attributes = boost::container::flat_map<std::string, DomainAttributes, std::less<>>;
 using Capacity = boost::container::flat_map<std::string, DomainCapacity, std::less<>>;
 
-// The `device` a selector sees; an empty optional is unknown.
-struct Activation {
+// The `device` a selector reads. An Activation holds one in maps; a cluster's published device
+// is read in place (cluster::PublishedDevice), so a check copies only the values it reads.
+class DeviceView {
+ public:
+  // Unset: the driver is unknown.
+  [[nodiscard]] virtual std::optional<std::string> driver_name() const = 0;
+  // Whether attributes (capacity) are known; when not, every read of them is unknown.
+  [[nodiscard]] virtual bool attributes_bound() const = 0;
+  [[nodiscard]] virtual bool capacity_bound() const = 0;
+  // The attribute `name` of `domain` (qualified "domain/name"), or nullopt when not published.
+  [[nodiscard]] virtual std::optional<AttributeValue> attribute(std::string_view domain,
+                                                                std::string_view name) const = 0;
+  [[nodiscard]] virtual std::optional<Quantity> capacity_value(std::string_view domain,
+                                                               std::string_view name) const = 0;
+  // Everything, by domain then name: for an expression that reads a whole domain or map.
+  [[nodiscard]] virtual Attributes all_attributes() const = 0;
+  [[nodiscard]] virtual Capacity all_capacity() const = 0;
+
+ protected:
+  DeviceView() = default;
+  DeviceView(const DeviceView&) = default;
+  DeviceView(DeviceView&&) = default;
+  DeviceView& operator=(const DeviceView&) = default;
+  DeviceView& operator=(DeviceView&&) = default;
+  ~DeviceView() = default;
+};
+
+// A `device` held in maps; an empty optional is unknown.
+struct Activation final : DeviceView {
   std::optional<std::string> driver;
   std::optional<Attributes> attributes;
   std::optional<Capacity> capacity;
+
+  [[nodiscard]] std::optional<std::string> driver_name() const override { return driver; }
+  [[nodiscard]] bool attributes_bound() const override { return attributes.has_value(); }
+  [[nodiscard]] bool capacity_bound() const override { return capacity.has_value(); }
+  [[nodiscard]] std::optional<AttributeValue> attribute(std::string_view domain,
+                                                        std::string_view name) const override;
+  [[nodiscard]] std::optional<Quantity> capacity_value(std::string_view domain,
+                                                       std::string_view name) const override;
+  [[nodiscard]] Attributes all_attributes() const override {
+    return attributes.value_or(Attributes{});
+  }
+  [[nodiscard]] Capacity all_capacity() const override { return capacity.value_or(Capacity{}); }
 };
 
 // Cost is counted as cel-go counts it at run time (one unit an identifier, select or call; a
@@ -129,7 +168,7 @@ struct Evaluation {
 // Evaluates a selector: true/false when its value is a bool, error when CEL would fail (or the
 // value is not a bool), unknown when the answer depends on something unbound or unimplemented,
 // or the evaluation goes past its cost or memory limit. With `budget`, the cost is charged to it.
-[[nodiscard]] Evaluation evaluate(const Program& program, const Activation& device,
+[[nodiscard]] Evaluation evaluate(const Program& program, const DeviceView& device,
                                   CostBudget* budget = nullptr);
 
 // An expression's value for one device (a derived attribute's), under the limits of evaluate():
@@ -141,12 +180,12 @@ struct ValueEvaluation {
   bool budget_exhausted = false;  // as Evaluation::budget_exhausted
 };
 [[nodiscard]] ValueEvaluation evaluate_device_value(const Program& program,
-                                                    const Activation& device,
+                                                    const DeviceView& device,
                                                     CostBudget* budget = nullptr);
 
 // The expression's value, with `device` bound (when given) and any other variables from
 // `variables` (for tests and the differential driver).
-[[nodiscard]] Value evaluate_value(const Program& program, const Activation* device,
+[[nodiscard]] Value evaluate_value(const Program& program, const DeviceView* device,
                                    const std::map<std::string, Value, std::less<>>& variables);
 
 // Every string literal of the expression, in source order: the names it can compare against.

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <vector>
 
 #include "topoguard/cel/cel.h"
@@ -20,25 +20,26 @@ namespace topoguard::cluster {
 
 enum class Match : std::uint8_t { kNo, kYes, kUnknown };
 
-// The CEL `device` of a published device: driver, attributes by domain, capacity.
-[[nodiscard]] cel::Activation device_activation(const Device& device);
-
-// device_activation() of each device of a state, built on first use. One per evaluation; not
-// for concurrent use.
-class DeviceActivations {
+// The CEL `device` of a published device, read in place: driver, attributes by domain (an
+// unqualified name under the driver's), capacity. Valid while `device` is.
+class PublishedDevice final : public cel::DeviceView {
  public:
-  // `ready` (optional): activations made beforehand for some devices of `state`, by index.
-  explicit DeviceActivations(
-      const ClusterState& state,
-      const std::unordered_map<std::size_t, cel::Activation>* ready = nullptr)
-      : state_(state), ready_(ready) {}
-  [[nodiscard]] const cel::Activation& of(std::size_t device);
+  explicit PublishedDevice(const Device& device) : device_(&device) {}
+
+  [[nodiscard]] std::optional<std::string> driver_name() const override {
+    return device_->driver.get();
+  }
+  [[nodiscard]] bool attributes_bound() const override { return true; }
+  [[nodiscard]] bool capacity_bound() const override { return true; }
+  [[nodiscard]] std::optional<cel::AttributeValue> attribute(std::string_view domain,
+                                                             std::string_view name) const override;
+  [[nodiscard]] std::optional<cel::Quantity> capacity_value(std::string_view domain,
+                                                            std::string_view name) const override;
+  [[nodiscard]] cel::Attributes all_attributes() const override;
+  [[nodiscard]] cel::Capacity all_capacity() const override;
 
  private:
-  const ClusterState& state_;
-  const std::unordered_map<std::size_t, cel::Activation>* ready_;
-  // By device index: a check by node shape reads few of a large cluster's devices.
-  std::unordered_map<std::size_t, cel::Activation> activations_;
+  const Device* device_;
 };
 
 class SelectorSet {
@@ -48,7 +49,7 @@ class SelectorSet {
 
   // kNo when a selector is false; else kUnknown when one is not exactly true; else kYes.
   // `why` (optional) receives the evaluator's reason for an unknown answer.
-  [[nodiscard]] Match match(const cel::Activation& device, std::string* why = nullptr) const;
+  [[nodiscard]] Match match(const cel::DeviceView& device, std::string* why = nullptr) const;
 
  private:
   std::vector<cel::Program> programs_;

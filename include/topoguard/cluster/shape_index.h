@@ -25,7 +25,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "topoguard/cel/cel.h"
 #include "topoguard/cluster/cluster_state.h"
 
 namespace topoguard::cluster {
@@ -51,11 +50,6 @@ class NodeShapes {
   // Per node index, its shape (index into shapes()).
   [[nodiscard]] const std::vector<std::size_t>& shape_of() const { return shape_of_; }
   [[nodiscard]] const AttributeNames& per_node_attributes() const { return per_node_; }
-  // The CEL `device` of each device of each shape's first node, by device index (made once per
-  // snapshot, so that a check does not make them again).
-  [[nodiscard]] const std::unordered_map<std::size_t, cel::Activation>& activations() const {
-    return activations_;
-  }
 
  private:
   friend class ShapeIndex;
@@ -63,7 +57,6 @@ class NodeShapes {
   std::vector<std::vector<std::size_t>> shapes_;
   std::vector<std::size_t> shape_of_;
   AttributeNames per_node_;
-  std::unordered_map<std::size_t, cel::Activation> activations_;
 };
 
 // Node shapes by node name, kept up to date per node. Not thread-safe while updated.
