@@ -330,6 +330,7 @@ Result<CounterConsumption> read_consumption(const Json& entry, const std::string
 
 // Reads attributes, capacity and taints from a v1/v1beta2 device or a v1beta1 `basic` object.
 Status read_device_properties(const Json& holder, const std::string& pointer, Device& device) {
+  DeviceExtras extras;
   auto attributes = optional(holder, pointer, "attributes", "object", &Json::is_object);
   if (!attributes) {
     return attributes.error();
@@ -371,7 +372,7 @@ Status read_device_properties(const Json& holder, const std::string& pointer, De
       ++index;
     }
     device.attributes = AttributeTable(std::move(qualified_attributes));
-    device.other_short_attributes = AttributeTable(std::move(short_attributes));
+    extras.other_short_attributes = AttributeTable(std::move(short_attributes));
   }
   auto capacity = optional(holder, pointer, "capacity", "object", &Json::is_object);
   if (!capacity) {
@@ -396,7 +397,7 @@ Status read_device_properties(const Json& holder, const std::string& pointer, De
           if (!read) {
             return read.error();
           }
-          device.request_policies.insert_or_assign(qualify(device.driver.get(), name),
+          extras.request_policies.insert_or_assign(qualify(device.driver.get(), name),
                                                    std::move(read).value());
         }
         entry_pointer = append_pointer(entry_pointer, "value");
@@ -415,12 +416,15 @@ Status read_device_properties(const Json& holder, const std::string& pointer, De
     return multiple.error();
   }
   device.allow_multiple_allocations = *multiple != nullptr && (*multiple)->get<bool>();
-  if (auto error = take(read_list(holder, pointer, "taints", read_taint), device.taints)) {
+  if (auto error = take(read_list(holder, pointer, "taints", read_taint), extras.taints)) {
     return *error;
   }
   if (auto error = take(read_list(holder, pointer, "consumesCounters", read_consumption),
-                        device.consumes_counters)) {
+                        extras.consumes_counters)) {
     return *error;
+  }
+  if (!extras.empty()) {
+    device.extras = std::make_shared<const DeviceExtras>(std::move(extras));
   }
   return Ok{};
 }
@@ -523,7 +527,8 @@ const AttributeValue* Device::attribute(std::string_view qualified_name) const {
 }
 
 const AttributeValue* Device::short_attribute(std::string_view short_name) const {
-  if (const auto it = other_short_attributes.find(short_name); it != other_short_attributes.end()) {
+  const AttributeTable& others = other_short_attributes();
+  if (const auto it = others.find(short_name); it != others.end()) {
     return &it->second;
   }
   const auto it = attributes.find(driver.get(), short_name);
@@ -534,7 +539,18 @@ const AttributeValue* Device::short_attribute(std::string_view short_name) const
   return index < 64 && (short_names >> index & 1U) != 0 ? &it->second : nullptr;
 }
 
-std::string Device::id() const { return driver.get() + "/" + pool.get() + "/" + name; }
+std::string Device::id() const { return driver.get() + "/" + pool.get() + "/" + name.get(); }
+
+void Device::add_taint(DeviceTaint taint) {
+  auto copy = std::make_shared<DeviceExtras>(extras_or_none());
+  copy->taints.push_back(std::move(taint));
+  extras = std::move(copy);
+}
+
+const DeviceExtras& Device::extras_or_none() const {
+  static const DeviceExtras kNone;
+  return extras != nullptr ? *extras : kNone;
+}
 
 namespace {
 
@@ -542,7 +558,7 @@ namespace {
 using DeviceKey = std::tuple<std::string_view, std::string_view, std::string_view>;
 
 DeviceKey key_of(const Device& device) {
-  return {device.driver.get(), device.pool.get(), device.name};
+  return {device.driver.get(), device.pool.get(), device.name.get()};
 }
 
 std::uint32_t hash_of(const DeviceKey& key) {
@@ -678,10 +694,10 @@ Result<ParsedSlicePtr> ClusterStateBuilder::read_slice(const Json& object) {
     if (!name) {
       return name.error();
     }
-    device.name = std::move(name).value();
-    if (!names.insert(device.name).second) {
+    device.name = Interned<std::string>(std::move(name).value());
+    if (!names.insert(device.name.get()).second) {
       return field_error(ErrorCode::kInvalidValue, append_pointer(pointer, "name"),
-                         "device \"" + device.name + "\" appears twice in the slice");
+                         "device \"" + device.name.get() + "\" appears twice in the slice");
     }
     // v1beta1 wraps the properties in `basic`; v1beta2 and v1 keep them on the device.
     auto basic = optional(entry, pointer, "basic", "object", &Json::is_object);
@@ -958,7 +974,7 @@ ClusterState ClusterStateBuilder::finish() && {
         seen > 1 ? &names_in_pool[PoolKey{slice.driver, slice.pool}] : nullptr;
     for (const Device& own : slice.devices) {
       DevicePtr shared(read, &own);  // shares the slice's ownership
-      if (pool_names != nullptr && !pool_names->insert(shared->name).second) {
+      if (pool_names != nullptr && !pool_names->insert(shared->name.get()).second) {
         // The same device in two slices of one pool: the scheduler rejects such a pool.
         if (shared->scope == NodeScope::kNode) {
           incomplete_nodes.insert(shared->node);
@@ -971,11 +987,11 @@ ClusterState ClusterStateBuilder::finish() && {
       for (const TaintRule& rule : taint_rules_) {
         if ((!rule.driver || *rule.driver == shared->driver) &&
             (!rule.pool || *rule.pool == shared->pool) &&
-            (!rule.device || *rule.device == shared->name)) {
+            (!rule.device || *rule.device == shared->name.get())) {
           if (!tainted) {
             tainted = std::make_shared<Device>(*shared);
           }
-          tainted->taints.push_back(rule.taint);
+          tainted->add_taint(rule.taint);
         }
       }
       if (tainted) {

@@ -149,9 +149,9 @@ Demand demand(const Device& device, const std::map<std::string, std::string, std
   }
   for (const auto& [name, text] : device.capacity) {
     const cel::Quantity value = quantity(text);
-    const auto policy_it = device.request_policies.find(name);
+    const auto policy_it = device.request_policies().find(name);
     const RequestPolicy* policy =
-        policy_it == device.request_policies.end() ? nullptr : &policy_it->second;
+        policy_it == device.request_policies().end() ? nullptr : &policy_it->second;
     const auto asked_it = asked.find(name);
     const auto amount = consumed_amount(
         asked_it == asked.end() ? std::nullopt : std::optional(asked_it->second), value, policy);

@@ -67,7 +67,7 @@ bool tolerates(const k8s::DeviceToleration& toleration, const DeviceTaint& taint
 // may not apply do, else kNone.
 Block taint_block(const Device& device, const k8s::DeviceChoice& choice) {
   Block block = Block::kNone;
-  for (const DeviceTaint& taint : device.taints) {
+  for (const DeviceTaint& taint : device.taints()) {
     if (taint.prevents_allocation() &&
         std::none_of(choice.tolerations.begin(), choice.tolerations.end(),
                      [&](const k8s::DeviceToleration& t) { return tolerates(t, taint); })) {
@@ -244,7 +244,7 @@ class ClaimChecker {
     std::unordered_set<std::size_t> unresolved;  // counters that name no counter of the pool
     for (std::size_t d : devices_) {
       std::vector<search::Use> uses;
-      for (const CounterConsumption& consumption : devices[d].consumes_counters) {
+      for (const CounterConsumption& consumption : devices[d].consumes_counters()) {
         const std::string set = devices[d].driver.get() + "/" + devices[d].pool.get() + "/" +
                                 consumption.counter_set;
         for (const auto& [name, text] : consumption.counters) {
@@ -1050,7 +1050,7 @@ Plan plan_groups(const k8s::ClaimSpec& spec, const ClusterState& state,
       continue;
     }
     const Device& device = state.devices()[*index];
-    if (!device.consumes_counters.empty()) {
+    if (!device.consumes_counters().empty()) {
       return {};
     }
     if (device.scope == NodeScope::kNode) {

@@ -62,8 +62,8 @@ void put_attributes(std::string& key, const Device& device, const AttributeNames
   // A short name is usually a bit on the qualified "<driver>/<name>" entry, keyed above; one
   // published beside a qualified name of another value has its own.
   put(key, static_cast<std::int64_t>(device.short_names));
-  put(key, static_cast<std::int64_t>(device.other_short_attributes.size()));
-  for (const auto& [name, value] : device.other_short_attributes) {
+  put(key, static_cast<std::int64_t>(device.other_short_attributes().size()));
+  for (const auto& [name, value] : device.other_short_attributes()) {
     put(key, name);
     if (per_node.count(device.driver.get() + "/" + name) != 0) {
       key.push_back('*');  // projected with the qualified one (projection_key)
@@ -80,8 +80,8 @@ void put_capacity(std::string& key, const Device& device) {
     put(key, name);
     put(key, quantity);
   }
-  put(key, static_cast<std::int64_t>(device.request_policies.size()));
-  for (const auto& [name, policy] : device.request_policies) {
+  put(key, static_cast<std::int64_t>(device.request_policies().size()));
+  for (const auto& [name, policy] : device.request_policies()) {
     put(key, name);
     put_optional(key, policy.default_value);
     put(key, static_cast<std::int64_t>(policy.valid_values.size()));
@@ -96,8 +96,8 @@ void put_capacity(std::string& key, const Device& device) {
 }
 
 void put_taints(std::string& key, const Device& device) {
-  put(key, static_cast<std::int64_t>(device.taints.size()));
-  for (const DeviceTaint& taint : device.taints) {
+  put(key, static_cast<std::int64_t>(device.taints().size()));
+  for (const DeviceTaint& taint : device.taints()) {
     put(key, taint.key);
     put(key, taint.value);
     put(key, taint.effect);
@@ -111,14 +111,14 @@ void put_taints(std::string& key, const Device& device) {
 // counters, devices of two pools do not.
 void put_counters(std::string& key, const ClusterState& state, const Device& device,
                   std::map<std::pair<std::string, std::string>, std::int64_t>& pools) {
-  put(key, static_cast<std::int64_t>(device.consumes_counters.size()));
-  if (device.consumes_counters.empty()) {
+  put(key, static_cast<std::int64_t>(device.consumes_counters().size()));
+  if (device.consumes_counters().empty()) {
     return;
   }
   const auto [it, fresh] = pools.try_emplace(std::pair(device.driver, device.pool),
                                              static_cast<std::int64_t>(pools.size()));
   put(key, it->second);
-  for (const CounterConsumption& consumption : device.consumes_counters) {
+  for (const CounterConsumption& consumption : device.consumes_counters()) {
     put(key, consumption.counter_set);
     const auto set = state.counter_sets().find(device.driver.get() + "/" + device.pool.get() + "/" +
                                                consumption.counter_set);

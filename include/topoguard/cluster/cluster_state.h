@@ -98,14 +98,29 @@ struct Allocation {
 
 // Where a device is available: one node, every node, or nodes chosen by a node selector that
 // topoguard cannot evaluate (Node objects are not part of the input).
-enum class NodeScope { kNode, kAllNodes, kNodeSelector };
+enum class NodeScope : std::uint8_t { kNode, kAllNodes, kNodeSelector };
+
+// What few devices publish, kept apart so that a device without any of it holds one null pointer.
+struct DeviceExtras {
+  // Short attribute names Device::short_names cannot mark (see there).
+  AttributeTable other_short_attributes;
+  // capacity.<name>.requestPolicy (DRAConsumableCapacity), by qualified capacity names.
+  boost::container::flat_map<std::string, RequestPolicy, std::less<>> request_policies;
+  std::vector<DeviceTaint> taints;  // the slice's, then those of DeviceTaintRules
+  std::vector<CounterConsumption> consumes_counters;
+
+  [[nodiscard]] bool empty() const {
+    return other_short_attributes.empty() && request_policies.empty() && taints.empty() &&
+           consumes_counters.empty();
+  }
+};
 
 struct Device {
-  // What every device of a slice shares is kept once per process (Interned).
+  // Names are kept once per process (Interned): every device of a slice shares its driver,
+  // pool, node and slice, and the devices of every node of a kind share their names.
   Interned<std::string> driver;
   Interned<std::string> pool;
-  std::string name;
-  NodeScope scope = NodeScope::kNode;
+  Interned<std::string> name;
   Interned<std::string> node;  // for kNode
   // Fully qualified names: an unqualified attribute belongs to the driver's domain, so the key
   // is "<driver>/<name>"; a qualified one keeps its name. Same for capacity.
@@ -114,16 +129,25 @@ struct Device {
   // constraint name without a domain (`numaNode`, as DRADerivedAttributes' matchAttribute allows):
   // bit i marks entry i of `attributes` ("<driver>/<short name>") as also published short. A short
   // one whose qualified entry holds another value (a qualified name published beside it wins
-  // there), or whose entry lies past bit 63, is in `other_short_attributes` by its short name.
+  // there), or whose entry lies past bit 63, is in `other_short_attributes()` by its short name.
   std::uint64_t short_names = 0;
-  AttributeTable other_short_attributes;
   CapacityTable capacity;  // valid quantities, as written
-  // capacity.<name>.requestPolicy (DRAConsumableCapacity), by the same qualified names.
-  boost::container::flat_map<std::string, RequestPolicy, std::less<>> request_policies;
-  bool allow_multiple_allocations = false;
-  std::vector<DeviceTaint> taints;  // the slice's, then those of DeviceTaintRules
-  std::vector<CounterConsumption> consumes_counters;
+  std::shared_ptr<const DeviceExtras> extras;  // null when empty
   Interned<std::string> slice;  // metadata.name of the ResourceSlice
+  NodeScope scope = NodeScope::kNode;
+  bool allow_multiple_allocations = false;
+
+  [[nodiscard]] const AttributeTable& other_short_attributes() const {
+    return extras_or_none().other_short_attributes;
+  }
+  [[nodiscard]] const auto& request_policies() const { return extras_or_none().request_policies; }
+  [[nodiscard]] const std::vector<DeviceTaint>& taints() const { return extras_or_none().taints; }
+  [[nodiscard]] const std::vector<CounterConsumption>& consumes_counters() const {
+    return extras_or_none().consumes_counters;
+  }
+  // Adds a taint after the device's own (a DeviceTaintRule's); extras shared with copies of the
+  // device are left as they are.
+  void add_taint(DeviceTaint taint);
 
   // The allocator's lookup: the qualified name; an unqualified name was stored under the
   // driver's domain, so a driver's short `pcieRoot` never answers `resource.kubernetes.io/...`.
@@ -136,6 +160,9 @@ struct Device {
   void for_each_short_attribute(Visit&& visit) const;
   // "<driver>/<pool>/<name>", unique in a cluster.
   [[nodiscard]] std::string id() const;
+
+ private:
+  [[nodiscard]] const DeviceExtras& extras_or_none() const;
 };
 
 template <class Visit>
@@ -147,7 +174,7 @@ void Device::for_each_short_attribute(Visit&& visit) const {
     }
     ++index;
   }
-  for (const auto& [short_name, value] : other_short_attributes) {
+  for (const auto& [short_name, value] : other_short_attributes()) {
     visit(std::string_view(short_name), value);
   }
 }

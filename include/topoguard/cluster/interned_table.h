@@ -38,12 +38,14 @@ template <class T, class Hash = boost::hash<T>>
 using Interned = boost::flyweights::flyweight<T, boost::flyweights::hashed_factory<Hash>,
                                               boost::flyweights::refcounted, ImmortalHolder>;
 
+// The names of a table in order, kept once per process: the devices of one driver and hardware
+// kind publish the same names.
+using NameList = Interned<std::vector<Interned<std::string>>,
+                          boost::hash<std::vector<Interned<std::string>>>>;
+
 template <class V, class Hash = std::hash<V>>
 class InternedTable {
-  struct Entry {
-    Interned<std::string> name;
-    Interned<V, Hash> value;
-  };
+  using Value = Interned<V, Hash>;
 
  public:
   using value_type = std::pair<const std::string&, const V&>;
@@ -60,55 +62,80 @@ class InternedTable {
     };
 
     const_iterator() = default;
-    reference operator*() const { return {at_->name.get(), at_->value.get()}; }
+    reference operator*() const { return {name_->get(), value_->get()}; }
     pointer operator->() const { return {**this}; }
     const_iterator& operator++() {
-      ++at_;
+      ++name_;
+      ++value_;
       return *this;
     }
-    const_iterator operator++(int) { return const_iterator(at_++); }
-    bool operator==(const const_iterator& other) const = default;
+    const_iterator operator++(int) {
+      const_iterator before = *this;
+      ++*this;
+      return before;
+    }
+    bool operator==(const const_iterator& other) const { return name_ == other.name_; }
 
    private:
     friend class InternedTable;
-    explicit const_iterator(const Entry* at) : at_(at) {}
-    const Entry* at_ = nullptr;
+    const_iterator(const Interned<std::string>* name, const Value* value)
+        : name_(name), value_(value) {}
+    const Interned<std::string>* name_ = nullptr;
+    const Value* value_ = nullptr;
   };
 
   InternedTable() = default;
   // Takes the entries of `map` (names in order) into the pools.
   explicit InternedTable(std::map<std::string, V, std::less<>>&& map) {
-    entries_.reserve(map.size());
-    for (auto& [name, value] : map) {
-      entries_.push_back({Interned<std::string>(name), Interned<V, Hash>(std::move(value))});
+    if (map.empty()) {
+      return;
     }
+    std::vector<Interned<std::string>> names;
+    names.reserve(map.size());
+    values_.reserve(map.size());
+    for (auto& [name, value] : map) {
+      names.emplace_back(name);
+      values_.emplace_back(std::move(value));
+    }
+    names_ = NameList(std::move(names));
   }
+  InternedTable(const InternedTable&) = default;
+  InternedTable& operator=(const InternedTable&) = default;
+  // A table moved from is empty: its names must not outlive its values.
+  InternedTable(InternedTable&& other) noexcept
+      : names_(std::exchange(other.names_, empty_names())), values_(std::move(other.values_)) {}
+  InternedTable& operator=(InternedTable&& other) noexcept {
+    names_ = std::exchange(other.names_, empty_names());
+    values_ = std::move(other.values_);
+    return *this;
+  }
+  ~InternedTable() = default;
 
-  [[nodiscard]] std::size_t size() const { return entries_.size(); }
-  [[nodiscard]] bool empty() const { return entries_.empty(); }
-  [[nodiscard]] const_iterator begin() const { return const_iterator(entries_.data()); }
+  [[nodiscard]] std::size_t size() const { return names_.get().size(); }
+  [[nodiscard]] bool empty() const { return names_.get().empty(); }
+  [[nodiscard]] const_iterator begin() const {
+    return const_iterator(names_.get().data(), values_.data());
+  }
   [[nodiscard]] const_iterator end() const {
-    return const_iterator(entries_.data() + entries_.size());
+    return const_iterator(names_.get().data() + size(), values_.data() + size());
   }
   [[nodiscard]] const_iterator find(std::string_view name) const {
-    const auto it = std::lower_bound(
-        entries_.begin(), entries_.end(), name,
-        [](const Entry& entry, std::string_view wanted) { return entry.name.get() < wanted; });
-    return it != entries_.end() && it->name.get() == name ? const_iterator(&*it) : end();
+    return at(std::lower_bound(
+        names_.get().begin(), names_.get().end(), name,
+        [](const Interned<std::string>& entry, std::string_view wanted) { return entry.get() < wanted; }),
+        [&](const std::string& found) { return found == name; });
   }
   // find(domain + "/" + name), without making that name.
   [[nodiscard]] const_iterator find(std::string_view domain, std::string_view name) const {
-    const auto it = std::lower_bound(entries_.begin(), entries_.end(), 0,
-                                     [&](const Entry& entry, int /*unused*/) {
-                                       return compare_joined(entry.name.get(), domain, name) < 0;
-                                     });
-    return it != entries_.end() && compare_joined(it->name.get(), domain, name) == 0
-               ? const_iterator(&*it)
-               : end();
+    return at(std::lower_bound(names_.get().begin(), names_.get().end(), 0,
+                               [&](const Interned<std::string>& entry, int /*unused*/) {
+                                 return compare_joined(entry.get(), domain, name) < 0;
+                               }),
+              [&](const std::string& found) { return compare_joined(found, domain, name) == 0; });
   }
   // The index of an entry in name order.
   [[nodiscard]] std::size_t position(const_iterator it) const {
-    return static_cast<std::size_t>(it.at_ - entries_.data());
+    return static_cast<std::size_t>(it.name_ - names_.get().data());
   }
 
  private:
@@ -128,7 +155,23 @@ class InternedTable {
     return text.substr(1).compare(name);
   }
 
-  std::vector<Entry> entries_;  // by name
+  // The entry at `it` when `matches` its name, else end().
+  template <class Matches>
+  const_iterator at(std::vector<Interned<std::string>>::const_iterator it, Matches matches) const {
+    if (it == names_.get().end() || !matches(it->get())) {
+      return end();
+    }
+    const auto index = static_cast<std::size_t>(it - names_.get().begin());
+    return const_iterator(&*it, values_.data() + index);
+  }
+  // One shared handle: a default NameList would take the factory's lock for every empty table.
+  static const NameList& empty_names() {
+    static const NameList* names = new NameList();
+    return *names;
+  }
+
+  NameList names_ = empty_names();
+  std::vector<Value> values_;  // of names_, position by position
 };
 
 }  // namespace topoguard::cluster

@@ -261,8 +261,8 @@ spec: {deviceSelector: {driver: d}, taint: {key: m, effect: NoSchedule}}
   const ClusterState clean = build(false);
   ASSERT_EQ(tainted.devices().size(), 1u);
   ASSERT_EQ(clean.devices().size(), 1u);
-  EXPECT_EQ(tainted.devices()[0].taints.size(), 1u);
-  EXPECT_TRUE(clean.devices()[0].taints.empty());
+  EXPECT_EQ(tainted.devices()[0].taints().size(), 1u);
+  EXPECT_TRUE(clean.devices()[0].taints().empty());
   EXPECT_TRUE(clean.nodes().back().incomplete);          // n2: its slice could not be read
   EXPECT_EQ(&clean.devices()[0], &(*gpus)->devices[0]);  // shared, not copied
   EXPECT_NE(&tainted.devices()[0], &(*gpus)->devices[0]);
