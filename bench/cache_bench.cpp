@@ -5,8 +5,8 @@
 //   inventory);
 // - one watch event: a slice MODIFIED, or a claim allocated, applied and published (the store
 //   takes the event; the snapshot's derived state is built again);
-// - memory held by store + snapshot, against the JSON bytes of the objects (and by the store
-//   alone: the objects kept and the slices read).
+// - memory held by store + snapshot + the builder kept for the next one, against the JSON bytes
+//   of the objects (and by the store alone: the objects kept and the slices read).
 // After the runs it prints the exponents fitted to time = c * nodes^k.
 #include <benchmark/benchmark.h>
 #include <malloc.h>
@@ -173,7 +173,9 @@ void BM_CacheSync(benchmark::State& state) {
     store.replace("resourceslices", std::move(items));
     store.replace("deviceclasses", device_classes());
     stored = mallinfo2().uordblks - before;
-    cache::CacheSnapshotPtr snapshot = cache::build_snapshot(store, 1);
+    // As the cache keeps it: the builder's node shapes and last store count too.
+    cache::SnapshotBuilder builder;
+    cache::CacheSnapshotPtr snapshot = builder.build(store, 1);
     held = mallinfo2().uordblks - before;
     benchmark::DoNotOptimize(snapshot);
   }

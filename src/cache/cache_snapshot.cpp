@@ -14,17 +14,39 @@ const ObjectMap& objects_of(const ObjectStore& store, std::string_view resource)
   static const ObjectMap kNone;
   for (const auto& [name, objects] : store.resources()) {
     if (is_resource(name, resource)) {
-      return objects;
+      return *objects;
     }
   }
   return kNone;
 }
 
-// spec.nodeName of a slice; empty for slices of all nodes or chosen by a selector.
-std::string node_of(const Json& slice) {
-  const Json* spec = member(slice, "spec");
-  const Json* node = spec != nullptr ? member(*spec, "nodeName") : nullptr;
+// The node a slice publishes for: a read slice's, or spec.nodeName of one that cannot be read
+// (its object kept in `objects`); empty for slices of all nodes or chosen by a selector.
+std::string node_of(const ObjectStore& objects, const std::string& key,
+                    const Result<cluster::ParsedSlicePtr>& slice) {
+  if (slice) {
+    return (*slice)->scope == cluster::NodeScope::kNode ? (*slice)->node : std::string();
+  }
+  const ObjectMap& kept = objects_of(objects, kSlices);
+  const auto found = kept.find(key);
+  const Json* node = found != kept.end() ? find_at(*found->second, "/spec/nodeName") : nullptr;
   return node != nullptr && node->is_string() ? node->get<std::string>() : std::string();
+}
+
+// Whether a slice is the one held before: the same read, or the same object not read.
+bool same_slice(const ObjectStore& now, const ObjectStore& before, const std::string& key,
+                const Result<cluster::ParsedSlicePtr>& a, const Result<cluster::ParsedSlicePtr>& b) {
+  if (a && b) {
+    return *a == *b;
+  }
+  if (a || b) {
+    return false;
+  }
+  const auto& now_kept = objects_of(now, kSlices);
+  const auto& before_kept = objects_of(before, kSlices);
+  const auto x = now_kept.find(key);
+  const auto y = before_kept.find(key);
+  return x != now_kept.end() && y != before_kept.end() && x->second == y->second;
 }
 
 }  // namespace
@@ -34,11 +56,10 @@ std::optional<std::set<std::string>> SnapshotBuilder::changed_nodes(
   if (objects_of(objects, kTaintRules) != objects_of(last_, kTaintRules)) {
     return std::nullopt;  // taints are part of shapes, on any node
   }
-  const ObjectMap& now = objects_of(objects, kSlices);
-  const ObjectMap& before = objects_of(last_, kSlices);
+  const SliceMap& now = objects.slices();
+  const SliceMap& before = last_.slices();
   std::set<std::string> nodes;
-  const auto changed = [&nodes](const ObjectPtr& slice) {
-    std::string node = node_of(*slice);
+  const auto changed = [&nodes](std::string node) {
     if (node.empty()) {
       return false;
     }
@@ -47,14 +68,15 @@ std::optional<std::set<std::string>> SnapshotBuilder::changed_nodes(
   };
   for (const auto& [key, slice] : now) {
     const auto found = before.find(key);
-    if (found == before.end() || found->second != slice) {
-      if (!changed(slice) || (found != before.end() && !changed(found->second))) {
+    if (found == before.end() || !same_slice(objects, last_, key, slice, found->second)) {
+      if (!changed(node_of(objects, key, slice)) ||
+          (found != before.end() && !changed(node_of(last_, key, found->second)))) {
         return std::nullopt;
       }
     }
   }
   for (const auto& [key, slice] : before) {
-    if (now.count(key) == 0 && !changed(slice)) {
+    if (now.count(key) == 0 && !changed(node_of(last_, key, slice))) {
       return std::nullopt;
     }
   }
@@ -66,18 +88,25 @@ CacheSnapshotPtr SnapshotBuilder::build(const ObjectStore& objects, std::uint64_
   snapshot->generation = generation;
   snapshot->objects = objects;
   cluster::ClusterStateBuilder builder;
-  const SliceMap& slices = snapshot->objects.slices();
+  const auto report = [&snapshot](const std::string& resource, const std::string& key,
+                                  const Result<bool>& added) {
+    if (!added) {
+      Error error = added.error();
+      error.message = resource + " " + key + ": " + error.message;
+      snapshot->errors.push_back(std::move(error));
+    }
+  };
   for (const auto& [resource, by_key] : snapshot->objects.resources()) {
-    const bool are_slices = is_resource(resource, kSlices);
-    for (const auto& [key, object] : by_key) {
-      const auto slice = are_slices ? slices.find(key) : slices.end();
-      if (Result<bool> added = slice != slices.end() ? builder.add_slice(*object, slice->second)
-                                                      : builder.add(*object);
-          !added) {
-        Error error = added.error();
-        error.message = resource + " " + key + ": " + error.message;
-        snapshot->errors.push_back(std::move(error));
+    if (is_resource(resource, kSlices)) {
+      static const Json kRead = Json::object();  // a read slice's object is not kept
+      for (const auto& [key, slice] : snapshot->objects.slices()) {
+        const auto kept = by_key->find(key);
+        report(resource, key, builder.add_slice(kept != by_key->end() ? *kept->second : kRead, slice));
       }
+      continue;
+    }
+    for (const auto& [key, object] : *by_key) {
+      report(resource, key, builder.add(*object));
       snapshot->inventory.add(*object);
     }
   }

@@ -351,8 +351,7 @@ CacheStatus ClusterCache::status() const {
   {
     std::lock_guard lock(mutex_);
     for (const auto& feed : *current_feeds) {
-      const auto found = store_.resources().find(feed->name());
-      counts.push_back(found == store_.resources().end() ? 0 : found->second.size());
+      counts.push_back(store_.count(feed->name()));
     }
   }
   for (std::size_t i = 0; i < current_feeds->size(); ++i) {

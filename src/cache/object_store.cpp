@@ -21,16 +21,15 @@ void drop_managed_fields(Json& object) {
   }
 }
 
-// The object kept beside a slice read: its node, which tells a snapshot the nodes an event
-// changed (and the node a slice that cannot be read leaves incomplete). The store's key names
-// it; the rest is in the slice read or read by nothing.
+// The object kept beside a slice that cannot be read: its node, which the slice leaves
+// incomplete and whose shapes an event on it changes. The store's key names it.
 void keep_only(Json& object, std::string_view name) {
   for (auto it = object.begin(); it != object.end();) {
     it = it.key() != name ? object.erase(it) : std::next(it);
   }
 }
 
-void drop_devices(Json& slice) {
+void keep_node(Json& slice) {
   if (!slice.is_object()) {
     return;
   }
@@ -51,8 +50,15 @@ void ObjectStore::put(const std::string& resource, ObjectMap& objects, Json&& ob
   std::string key = object_key(object);
   drop_managed_fields(object);
   if (is_resource(resource, kSlices)) {
-    slices_.insert_or_assign(key, cluster::ClusterStateBuilder::read_slice(object));
-    drop_devices(object);
+    Result<cluster::ParsedSlicePtr> read = cluster::ClusterStateBuilder::read_slice(object);
+    const bool unreadable = !read;
+    slices_.writable().insert_or_assign(key, std::move(read));
+    if (!unreadable) {
+      objects.erase(key);
+      object = Json();  // taken, as the objects kept are: the caller's copy goes now
+      return;
+    }
+    keep_node(object);
   }
   objects.insert_or_assign(std::move(key), std::make_shared<const Json>(std::move(object)));
 }
@@ -64,17 +70,22 @@ std::string object_key(const Json& object) {
 
 void ObjectStore::replace(const std::string& resource, std::vector<Json>&& items) {
   if (is_resource(resource, kSlices)) {
-    slices_.clear();
+    slices_ = SharedMap<SliceMap>();
   }
-  ObjectMap objects;
+  SharedMap<ObjectMap> objects;
   for (Json& item : items) {
-    put(resource, objects, std::move(item));
+    put(resource, objects.writable(), std::move(item));
   }
   resources_.insert_or_assign(resource, std::move(objects));
 }
 
 void ObjectStore::apply(const std::string& resource, kube::WatchEventType type, Json&& object) {
-  ObjectMap& objects = resources_[resource];
+  if (type != kube::WatchEventType::kAdded && type != kube::WatchEventType::kModified &&
+      type != kube::WatchEventType::kDeleted) {
+    resources_.try_emplace(resource);
+    return;
+  }
+  ObjectMap& objects = resources_[resource].writable();
   switch (type) {
     case kube::WatchEventType::kAdded:
     case kube::WatchEventType::kModified:
@@ -84,7 +95,7 @@ void ObjectStore::apply(const std::string& resource, kube::WatchEventType type, 
       const std::string key = object_key(object);
       objects.erase(key);
       if (is_resource(resource, kSlices)) {
-        slices_.erase(key);
+        slices_.writable().erase(key);
       }
       break;
     }
@@ -94,10 +105,18 @@ void ObjectStore::apply(const std::string& resource, kube::WatchEventType type, 
   }
 }
 
+std::size_t ObjectStore::count(std::string_view resource) const {
+  if (is_resource(resource, kSlices)) {
+    return resources_.count(resource) != 0 ? slices_->size() : 0;
+  }
+  const auto found = resources_.find(resource);
+  return found != resources_.end() ? found->second->size() : 0;
+}
+
 std::size_t ObjectStore::size() const {
   std::size_t total = 0;
   for (const auto& [resource, objects] : resources_) {
-    total += objects.size();
+    total += count(resource);
   }
   return total;
 }

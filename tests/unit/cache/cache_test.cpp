@@ -78,11 +78,28 @@ void expect_same(const ObjectStore& store, const ObjectStore& oracle) {
   for (const auto& [resource, objects] : oracle.resources()) {
     const auto found = store.resources().find(resource);
     ASSERT_NE(found, store.resources().end()) << resource;
-    ASSERT_EQ(found->second.size(), objects.size()) << resource;
-    for (const auto& [key, object] : objects) {
-      const auto held = found->second.find(key);
-      ASSERT_NE(held, found->second.end()) << resource << " " << key;
+    ASSERT_EQ(found->second->size(), objects->size()) << resource;
+    ASSERT_EQ(store.count(resource), oracle.count(resource)) << resource;
+    for (const auto& [key, object] : *objects) {
+      const auto held = found->second->find(key);
+      ASSERT_NE(held, found->second->end()) << resource << " " << key;
       EXPECT_EQ(*held->second, *object) << resource << " " << key;
+    }
+  }
+  ASSERT_EQ(store.slices().size(), oracle.slices().size());
+  for (const auto& [key, read] : oracle.slices()) {
+    const auto held = store.slices().find(key);
+    ASSERT_NE(held, store.slices().end()) << key;
+    ASSERT_EQ(bool(held->second), bool(read)) << key;
+    if (read) {
+      EXPECT_EQ((*held->second)->node, (*read)->node) << key;
+      ASSERT_EQ((*held->second)->devices.size(), (*read)->devices.size()) << key;
+      for (std::size_t i = 0; i < (*read)->devices.size(); ++i) {
+        EXPECT_EQ((*held->second)->devices[i].id(), (*read)->devices[i].id()) << key;
+        EXPECT_EQ((*held->second)->devices[i].attributes.begin()->second,
+                  (*read)->devices[i].attributes.begin()->second)
+            << key;
+      }
     }
   }
 }
@@ -211,10 +228,42 @@ TEST(ObjectStoreTest, SnapshotsShareObjectsAndStayAsTheyWere) {
   EXPECT_EQ(first->cluster_state.devices().size(), 2u);
   EXPECT_EQ(second->cluster_state.devices().size(), 4u);
   EXPECT_EQ(second->cluster_state.nodes().size(), 2u);
-  // Unchanged objects are shared, not copied.
-  const ObjectPtr& in_store = store.resources().at("resourceslices").at("/b-gpu");
-  EXPECT_EQ(second->objects.resources().at("resourceslices").at("/b-gpu").get(), in_store.get());
+  // Unchanged slices are shared, not copied.
+  const Result<cluster::ParsedSlicePtr>& in_store = store.slices().at("/b-gpu");
+  EXPECT_EQ(second->objects.slices().at("/b-gpu")->get(), in_store->get());
   EXPECT_EQ(second->generation, 2u);
+}
+
+// A copy of the store (a snapshot's) shares its maps until one side changes them: then only
+// the changed resource's map is copied, and the other side still sees what it held.
+TEST(ObjectStoreTest, CopiesShareMapsUntilOneChanges) {
+  ObjectStore store;
+  store.replace("resourceslices", {slice("a", 1, 2)});
+  store.replace("resourceclaimtemplates", {claim_template("ml", "pair", 1)});
+  const ObjectStore copy = store;
+  const auto map_of = [](const ObjectStore& of, const char* resource) {
+    return &*of.resources().at(resource);
+  };
+  EXPECT_EQ(map_of(copy, "resourceslices"), map_of(store, "resourceslices"));
+  EXPECT_EQ(&copy.slices(), &store.slices());
+
+  store.apply("resourceclaimtemplates", WatchEventType::kAdded, claim_template("ml", "solo", 2));
+  EXPECT_NE(map_of(copy, "resourceclaimtemplates"), map_of(store, "resourceclaimtemplates"));
+  EXPECT_EQ(copy.resources().at("resourceclaimtemplates")->size(), 1u);
+  EXPECT_EQ(store.resources().at("resourceclaimtemplates")->size(), 2u);
+  EXPECT_EQ(map_of(copy, "resourceslices"), map_of(store, "resourceslices"));
+
+  // Changing the copy leaves the store as it was, slices read included.
+  ObjectStore changed = copy;
+  changed.apply("resourceslices", WatchEventType::kDeleted, slice("a", 2, 2));
+  EXPECT_EQ(changed.slices().size(), 0u);
+  EXPECT_EQ(store.slices().size(), 1u);
+  EXPECT_EQ(copy.slices().size(), 1u);
+  EXPECT_EQ(store.count("resourceslices"), 1u);
+  // A store whose maps no copy shares changes them in place.
+  const SliceMap* own = &changed.slices();
+  changed.apply("resourceslices", WatchEventType::kAdded, slice("b", 3, 1));
+  EXPECT_EQ(&changed.slices(), own);
 }
 
 // managedFields, which the API server sends with every object, are not kept; the rest is.
@@ -231,8 +280,8 @@ TEST(ObjectStoreTest, DropsManagedFields) {
   ObjectStore store;
   store.replace("resourceclaims", {claim("a", "kubectl")});
   store.apply("resourceclaims", WatchEventType::kAdded, claim("b", "scheduler"));
-  ASSERT_EQ(store.resources().at("resourceclaims").size(), 2u);
-  for (const auto& [key, object] : store.resources().at("resourceclaims")) {
+  ASSERT_EQ(store.resources().at("resourceclaims")->size(), 2u);
+  for (const auto& [key, object] : *store.resources().at("resourceclaims")) {
     const Json& metadata = object->at("metadata");
     EXPECT_FALSE(metadata.contains("managedFields")) << key;
     EXPECT_TRUE(metadata.contains("name")) << key;
@@ -240,13 +289,23 @@ TEST(ObjectStoreTest, DropsManagedFields) {
   }
 }
 
-// A slice is read once, when the store takes it, and kept as read: its object without the
-// devices, beside the slice. Snapshots share the devices of the slices no event changed.
+// A slice is read once, when the store takes it, and kept as read, without its object; one that
+// cannot be read is kept as its error and its object cut to its node. Snapshots share the
+// devices of the slices no event changed.
 TEST(ObjectStoreTest, KeepsSlicesReadAndSharesTheirDevices) {
   ObjectStore store;
-  store.replace("resourceslices.v1.resource.k8s.io", {slice("a", 1, 2), slice("b", 2, 1)});
-  const ObjectPtr& kept = store.resources().at("resourceslices.v1.resource.k8s.io").at("/a-gpu");
-  EXPECT_EQ(*kept, Json({{"spec", {{"nodeName", "a"}}}}));
+  Json broken = slice("c", 1, 1);
+  broken["spec"]["devices"][0]["capacity"] = {{"memory", {{"value", "lots"}}}};
+  store.replace("resourceslices.v1.resource.k8s.io",
+                {slice("a", 1, 2), slice("b", 2, 1), std::move(broken)});
+  const ObjectMap& kept = *store.resources().at("resourceslices.v1.resource.k8s.io");
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(*kept.at("/c-gpu"), Json({{"spec", {{"nodeName", "c"}}}}));
+  EXPECT_EQ(store.count("resourceslices.v1.resource.k8s.io"), 3u);
+  EXPECT_FALSE(store.slices().at("/c-gpu"));
+  store.apply("resourceslices.v1.resource.k8s.io", WatchEventType::kModified, slice("c", 2, 1));
+  EXPECT_TRUE(kept.empty());
+  store.apply("resourceslices.v1.resource.k8s.io", WatchEventType::kDeleted, slice("c", 3, 1));
   ASSERT_EQ(store.slices().size(), 2u);
   const Result<cluster::ParsedSlicePtr>& read = store.slices().at("/a-gpu");
   ASSERT_TRUE(read);
