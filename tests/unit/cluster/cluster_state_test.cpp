@@ -268,6 +268,30 @@ spec: {deviceSelector: {driver: d}, taint: {key: m, effect: NoSchedule}}
   EXPECT_NE(&tainted.devices()[0], &(*gpus)->devices[0]);
 }
 
+// Device ids are found through 32-bit hashes. These names are chosen so that, with libstdc++'s
+// std::hash, gpu-109376 and gpu-175726 have one hash, as do gpu-162751 and gpu-180340: each id
+// still finds its own device, and an id whose hash a device shares finds nothing.
+TEST(ClusterStateTest, FindsDevicesWhoseIdHashesCollide) {
+  const ClusterState state = build_state(R"(
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: gpus}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: node-a
+  pool: {name: node-a}
+  devices: [{name: gpu-175726}, {name: gpu-1}, {name: gpu-109376}, {name: gpu-180340}]
+)");
+  for (const std::string name : {"gpu-175726", "gpu-1", "gpu-109376", "gpu-180340"}) {
+    const auto index = state.device_index("gpu.nvidia.com/node-a/" + name);
+    ASSERT_TRUE(index) << name;
+    EXPECT_EQ(state.devices()[*index].name.get(), name);
+  }
+  EXPECT_FALSE(state.device_index("gpu.nvidia.com/node-a/gpu-162751"));
+  EXPECT_FALSE(state.device_index("gpu.nvidia.com/node-b/gpu-109376"));
+  EXPECT_FALSE(state.device_index("gpu.nvidia.com/gpu-109376"));
+}
+
 // perDeviceNodeSelection puts each device on its own node; DeviceClasses keep their selectors.
 TEST(ClusterStateTest, PerDeviceNodesAndDeviceClasses) {
   const ClusterState state = build_state(R"(

@@ -146,5 +146,19 @@ TEST(InternedTableTest, TablesComeAndGoOnSeveralThreads) {
   EXPECT_EQ(Counted::alive, 0);
 }
 
+// A table moved from is empty, whatever it held: its names do not outlive its values.
+TEST(InternedTableTest, MovedFromTablesAreEmpty) {
+  AttributeTable from = table({{"d/a", text("x")}, {"d/b", text("y")}});
+  AttributeTable to = std::move(from);
+  EXPECT_EQ(to.size(), 2u);
+  EXPECT_TRUE(from.empty());  // NOLINT(bugprone-use-after-move): what is checked
+  EXPECT_EQ(from.begin(), from.end());
+  EXPECT_EQ(from.find("d/a"), from.end());
+  AttributeTable assigned = table({{"d/c", text("z")}});
+  assigned = std::move(to);
+  EXPECT_EQ(assigned.size(), 2u);
+  EXPECT_EQ(assigned.find("d/b")->second, text("y"));
+}
+
 }  // namespace
 }  // namespace topoguard::cluster
