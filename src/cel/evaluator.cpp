@@ -1169,30 +1169,34 @@ const char* outcome_name(Outcome outcome) {
   return "unknown";
 }
 
-std::optional<AttributeValue> Activation::attribute(std::string_view domain,
-                                                    std::string_view name) const {
-  if (!attributes) {
+namespace {
+
+// `name` of `domain` in maps by domain, or nullopt.
+template <class Maps>
+auto find_in_domain(const std::optional<Maps>& maps, std::string_view domain,
+                    std::string_view name)
+    -> std::optional<typename Maps::mapped_type::mapped_type> {
+  if (!maps) {
     return std::nullopt;
   }
-  const auto in_domain = attributes->find(domain);
-  if (in_domain == attributes->end()) {
+  const auto in_domain = maps->find(domain);
+  if (in_domain == maps->end()) {
     return std::nullopt;
   }
   const auto found = in_domain->second.find(name);
   return found != in_domain->second.end() ? std::optional(found->second) : std::nullopt;
 }
 
+}  // namespace
+
+std::optional<AttributeValue> Activation::attribute(std::string_view domain,
+                                                    std::string_view name) const {
+  return find_in_domain(attributes, domain, name);
+}
+
 std::optional<Quantity> Activation::capacity_value(std::string_view domain,
                                                    std::string_view name) const {
-  if (!capacity) {
-    return std::nullopt;
-  }
-  const auto in_domain = capacity->find(domain);
-  if (in_domain == capacity->end()) {
-    return std::nullopt;
-  }
-  const auto found = in_domain->second.find(name);
-  return found != in_domain->second.end() ? std::optional(found->second) : std::nullopt;
+  return find_in_domain(capacity, domain, name);
 }
 
 Value evaluate_value(const Program& program, const DeviceView* device,

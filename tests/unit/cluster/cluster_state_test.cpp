@@ -276,11 +276,8 @@ TEST(ClusterStateTest, FindsDevicesWhoseIdHashesCollide) {
 apiVersion: resource.k8s.io/v1
 kind: ResourceSlice
 metadata: {name: gpus}
-spec:
-  driver: gpu.nvidia.com
-  nodeName: node-a
-  pool: {name: node-a}
-  devices: [{name: gpu-175726}, {name: gpu-1}, {name: gpu-109376}, {name: gpu-180340}]
+spec: {driver: gpu.nvidia.com, nodeName: node-a, pool: {name: node-a}, devices: [
+  {name: gpu-175726}, {name: gpu-1}, {name: gpu-109376}, {name: gpu-180340}]}
 )");
   for (const std::string name : {"gpu-175726", "gpu-1", "gpu-109376", "gpu-180340"}) {
     const auto index = state.device_index("gpu.nvidia.com/node-a/" + name);
