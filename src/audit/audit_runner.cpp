@@ -60,7 +60,8 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
     const bool evaluated = engine::is_evaluated_kind(*manifest.object);
     if (!evaluated) {
       ++(indexed[i] ? report.summary.resources : report.summary.skipped);
-      report_errors(manifest, engine::device_class_selector_errors(*manifest.object));
+      report_errors(manifest,
+                    engine::device_class_errors(*manifest.object, cluster_state == nullptr));
       continue;
     }
     ++report.summary.resources;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "topoguard/cel/value.h"
+#include "topoguard/k8s/fields.h"
 #include "topoguard/k8s/object.h"
 
 namespace topoguard::cluster {
@@ -14,40 +15,10 @@ namespace {
 
 constexpr std::string_view kAllNodesName = "(all nodes)";
 
-Error field_error(ErrorCode code, std::string pointer, std::string message) {
-  return Error{code, std::move(message), SourceLocation{"", 0, std::move(pointer)}};
-}
-
-Error type_error(std::string pointer, const char* expected, const Json& actual) {
-  return field_error(ErrorCode::kWrongType, std::move(pointer),
-                     std::string("expected ") + expected + ", got " + json_type_name(actual));
-}
-
-// An optional member: nullptr when absent or null, an error when of another type.
-Result<const Json*> optional(const Json& object, const std::string& pointer, std::string_view key,
-                             const char* expected, bool (Json::*is_type)() const noexcept) {
-  const Json* value = member(object, key);
-  if (value == nullptr || value->is_null()) {
-    return static_cast<const Json*>(nullptr);
-  }
-  if (!(value->*is_type)()) {
-    return type_error(append_pointer(pointer, key), expected, *value);
-  }
-  return value;
-}
-
-Result<std::string> required_string(const Json& object, const std::string& pointer,
-                                    std::string_view key, std::string_view what) {
-  auto value = optional(object, pointer, key, "string", &Json::is_string);
-  if (!value) {
-    return value.error();
-  }
-  if (*value == nullptr || (*value)->get_ref<const std::string&>().empty()) {
-    return field_error(ErrorCode::kMissingField, append_pointer(pointer, key),
-                       std::string(what) + " has no " + std::string(key));
-  }
-  return (*value)->get<std::string>();
-}
+using k8s::field_error;
+using k8s::required_string;
+using k8s::type_error;
+constexpr auto optional = &k8s::optional_member;
 
 // The version without build metadata: "1.2.3+abc" and "1.2.3" are the same version.
 std::string_view version_precedence_part(std::string_view version) {
@@ -874,46 +845,12 @@ Result<bool> ClusterStateBuilder::add_claim(const Json& object) {
 }
 
 Result<bool> ClusterStateBuilder::add_device_class(const Json& object) {
-  DeviceClass device_class;
-  device_class.name = k8s::object_ref(object).name;
-  const Json* spec = member(object, "spec");
-  if (spec != nullptr && !spec->is_null()) {
-    if (!spec->is_object()) {
-      return type_error("/spec", "object", *spec);
-    }
-    auto extended = optional(*spec, "/spec", "extendedResourceName", "string", &Json::is_string);
-    if (!extended) {
-      return extended.error();
-    }
-    if (*extended != nullptr) {
-      device_class.extended_resource_name = (*extended)->get<std::string>();
-    }
-    auto selectors = optional(*spec, "/spec", "selectors", "array", &Json::is_array);
-    if (!selectors) {
-      return selectors.error();
-    }
-    for (std::size_t i = 0; *selectors != nullptr && i < (*selectors)->size(); ++i) {
-      const Json& selector = (**selectors)[i];
-      const std::string pointer = append_pointer("/spec/selectors", i);
-      if (!selector.is_object()) {
-        return type_error(pointer, "object", selector);
-      }
-      auto cel = optional(selector, pointer, "cel", "object", &Json::is_object);
-      if (!cel) {
-        return cel.error();
-      }
-      if (*cel == nullptr) {
-        continue;
-      }
-      auto expression =
-          required_string(**cel, append_pointer(pointer, "cel"), "expression", "CEL selector");
-      if (!expression) {
-        return expression.error();
-      }
-      device_class.selectors.push_back(std::move(expression).value());
-    }
+  auto device_class = k8s::read_device_class(object);
+  if (!device_class) {
+    return device_class.error();
   }
-  device_classes_.insert_or_assign(device_class.name, std::move(device_class));
+  std::string name = device_class->name;
+  device_classes_.insert_or_assign(std::move(name), std::move(device_class).value());
   return true;
 }
 

@@ -1,6 +1,7 @@
 #include "topoguard/engine/inventory.h"
 
 #include "topoguard/k8s/claim_view.h"
+#include "topoguard/k8s/device_class.h"
 #include "topoguard/k8s/object.h"
 
 namespace topoguard::engine {
@@ -9,34 +10,34 @@ namespace {
 
 constexpr std::string_view kNetworkResourceAnnotation = "k8s.v1.cni.cncf.io/resourceName";
 
-void compile_selector(DeviceClassInfo& info, const std::string& expression) {
-  auto program = cel::compile(expression);
-  if (program) {
-    info.selectors.push_back(std::move(*program));
-  } else {
-    info.selectors_readable = false;
-  }
-}
-
-DeviceClassInfo read_device_class(const Json& object, std::string name) {
+// A class with its selectors compiled.
+DeviceClassInfo class_info(const k8s::DeviceClass& device_class) {
   DeviceClassInfo info;
-  info.name = std::move(name);
-  const Json* spec = member(object, "spec");
-  if (spec == nullptr) {
-    return info;
-  }
-  info.extended_resource_name = string_member(*spec, "extendedResourceName");
-  const Json* selectors = member(*spec, "selectors");
-  if (selectors == nullptr || !selectors->is_array()) {
-    return info;
-  }
-  for (const Json& selector : *selectors) {
-    const Json* cel = member(selector, "cel");
-    if (cel != nullptr) {
-      compile_selector(info, string_member(*cel, "expression"));
+  info.name = device_class.name;
+  info.extended_resource_name = device_class.extended_resource_name;
+  for (const std::string& expression : device_class.selectors) {
+    auto program = cel::compile(expression);
+    if (!program) {
+      info.selectors_readable = false;
+      continue;
     }
+    info.selectors.push_back(std::move(*program));
   }
   return info;
+}
+
+// A class whose spec cannot be read has selectors that cannot be read either: whatever it
+// would match is unknown.
+DeviceClassInfo read_device_class(const Json& object, std::string name) {
+  auto read = k8s::read_device_class(object);
+  if (!read) {
+    DeviceClassInfo info;
+    info.name = std::move(name);
+    info.selectors_readable = false;
+    return info;
+  }
+  read->name = std::move(name);
+  return class_info(*read);
 }
 
 bool is_device_class(const Json& object) {
@@ -46,22 +47,22 @@ bool is_device_class(const Json& object) {
 
 }  // namespace
 
-std::vector<Error> device_class_selector_errors(const Json& object) {
+std::vector<Error> device_class_errors(const Json& object, bool with_read_error) {
   std::vector<Error> errors;
-  const Json* spec = is_device_class(object) ? member(object, "spec") : nullptr;
-  const Json* selectors = spec != nullptr ? member(*spec, "selectors") : nullptr;
-  if (selectors == nullptr || !selectors->is_array()) {
+  auto read = is_device_class(object) ? k8s::read_device_class(object)
+                                      : Result<k8s::DeviceClass>(k8s::DeviceClass{});
+  if (!read) {
+    if (with_read_error) {
+      errors.push_back(read.error());
+    }
     return errors;
   }
-  for (std::size_t i = 0; i < selectors->size(); ++i) {
-    const Json* cel = member((*selectors)[i], "cel");
-    if (cel == nullptr) {
-      continue;
-    }
-    auto program = cel::compile(string_member(*cel, "expression"));
+  for (std::size_t i = 0; i < read->selectors.size(); ++i) {
+    auto program = cel::compile(read->selectors[i]);
     if (!program) {
       Error error = program.error();
-      error.location.field = "/spec/selectors/" + std::to_string(i) + "/cel/expression";
+      error.location.field =
+          "/spec/selectors/" + std::to_string(read->selector_positions[i]) + "/cel/expression";
       errors.push_back(std::move(error));
     }
   }
@@ -114,13 +115,7 @@ void Inventory::set_cluster_state(const cluster::ClusterState* state,
     if (device_classes_.count(name) != 0) {
       continue;
     }
-    DeviceClassInfo info;
-    info.name = name;
-    info.extended_resource_name = device_class.extended_resource_name;
-    for (const std::string& expression : device_class.selectors) {
-      compile_selector(info, expression);
-    }
-    device_classes_.emplace(name, std::move(info));
+    device_classes_.emplace(name, class_info(device_class));
   }
 }
 

@@ -10,20 +10,12 @@
 #include <vector>
 
 #include "topoguard/cel/value.h"
+#include "topoguard/k8s/fields.h"
 #include "topoguard/k8s/object.h"
 
 namespace topoguard::k8s {
 
 namespace {
-
-Error field_error(ErrorCode code, const std::string& pointer, std::string message) {
-  return Error{code, std::move(message), SourceLocation{"", 0, pointer}};
-}
-
-Error type_error(const std::string& pointer, const char* expected, const Json& actual) {
-  return field_error(ErrorCode::kWrongType, pointer,
-                     std::string("expected ") + expected + ", got " + json_type_name(actual));
-}
 
 // Reads an optional member of `expected` type into `out`. Returns an error when the member is
 // present (and not null) with another type. `pointer` (of `object`) is a string, or a function

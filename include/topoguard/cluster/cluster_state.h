@@ -22,6 +22,7 @@
 #include "topoguard/cluster/interned_table.h"
 #include "topoguard/common/json.h"
 #include "topoguard/common/result.h"
+#include "topoguard/k8s/device_class.h"
 
 namespace topoguard::cluster {
 
@@ -200,11 +201,7 @@ class DeviceList {
   std::vector<DevicePtr> items_;
 };
 
-struct DeviceClass {
-  std::string name;
-  std::vector<std::string> selectors;  // CEL expressions, all must match
-  std::string extended_resource_name;
-};
+using DeviceClass = k8s::DeviceClass;
 
 // The devices one node can use: its own slices plus the slices available to all nodes.
 struct Node {

@@ -84,8 +84,10 @@ class Inventory {
   std::map<std::string, const Json*, std::less<>> namespaces_;
 };
 
-// Syntax errors in a DeviceClass's CEL selectors, each at its field (JSON pointer); empty for
-// other objects. The inventory leaves such a class's selectors out of classification.
-[[nodiscard]] std::vector<Error> device_class_selector_errors(const Json& object);
+// What is wrong with a DeviceClass, each at its field (JSON pointer): syntax errors in its CEL
+// selectors, or (`with_read_error`, unless a cluster state read from the same objects reports
+// it) the field its spec cannot be read at. Empty for other objects. The inventory leaves such a
+// class's selectors out of classification.
+[[nodiscard]] std::vector<Error> device_class_errors(const Json& object, bool with_read_error);
 
 }  // namespace topoguard::engine

@@ -34,6 +34,38 @@ spec:
   EXPECT_EQ(inventory.device_class("other"), nullptr);
 }
 
+// A class whose spec cannot be read classifies nothing for sure: its selectors are unreadable.
+// Its errors name the field: where it cannot be read (unless a cluster state read from the
+// same objects reports that), else each selector that does not parse, at its place.
+TEST(InventoryTest, UnreadableDeviceClassesAndTheirErrors) {
+  const Json unreadable = parse_one(R"(apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: vf}
+spec:
+  selectors: [{cel: {}}]
+)");
+  Inventory inventory;
+  EXPECT_TRUE(inventory.add(unreadable));
+  const DeviceClassInfo* info = inventory.device_class("vf");
+  ASSERT_NE(info, nullptr);
+  EXPECT_FALSE(info->selectors_readable);
+  const std::vector<Error> errors = device_class_errors(unreadable, true);
+  ASSERT_EQ(errors.size(), 1U);
+  EXPECT_EQ(errors[0].location.field, "/spec/selectors/0/cel/expression");
+  EXPECT_TRUE(device_class_errors(unreadable, false).empty());
+
+  const Json bad_selector = parse_one(R"(apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec:
+  selectors: [{other: {}}, {cel: {expression: "device.driver =="}}]
+)");
+  const std::vector<Error> syntax = device_class_errors(bad_selector, false);
+  ASSERT_EQ(syntax.size(), 1U);
+  EXPECT_EQ(syntax[0].location.field, "/spec/selectors/1/cel/expression");
+  EXPECT_TRUE(device_class_errors(parse_one("{kind: Pod, apiVersion: v1}"), true).empty());
+}
+
 // The cluster state's DeviceClasses (audit --cluster-state) join the input's: a container's
 // extendedResourceName resolves to a class only the cluster has, and a class the input also
 // holds is the input's, whichever was seen first.
