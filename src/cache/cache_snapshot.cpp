@@ -35,7 +35,8 @@ std::string node_of(const ObjectStore& objects, const std::string& key,
 
 // Whether a slice is the one held before: the same read, or the same object not read.
 bool same_slice(const ObjectStore& now, const ObjectStore& before, const std::string& key,
-                const Result<cluster::ParsedSlicePtr>& a, const Result<cluster::ParsedSlicePtr>& b) {
+                const Result<cluster::ParsedSlicePtr>& a,
+                const Result<cluster::ParsedSlicePtr>& b) {
   if (a && b) {
     return *a == *b;
   }
@@ -101,7 +102,8 @@ CacheSnapshotPtr SnapshotBuilder::build(const ObjectStore& objects, std::uint64_
       static const Json kRead = Json::object();  // a read slice's object is not kept
       for (const auto& [key, slice] : snapshot->objects.slices()) {
         const auto kept = by_key->find(key);
-        report(resource, key, builder.add_slice(kept != by_key->end() ? *kept->second : kRead, slice));
+        const Json& object = kept != by_key->end() ? *kept->second : kRead;
+        report(resource, key, builder.add_slice(object, slice));
       }
       continue;
     }
