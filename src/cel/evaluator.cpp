@@ -1080,25 +1080,26 @@ struct Evaluator {
 
 namespace {
 
-// Compiled programs by source text. Selectors repeat across requests (every pod of a workload
-// carries the same claim template; a mutating review compiles its object twice), so, as
-// Kubernetes' own DRA code does, compiled expressions are kept. Programs are immutable and
-// shared, so a hit is a copy of four shared pointers. Bounded in bytes (an estimate of the
-// syntax tree and every compiled pattern's footprint) and in entries; only short expressions are
-// kept, and a full cache starts over (a hostile stream of distinct expressions costs one parse
-// each, as without the cache).
+// Compiled programs by source text, per thread. The expressions of a workload's objects repeat
+// (every pod of a workload carries the same claim template; a mutating review reads its object
+// twice), so, as Kubernetes' own DRA code does, compiled expressions are kept. Programs are
+// immutable and shared, so a hit is a copy of four shared pointers. Each thread keeps its own:
+// readers never wait on each other, and what checks evaluate (a DeviceClass's selectors, a
+// claim's) was compiled when its object was read. Bounded in bytes (an estimate of the syntax
+// tree and every compiled pattern's footprint) and in entries; only short expressions are kept,
+// and a full cache starts over (a hostile stream of distinct expressions costs one parse each,
+// as without the cache).
 class CompiledCache {
  public:
-  static constexpr std::size_t kMaxEntries = 4096;
+  static constexpr std::size_t kMaxEntries = 1024;
   static constexpr std::size_t kMaxTextBytes = 4096;
-  static constexpr std::size_t kMaxBytes = 32 * 1024 * 1024;
+  static constexpr std::size_t kMaxBytes = 16 * 1024 * 1024;
   // Syntax-tree bytes per source byte, generously: a node of ~100 bytes per token of 2-3 bytes.
   static constexpr std::size_t kTreeBytesPerSourceByte = 64;
 
-  std::optional<Program> find(std::string_view text) {
-    std::lock_guard lock(mutex_);
+  [[nodiscard]] const Program* find(std::string_view text) const {
     const auto found = programs_.find(text);
-    return found == programs_.end() ? std::nullopt : std::optional<Program>(found->second);
+    return found == programs_.end() ? nullptr : &found->second;
   }
 
   void keep(std::string_view text, const Program& program, std::size_t pattern_bytes) {
@@ -1109,7 +1110,6 @@ class CompiledCache {
     if (size > kMaxBytes / 4) {
       return;
     }
-    std::lock_guard lock(mutex_);
     if (programs_.size() >= kMaxEntries || bytes_ + size > kMaxBytes) {
       programs_.clear();
       bytes_ = 0;
@@ -1120,22 +1120,20 @@ class CompiledCache {
   }
 
  private:
-  std::mutex mutex_;
-  std::map<std::string, Program, std::less<>> programs_;  // guarded by mutex_
-  std::size_t bytes_ = 0;                                 // guarded by mutex_
+  std::map<std::string, Program, std::less<>> programs_;
+  std::size_t bytes_ = 0;
 };
 
 CompiledCache& compiled_cache() {
-  // Never destroyed: threads still compiling while the process exits must not find it gone.
-  static auto* cache = new CompiledCache();
-  return *cache;
+  thread_local CompiledCache cache;
+  return cache;
 }
 
 }  // namespace
 
 Result<Program> compile(std::string_view text) {
-  if (std::optional<Program> kept = compiled_cache().find(text)) {
-    return *std::move(kept);
+  if (const Program* kept = compiled_cache().find(text)) {
+    return *kept;
   }
   Result<ExprPtr> parsed = parse(text);
   if (!parsed) {

@@ -341,33 +341,22 @@ class ClaimChecker {
           choices.push_back(std::move(match));
           continue;
         }
-        const SelectorSet* class_selectors = class_selector_set(*device_class);
-        auto own = SelectorSet::compile(choice.selectors);
-        if (class_selectors == nullptr || !own) {
-          notes_.insert("a selector of request " + in_quotes(match.label) +
-                        " does not parse: any device may match");
+        if (!device_class->selectors_readable()) {
+          notes_.insert("a selector of DeviceClass " + in_quotes(choice.device_class_name) +
+                        " does not parse: any device may match request " +
+                        in_quotes(match.label));
           choices.push_back(std::move(match));
           continue;
         }
+        const SelectorSet class_selectors(device_class->programs);
+        const SelectorSet own(choice.selector_programs);
         for (std::size_t d : devices_) {
-          match.matches[d] = match_device(*class_selectors, *own, d, match.label);
+          match.matches[d] = match_device(class_selectors, own, d, match.label);
         }
         choices.push_back(std::move(match));
       }
       choices_.push_back(std::move(choices));
     }
-  }
-
-  const SelectorSet* class_selector_set(const DeviceClass& device_class) {
-    auto it = class_selectors_.find(device_class.name);
-    if (it == class_selectors_.end()) {
-      auto compiled = SelectorSet::compile(device_class.selectors);
-      it = class_selectors_
-               .emplace(device_class.name, compiled ? std::optional(std::move(compiled).value())
-                                                    : std::nullopt)
-               .first;
-    }
-    return it->second ? &*it->second : nullptr;
   }
 
   Match match_device(const SelectorSet& class_selectors, const SelectorSet& own, std::size_t d,
@@ -952,7 +941,6 @@ class ClaimChecker {
   Plan plan_;
   std::vector<std::size_t> evaluated_nodes_;  // every node, or the first of each group
   std::vector<std::size_t> devices_;          // the devices their answers read, ascending
-  std::map<std::string, std::optional<SelectorSet>, std::less<>> class_selectors_;
   std::vector<std::vector<ChoiceMatch>> choices_;  // per request
   std::vector<search::Constraint> constraints_;
   cel::CostBudget derived_budget_{cel::kRequestCostBudget};  // all derived attribute evaluations
@@ -993,12 +981,14 @@ struct Reads {
   std::set<std::string, std::less<>> domains;
   bool any = false;
 
-  void add(const std::string& expression) {
-    const auto program = cel::compile(expression);
-    if (!program) {
-      return;  // the check treats its devices as may-match, whatever they publish
+  void add(const std::vector<cel::Program>& programs) {
+    for (const cel::Program& program : programs) {
+      add(program);
     }
-    const cel::DeviceReads reads = cel::device_reads(program->root());
+  }
+
+  void add(const cel::Program& program) {
+    const cel::DeviceReads reads = cel::device_reads(program.root());
     attributes.insert(reads.attributes.begin(), reads.attributes.end());
     domains.insert(reads.domains.begin(), reads.domains.end());
     any = any || reads.any_attribute;
@@ -1030,13 +1020,10 @@ Plan plan_groups(const k8s::ClaimSpec& spec, const ClusterState& state,
         return {};
       }
       if (const DeviceClass* device_class = state.device_class(choice.device_class_name)) {
-        for (const std::string& selector : device_class->selectors) {
-          reads.add(selector);
-        }
+        // A class whose selectors do not all parse may match any device, whatever they read.
+        reads.add(device_class->programs);
       }
-      for (const std::string& selector : choice.selectors) {
-        reads.add(selector);
-      }
+      reads.add(choice.selector_programs);
     }
   }
   for (const k8s::DeviceConstraint& constraint : spec.constraints) {

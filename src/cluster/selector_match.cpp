@@ -62,23 +62,9 @@ cel::Capacity PublishedDevice::all_capacity() const {
   return capacity;
 }
 
-Result<SelectorSet> SelectorSet::compile(const std::vector<std::string>& expressions) {
-  SelectorSet set;
-  for (std::size_t i = 0; i < expressions.size(); ++i) {
-    auto program = cel::compile(expressions[i]);
-    if (!program) {
-      Error error = program.error();
-      error.message = "selector " + std::to_string(i) + ": " + error.message;
-      return error;
-    }
-    set.programs_.push_back(std::move(program).value());
-  }
-  return set;
-}
-
 Match SelectorSet::match(const cel::DeviceView& device, std::string* why) const {
   Match match = Match::kYes;
-  for (const cel::Program& program : programs_) {
+  for (const cel::Program& program : *programs_) {
     const cel::Evaluation evaluation = cel::evaluate(program, device);
     switch (evaluation.outcome) {
       case cel::Outcome::kTrue:

@@ -154,12 +154,12 @@ Roles DeviceRoles::evaluate_selectors(const std::vector<const cel::Program*>& se
   return any ? Roles{all_gpu, all_nic} : Roles{};
 }
 
-Roles DeviceRoles::of_device_class(const DeviceClassInfo& device_class) const {
+Roles DeviceRoles::of_device_class(const k8s::DeviceClass& device_class) const {
   Roles roles = of_class_name(device_class.name);
-  if (device_class.selectors_readable) {
+  if (device_class.selectors_readable()) {
     std::vector<const cel::Program*> selectors;
-    selectors.reserve(device_class.selectors.size());
-    for (const cel::Program& selector : device_class.selectors) {
+    selectors.reserve(device_class.programs.size());
+    for (const cel::Program& selector : device_class.programs) {
       selectors.push_back(&selector);
     }
     merge(roles, of_selectors(selectors));
@@ -171,15 +171,15 @@ Roles DeviceRoles::of_choice(const k8s::DeviceChoice& choice) const {
   Roles roles = of_class_name(choice.device_class_name);
   // A device must pass its DeviceClass's selectors and the request's own.
   std::vector<const cel::Program*> selectors;
-  const DeviceClassInfo* device_class = inventory_.device_class(choice.device_class_name);
+  const k8s::DeviceClass* device_class = inventory_.device_class(choice.device_class_name);
   selectors.reserve(choice.selector_programs.size() +
-                    (device_class != nullptr ? device_class->selectors.size() : 0));
+                    (device_class != nullptr ? device_class->programs.size() : 0));
   if (device_class != nullptr) {
     merge(roles, of_device_class(*device_class));
-    if (!device_class->selectors_readable) {
+    if (!device_class->selectors_readable()) {
       return roles;
     }
-    for (const cel::Program& selector : device_class->selectors) {
+    for (const cel::Program& selector : device_class->programs) {
       selectors.push_back(&selector);
     }
   }
@@ -217,7 +217,7 @@ bool DeviceRoles::selects_numa_node(const k8s::DeviceChoice& choice) const {
 Roles DeviceRoles::of_extended_resource(std::string_view resource) const {
   Roles roles{policy_.gpu.extended_resources.matches_any(resource),
               policy_.nic.extended_resources.matches_any(resource)};
-  if (const DeviceClassInfo* device_class = inventory_.device_class_for_resource(resource)) {
+  if (const k8s::DeviceClass* device_class = inventory_.device_class_for_resource(resource)) {
     merge(roles, of_device_class(*device_class));
   } else if (resource.starts_with(kImplicitExtendedResourcePrefix)) {
     // A class the input does not hold: its name says what it is, as in a claim's request.

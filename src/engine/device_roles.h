@@ -58,7 +58,7 @@ class DeviceRoles {
   }
 
  private:
-  [[nodiscard]] Roles of_device_class(const DeviceClassInfo& device_class) const;
+  [[nodiscard]] Roles of_device_class(const k8s::DeviceClass& device_class) const;
   [[nodiscard]] Roles of_class_name(std::string_view name) const;
   [[nodiscard]] Roles of_driver(std::string_view driver) const;
   // The roles every driver the selectors can still match shares; none when that is unclear.

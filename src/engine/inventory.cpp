@@ -10,34 +10,18 @@ namespace {
 
 constexpr std::string_view kNetworkResourceAnnotation = "k8s.v1.cni.cncf.io/resourceName";
 
-// A class with its selectors compiled.
-DeviceClassInfo class_info(const k8s::DeviceClass& device_class) {
-  DeviceClassInfo info;
-  info.name = device_class.name;
-  info.extended_resource_name = device_class.extended_resource_name;
-  for (const std::string& expression : device_class.selectors) {
-    auto program = cel::compile(expression);
-    if (!program) {
-      info.selectors_readable = false;
-      continue;
-    }
-    info.selectors.push_back(std::move(*program));
-  }
-  return info;
-}
-
 // A class whose spec cannot be read has selectors that cannot be read either: whatever it
 // would match is unknown.
-DeviceClassInfo read_device_class(const Json& object, std::string name) {
+k8s::DeviceClass read_device_class(const Json& object, std::string name) {
   auto read = k8s::read_device_class(object);
   if (!read) {
-    DeviceClassInfo info;
-    info.name = std::move(name);
-    info.selectors_readable = false;
-    return info;
+    k8s::DeviceClass unreadable;
+    unreadable.name = std::move(name);
+    unreadable.selector_errors.push_back(read.error());
+    return unreadable;
   }
   read->name = std::move(name);
-  return class_info(*read);
+  return std::move(read).value();
 }
 
 bool is_device_class(const Json& object) {
@@ -57,16 +41,7 @@ std::vector<Error> device_class_errors(const Json& object, bool with_read_error)
     }
     return errors;
   }
-  for (std::size_t i = 0; i < read->selectors.size(); ++i) {
-    auto program = cel::compile(read->selectors[i]);
-    if (!program) {
-      Error error = program.error();
-      error.location.field =
-          "/spec/selectors/" + std::to_string(read->selector_positions[i]) + "/cel/expression";
-      errors.push_back(std::move(error));
-    }
-  }
-  return errors;
+  return std::move(read->selector_errors);
 }
 
 bool Inventory::add(const Json& object) {
@@ -106,31 +81,35 @@ void Inventory::set_cluster_state(const cluster::ClusterState* state,
                                   const cluster::NodeShapes* shapes) {
   cluster_state_ = state;
   node_shapes_ = state != nullptr ? shapes : nullptr;
-  if (state == nullptr) {
-    return;
-  }
-  // The cluster's classes classify requests and extended resources too; a class of the same
-  // name in the audited input is the one about to be applied, so it wins whichever comes first.
-  for (const auto& [name, device_class] : state->device_classes()) {
-    if (device_classes_.count(name) != 0) {
-      continue;
-    }
-    device_classes_.emplace(name, class_info(device_class));
-  }
 }
 
-const DeviceClassInfo* Inventory::device_class(std::string_view name) const {
-  auto it = device_classes_.find(name);
-  return it == device_classes_.end() ? nullptr : &it->second;
+const k8s::DeviceClass* Inventory::device_class(std::string_view name) const {
+  // A class of the same name in the audited input is the one about to be applied, so it wins.
+  if (auto it = device_classes_.find(name); it != device_classes_.end()) {
+    return &it->second;
+  }
+  return cluster_state_ != nullptr ? cluster_state_->device_class(name) : nullptr;
 }
 
-const DeviceClassInfo* Inventory::device_class_for_resource(std::string_view resource) const {
+const k8s::DeviceClass* Inventory::device_class_for_resource(std::string_view resource) const {
   if (resource.starts_with(kImplicitExtendedResourcePrefix)) {
     return device_class(resource.substr(kImplicitExtendedResourcePrefix.size()));
   }
-  for (const auto& [name, info] : device_classes_) {
-    if (!info.extended_resource_name.empty() && info.extended_resource_name == resource) {
-      return &info;
+  const auto serves = [&](const k8s::DeviceClass& device_class) {
+    return !device_class.extended_resource_name.empty() &&
+           device_class.extended_resource_name == resource;
+  };
+  for (const auto& [name, device_class] : device_classes_) {
+    if (serves(device_class)) {
+      return &device_class;
+    }
+  }
+  if (cluster_state_ == nullptr) {
+    return nullptr;
+  }
+  for (const auto& [name, device_class] : cluster_state_->device_classes()) {
+    if (serves(device_class) && device_classes_.count(name) == 0) {
+      return &device_class;
     }
   }
   return nullptr;

@@ -47,6 +47,14 @@ Result<DeviceClass> read_device_class(const Json& object) {
     if (!expression) {
       return expression.error();
     }
+    auto program = cel::compile(*expression);
+    if (program) {
+      device_class.programs.push_back(std::move(program).value());
+    } else {
+      Error error = program.error();
+      error.location.field = append_pointer(append_pointer(pointer, "cel"), "expression");
+      device_class.selector_errors.push_back(std::move(error));
+    }
     device_class.selectors.push_back(std::move(expression).value());
     device_class.selector_positions.push_back(i);
   }

@@ -2,7 +2,8 @@
 // the CEL evaluator. Three answers: every selector is true, one is false, or one cannot be
 // evaluated exactly (something the evaluator does not implement, or a CEL runtime error, which
 // the scheduler reports as an allocation error): unknown, which feasibility treats as "may
-// match" and says so. Selector sets are compiled once and are read-only afterwards.
+// match" and says so. Selectors are compiled when the object holding them is read (the claim, the
+// DeviceClass); a check only evaluates them.
 #pragma once
 
 #include <cstddef>
@@ -42,17 +43,17 @@ class PublishedDevice final : public cel::DeviceView {
   const Device* device_;
 };
 
+// Compiled selectors, read in place: valid while `programs` is.
 class SelectorSet {
  public:
-  // Parses every expression; the error of the first that does not parse says which one.
-  [[nodiscard]] static Result<SelectorSet> compile(const std::vector<std::string>& expressions);
+  explicit SelectorSet(const std::vector<cel::Program>& programs) : programs_(&programs) {}
 
   // kNo when a selector is false; else kUnknown when one is not exactly true; else kYes.
   // `why` (optional) receives the evaluator's reason for an unknown answer.
   [[nodiscard]] Match match(const cel::DeviceView& device, std::string* why = nullptr) const;
 
  private:
-  std::vector<cel::Program> programs_;
+  const std::vector<cel::Program>* programs_;
 };
 
 }  // namespace topoguard::cluster

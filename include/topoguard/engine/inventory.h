@@ -16,6 +16,7 @@
 #include "topoguard/cluster/shape_index.h"
 #include "topoguard/common/json.h"
 #include "topoguard/common/result.h"
+#include "topoguard/k8s/device_class.h"
 
 namespace topoguard::engine {
 
@@ -27,13 +28,6 @@ inline constexpr std::string_view kImplicitExtendedResourcePrefix =
 // What GKE multi-networking calls the resource of a network named in networking.gke.io/interfaces,
 // followed by the network name.
 inline constexpr std::string_view kGkeNetworkResourcePrefix = "networking.gke.io.networks/";
-
-struct DeviceClassInfo {
-  std::string name;
-  std::vector<cel::Program> selectors;  // its CEL selectors, compiled
-  bool selectors_readable = true;       // false when one of them does not parse
-  std::string extended_resource_name;  // spec.extendedResourceName, or empty
-};
 
 class Inventory {
  public:
@@ -49,7 +43,8 @@ class Inventory {
 
   [[nodiscard]] bool claims_known() const { return claims_ == Claims::kKnown; }
   // The cluster's devices (audit --cluster-state): claims are then checked for feasibility, and
-  // its DeviceClasses join those of the input (which win on a name both have).
+  // its DeviceClasses join those of the input (which win on a name both have), read where the
+  // state keeps them.
   // Not owned; must outlive the inventory. Null (the default, and in the webhook without its
   // cluster cache): no check. `shapes`, the node shapes of that state (also not owned), lets
   // feasibility evaluate a claim once per group of nodes it cannot tell apart.
@@ -57,10 +52,11 @@ class Inventory {
                          const cluster::NodeShapes* shapes = nullptr);
   [[nodiscard]] const cluster::ClusterState* cluster_state() const { return cluster_state_; }
   [[nodiscard]] const cluster::NodeShapes* node_shapes() const { return node_shapes_; }
-  [[nodiscard]] const DeviceClassInfo* device_class(std::string_view name) const;
+  // A class whose spec cannot be read is known by name, with selectors that are not readable.
+  [[nodiscard]] const k8s::DeviceClass* device_class(std::string_view name) const;
   // The DeviceClass that serves `resource` as a DRA extended resource (its extendedResourceName,
   // or the implicit deviceclass.resource.kubernetes.io/<class>), if known.
-  [[nodiscard]] const DeviceClassInfo* device_class_for_resource(std::string_view resource) const;
+  [[nodiscard]] const k8s::DeviceClass* device_class_for_resource(std::string_view resource) const;
   [[nodiscard]] const Json* claim_template(std::string_view namespace_name,
                                            std::string_view name) const;
   [[nodiscard]] const Json* claim(std::string_view namespace_name, std::string_view name) const;
@@ -77,7 +73,7 @@ class Inventory {
   Claims claims_;
   const cluster::ClusterState* cluster_state_ = nullptr;
   const cluster::NodeShapes* node_shapes_ = nullptr;
-  std::map<std::string, DeviceClassInfo, std::less<>> device_classes_;
+  std::map<std::string, k8s::DeviceClass, std::less<>> device_classes_;  // of the input
   std::map<Key, const Json*> claim_templates_;
   std::map<Key, const Json*> claims_by_name_;
   std::map<Key, std::string> network_resources_;

@@ -188,6 +188,71 @@ spec:
   EXPECT_FALSE(unknown_selector.notes.empty());
 }
 
+// A DeviceClass whose selector does not parse (the API server accepts only selectors that do,
+// so topoguard's parser is what fails) is kept with its error: what it matches is unknown, so a
+// claim naming it is never unsatisfiable on the strength of its other selectors.
+TEST(FeasibilityTest, ClassSelectorThatDoesNotParseIsUnknown) {
+  const std::string gpu_slice = R"(
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-gpu}
+spec:
+  driver: gpu.example.com
+  nodeName: n1
+  pool: {name: n1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    attributes: {model: {string: a100}}
+  - name: gpu-1
+    attributes: {model: {string: a100}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: h100}
+spec:
+  selectors: [{cel: {expression: "device.attributes['gpu.example.com'].model == 'h100'"}}]
+)";
+  const std::string broken_class = R"(
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: broken}
+spec:
+  selectors:
+  - cel: {expression: "device.attributes['gpu.example.com'].model == 'h100'"}
+  - cel: {expression: "device.attributes['gpu.example.com'].model == "}
+)";
+  const std::string two_gpus = R"(
+kind: ResourceClaimTemplate
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: CLASS, count: 2}
+)";
+  const auto with_class = [&](const std::string& name) {
+    std::string yaml = two_gpus;
+    yaml.replace(yaml.find("CLASS"), 5, name);
+    return claim(yaml);
+  };
+  const ClusterState state = testing::build_state(gpu_slice + broken_class);
+  const DeviceClass* broken = state.device_class("broken");
+  ASSERT_NE(broken, nullptr);
+  EXPECT_FALSE(broken->selectors_readable());
+  ASSERT_EQ(broken->selector_errors.size(), 1U);
+  EXPECT_EQ(broken->selector_errors[0].location.field, "/spec/selectors/1/cel/expression");
+  EXPECT_EQ(broken->programs.size(), 1U);
+
+  // The readable class matches no device.
+  EXPECT_EQ(check_feasibility(with_class("h100"), state).verdict, Verdict::kUnsatisfiable);
+  const ClaimFeasibility result = check_feasibility(with_class("broken"), state);
+  EXPECT_EQ(result.verdict, Verdict::kUnknown);
+  EXPECT_EQ(result.notes, (std::vector<std::string>{
+                              "a selector of DeviceClass \"broken\" does not parse: any device "
+                              "may match request \"gpu\""}));
+}
+
 // A generated cluster in v1beta1 shape (`basic`) with two nodes: firstAvailable falls back to a
 // one-GPU subrequest that fits, allocationMode All takes every NIC of a node and fails where
 // they sit on different roots.

@@ -22,11 +22,11 @@ spec:
 )");
   Inventory inventory;
   EXPECT_TRUE(inventory.add(device_class));
-  const DeviceClassInfo* info = inventory.device_class("vf");
+  const k8s::DeviceClass* info = inventory.device_class("vf");
   ASSERT_NE(info, nullptr);
-  ASSERT_EQ(info->selectors.size(), 1U);
-  EXPECT_TRUE(info->selectors_readable);
-  EXPECT_EQ(info->selectors[0].source(), "device.driver == 'sriovnetwork.k8snetworkplumbingwg.io'");
+  ASSERT_EQ(info->programs.size(), 1U);
+  EXPECT_TRUE(info->selectors_readable());
+  EXPECT_EQ(info->programs[0].source(), "device.driver == 'sriovnetwork.k8snetworkplumbingwg.io'");
   EXPECT_EQ(info->extended_resource_name, "example.com/vf");
   EXPECT_EQ(inventory.device_class_for_resource("example.com/vf"), info);
   EXPECT_EQ(inventory.device_class_for_resource("deviceclass.resource.kubernetes.io/vf"), info);
@@ -46,9 +46,9 @@ spec:
 )");
   Inventory inventory;
   EXPECT_TRUE(inventory.add(unreadable));
-  const DeviceClassInfo* info = inventory.device_class("vf");
+  const k8s::DeviceClass* info = inventory.device_class("vf");
   ASSERT_NE(info, nullptr);
-  EXPECT_FALSE(info->selectors_readable);
+  EXPECT_FALSE(info->selectors_readable());
   const std::vector<Error> errors = device_class_errors(unreadable, true);
   ASSERT_EQ(errors.size(), 1U);
   EXPECT_EQ(errors[0].location.field, "/spec/selectors/0/cel/expression");
@@ -103,11 +103,11 @@ spec:
     if (!state_first) {
       inventory.set_cluster_state(&state);
     }
-    const DeviceClassInfo* ib = inventory.device_class_for_resource("example.com/ib");
+    const k8s::DeviceClass* ib = inventory.device_class_for_resource("example.com/ib");
     ASSERT_NE(ib, nullptr);
     EXPECT_EQ(ib->name, "ib");
-    ASSERT_EQ(ib->selectors.size(), 1U);
-    EXPECT_EQ(ib->selectors[0].source(), "device.driver == 'dra.net'");
+    ASSERT_EQ(ib->programs.size(), 1U);
+    EXPECT_EQ(ib->programs[0].source(), "device.driver == 'dra.net'");
     EXPECT_EQ(inventory.device_class_for_resource("deviceclass.resource.kubernetes.io/ib"), ib);
     ASSERT_NE(inventory.device_class("vf"), nullptr);
     EXPECT_EQ(inventory.device_class("vf")->extended_resource_name, "example.com/vf");

@@ -13,8 +13,8 @@ Json device_class(const std::string& spec) {
                      spec + "}");
 }
 
-// Selectors keep their expressions and their places in spec.selectors; an entry without `cel`
-// (a selector kind this version does not know) is not one.
+// Selectors keep their expressions and their places in spec.selectors, compiled once here; an
+// entry without `cel` (a selector kind this version does not know) is not one.
 TEST(DeviceClassTest, ReadsSelectorsWithTheirPlaces) {
   const auto read = read_device_class(device_class(R"({
     "selectors": [{"cel": {"expression": "device.driver == 'a'"}}, {"future": {}},
@@ -24,6 +24,9 @@ TEST(DeviceClassTest, ReadsSelectorsWithTheirPlaces) {
   EXPECT_EQ(read->name, "vf");
   EXPECT_EQ(read->selectors, (std::vector<std::string>{"device.driver == 'a'", "true"}));
   EXPECT_EQ(read->selector_positions, (std::vector<std::size_t>{0, 2}));
+  ASSERT_EQ(read->programs.size(), 2U);
+  EXPECT_EQ(read->programs[1].source(), "true");
+  EXPECT_TRUE(read->selectors_readable());
   EXPECT_EQ(read->extended_resource_name, "example.com/vf");
 
   const auto bare = read_device_class(device_class("null"));
