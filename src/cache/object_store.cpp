@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "topoguard/k8s/object.h"
+#include "topoguard/k8s/resource_slice.h"
 
 namespace topoguard::cache {
 namespace {
@@ -50,7 +51,7 @@ void ObjectStore::put(const std::string& resource, ObjectMap& objects, Json&& ob
   std::string key = object_key(object);
   drop_managed_fields(object);
   if (is_resource(resource, kSlices)) {
-    Result<cluster::ParsedSlicePtr> read = cluster::ClusterStateBuilder::read_slice(object);
+    Result<cluster::ParsedSlicePtr> read = k8s::read_resource_slice(object);
     const bool unreadable = !read;
     slices_.writable().insert_or_assign(key, std::move(read));
     if (!unreadable) {

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "allocation_search.h"
@@ -337,7 +338,8 @@ class ClaimChecker {
         const DeviceClass* device_class = state_.device_class(choice.device_class_name);
         if (device_class == nullptr) {
           notes_.insert("DeviceClass " + in_quotes(choice.device_class_name) + " of request " +
-                        in_quotes(match.label) + " is not in the cluster state: any device may match");
+                        in_quotes(match.label) +
+                        " is not in the cluster state: any device may match");
           choices.push_back(std::move(match));
           continue;
         }
@@ -752,7 +754,8 @@ class ClaimChecker {
       for (const RequestOnNode& request : result.requests) {
         covered += std::min(request.needed, available(request));
       }
-      return needed_total == 0 ? 1.0 : static_cast<double>(covered) / static_cast<double>(needed_total);
+      return needed_total == 0 ? 1.0
+                               : static_cast<double>(covered) / static_cast<double>(needed_total);
     };
     for (std::size_t r = 0; r < result.requests.size(); ++r) {
       const RequestOnNode& request = result.requests[r];
@@ -807,7 +810,8 @@ class ClaimChecker {
     }
     for (std::size_t r = 0; r < requests.size(); ++r) {
       const search::Choice& choice = requests[r].choices.at(0);
-      if (choice.all && result.requests[r].with_attribute < choice.definite.size() + choice.maybe.size()) {
+      if (choice.all &&
+          result.requests[r].with_attribute < choice.definite.size() + choice.maybe.size()) {
         result.shortfall = Shortfall::kAllModeRejected;
         result.reason = "request " + in_quotes(choice.label) +
                         " (allocationMode All) takes every matching device, and some lack the "
@@ -924,7 +928,8 @@ class ClaimChecker {
         text += (text.empty() ? "" : ", ") + in_quotes(choice.label) + " " +
                 std::to_string(available) + " of " + std::to_string(need);
       }
-      const double score = needed == 0 ? 1.0 : static_cast<double>(covered) / static_cast<double>(needed);
+      const double score =
+          needed == 0 ? 1.0 : static_cast<double>(covered) / static_cast<double>(needed);
       if (score > best) {
         best = score;
         best_text = scalar_to_string(value) + " has " + text;

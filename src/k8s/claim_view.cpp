@@ -9,7 +9,6 @@
 #include <utility>
 #include <vector>
 
-#include "topoguard/cel/value.h"
 #include "topoguard/k8s/fields.h"
 #include "topoguard/k8s/object.h"
 
@@ -56,7 +55,8 @@ const auto kIsObject = [](const Json& v) { return v.is_object(); };
 const auto kIsInteger = [](const Json& v) { return v.is_number_integer(); };
 const auto kIsBoolean = [](const Json& v) { return v.is_boolean(); };
 
-Result<std::vector<DeviceToleration>> read_tolerations(const Json& list, const std::string& pointer) {
+Result<std::vector<DeviceToleration>> read_tolerations(const Json& list,
+                                                       const std::string& pointer) {
   std::vector<DeviceToleration> tolerations;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string item_pointer = append_pointer(pointer, i);
@@ -72,7 +72,8 @@ Result<std::vector<DeviceToleration>> read_tolerations(const Json& list, const s
       if (auto error = optional_member(list[i], item_pointer, key, "string", kIsString, value)) {
         return *error;
       }
-      if (value != nullptr && !(key == "operator" && value->get_ref<const std::string&>().empty())) {
+      if (value != nullptr &&
+          !(key == "operator" && value->get_ref<const std::string&>().empty())) {
         *out = value->get<std::string>();
       }
     }
@@ -93,15 +94,11 @@ std::optional<Error> read_capacity_requests(const Json& capacity, const std::str
   }
   for (const auto& [name, quantity] : requests->items()) {
     const std::string field = append_pointer(append_pointer(pointer, "requests"), name);
-    std::optional<std::string> text = quantity_text(quantity);
+    auto text = read_quantity(quantity, field);
     if (!text) {
-      return type_error(field, "quantity string", quantity);
+      return text.error();
     }
-    if (!cel::Quantity::parse(*text)) {
-      return field_error(ErrorCode::kInvalidValue, field,
-                         "\"" + *text + "\" is not a quantity (e.g. 40Gi, 100m, 8)");
-    }
-    choice.capacity_requests.insert_or_assign(name, std::move(*text));
+    choice.capacity_requests.insert_or_assign(name, std::move(text).value());
   }
   return std::nullopt;
 }

@@ -1,6 +1,10 @@
 #include "topoguard/k8s/fields.h"
 
+#include <optional>
 #include <utility>
+
+#include "topoguard/cel/value.h"
+#include "topoguard/k8s/object.h"
 
 namespace topoguard::k8s {
 
@@ -37,6 +41,18 @@ Result<std::string> required_string(const Json& object, const std::string& point
                        std::string(what) + " has no " + std::string(key));
   }
   return (*value)->get<std::string>();
+}
+
+Result<std::string> read_quantity(const Json& value, const std::string& pointer) {
+  std::optional<std::string> text = quantity_text(value);
+  if (!text) {
+    return type_error(pointer, "quantity string", value);
+  }
+  if (!cel::Quantity::parse(*text)) {
+    return field_error(ErrorCode::kInvalidValue, pointer,
+                       "\"" + *text + "\" is not a quantity (e.g. 40Gi, 100m, 8)");
+  }
+  return *std::move(text);
 }
 
 }  // namespace topoguard::k8s

@@ -1,7 +1,8 @@
 // What the engine may know about objects other than the one it evaluates: DeviceClasses (to
 // classify requests by driver), claims and claim templates (for pods that reference them),
-// NetworkAttachmentDefinitions (for Multus networks) and Namespaces (for namespace selectors). The audit builds one from all its input;
-// the webhook uses an empty one that does not claim to know every claim.
+// NetworkAttachmentDefinitions (for Multus networks) and Namespaces (for namespace selectors).
+// The audit builds one from all its input; the webhook uses an empty one that does not claim to
+// know every claim.
 // The inventory does not own the objects it indexes: they must outlive it.
 #pragma once
 
@@ -38,7 +39,8 @@ class Inventory {
   explicit Inventory(Claims claims = Claims::kUnknown) : claims_(claims) {}
 
   // Indexes `object` when it is a DeviceClass, ResourceClaim(Template),
-  // NetworkAttachmentDefinition or Namespace; other kinds are ignored. Returns whether it was indexed.
+  // NetworkAttachmentDefinition or Namespace; other kinds are ignored. Returns whether it was
+  // indexed.
   bool add(const Json& object);
 
   [[nodiscard]] bool claims_known() const { return claims_ == Claims::kKnown; }

@@ -24,4 +24,7 @@ namespace topoguard::k8s {
 [[nodiscard]] Result<std::string> required_string(const Json& object, const std::string& pointer,
                                                   std::string_view key, std::string_view what);
 
+// A resource quantity ("40Gi", "100m", 8) as text, checked.
+[[nodiscard]] Result<std::string> read_quantity(const Json& value, const std::string& pointer);
+
 }  // namespace topoguard::k8s

@@ -243,8 +243,8 @@ kind: DeviceTaintRule
 metadata: {name: maintenance}
 spec: {deviceSelector: {driver: d}, taint: {key: m, effect: NoSchedule}}
 )");
-  const Result<ParsedSlicePtr> gpus = ClusterStateBuilder::read_slice(objects[0]);
-  const Result<ParsedSlicePtr> broken = ClusterStateBuilder::read_slice(objects[1]);
+  const Result<ParsedSlicePtr> gpus = k8s::read_resource_slice(objects[0]);
+  const Result<ParsedSlicePtr> broken = k8s::read_resource_slice(objects[1]);
   ASSERT_TRUE(gpus);
   ASSERT_FALSE(broken);
   EXPECT_EQ(broken.error().location.field, "/spec/devices/0/name");

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-namespace topoguard::cluster {
+namespace topoguard::k8s {
 
 // Holds a flyweight factory that is never destroyed: a snapshot released by a thread still
 // running at exit may drop handles after static destructors have run.
@@ -40,8 +40,8 @@ using Interned = boost::flyweights::flyweight<T, boost::flyweights::hashed_facto
 
 // The names of a table in order, kept once per process: the devices of one driver and hardware
 // kind publish the same names.
-using NameList = Interned<std::vector<Interned<std::string>>,
-                          boost::hash<std::vector<Interned<std::string>>>>;
+using NameList =
+    Interned<std::vector<Interned<std::string>>, boost::hash<std::vector<Interned<std::string>>>>;
 
 template <class V, class Hash = std::hash<V>>
 class InternedTable {
@@ -120,10 +120,11 @@ class InternedTable {
     return const_iterator(names_.get().data() + size(), values_.data() + size());
   }
   [[nodiscard]] const_iterator find(std::string_view name) const {
-    return at(std::lower_bound(
-        names_.get().begin(), names_.get().end(), name,
-        [](const Interned<std::string>& entry, std::string_view wanted) { return entry.get() < wanted; }),
-        [&](const std::string& found) { return found == name; });
+    return at(std::lower_bound(names_.get().begin(), names_.get().end(), name,
+                               [](const Interned<std::string>& entry, std::string_view wanted) {
+                                 return entry.get() < wanted;
+                               }),
+              [&](const std::string& found) { return found == name; });
   }
   // find(domain + "/" + name), without making that name.
   [[nodiscard]] const_iterator find(std::string_view domain, std::string_view name) const {
@@ -174,4 +175,4 @@ class InternedTable {
   std::vector<Value> values_;  // of names_, position by position
 };
 
-}  // namespace topoguard::cluster
+}  // namespace topoguard::k8s

@@ -1,4 +1,4 @@
-#include "topoguard/cluster/interned_table.h"
+#include "topoguard/k8s/interned_table.h"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "topoguard/cluster/cluster_state.h"
+#include "topoguard/k8s/resource_slice.h"
 
-namespace topoguard::cluster {
+namespace topoguard::k8s {
 namespace {
 
 AttributeValue text(std::string value) {
@@ -161,4 +161,4 @@ TEST(InternedTableTest, MovedFromTablesAreEmpty) {
 }
 
 }  // namespace
-}  // namespace topoguard::cluster
+}  // namespace topoguard::k8s
