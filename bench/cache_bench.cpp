@@ -11,7 +11,6 @@
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -23,6 +22,7 @@
 namespace {
 
 using topoguard::Json;
+using topoguard::bench::hex;
 namespace cache = topoguard::cache;
 
 struct NodeShape {
@@ -33,12 +33,6 @@ struct NodeShape {
 constexpr NodeShape kShapes[] = {{"NVIDIA GB300", "Standard_ND128isr_GB300_v6", 4},
                                  {"NVIDIA H100 80GB HBM3", "Standard_ND96isr_H100_v5", 8},
                                  {"NVIDIA A100-SXM4-80GB", "Standard_ND96amsr_A100_v4", 4}};
-
-std::string hex(int value, int width) {
-  char text[16];
-  std::snprintf(text, sizeof(text), "%0*x", width, value);
-  return text;
-}
 
 Json gpu_slice(int node, const NodeShape& shape) {
   const std::string name = "gpu-node-" + std::to_string(node);

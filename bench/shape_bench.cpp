@@ -31,6 +31,7 @@
 namespace {
 
 using topoguard::Json;
+using topoguard::bench::hex;
 namespace cluster = topoguard::cluster;
 
 struct NodeShape {
@@ -46,12 +47,6 @@ constexpr NodeShape kShapes[] = {
     {"NVIDIA A100-SXM4-80GB", "Ampere", "8.0", 2},
     {"NVIDIA B200", "Blackwell", "10.0", 8},
 };
-
-std::string hex(int value, int width) {
-  char text[16];
-  std::snprintf(text, sizeof text, "%0*x", width, value);
-  return text;
-}
 
 Json gpu(int node, int i, const NodeShape& shape) {
   const int root = i * shape.gpu_roots / 8;
