@@ -10,14 +10,21 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "commands.h"
 #include "topoguard/cache/cluster_cache.h"
+#include "topoguard/common/duration.h"
 #include "topoguard/http/host_port.h"
+#include "topoguard/http/key_pair.h"
 #include "topoguard/kube/api_client.h"
 #include "topoguard/kube/client_config.h"
+#include "topoguard/kube/lease_lock.h"
+#include "topoguard/kube/objects.h"
 #include "topoguard/policy/policy_loader.h"
+#include "topoguard/selftls/tls_controller.h"
 #include "topoguard/server/cert_reloader.h"
 #include "topoguard/server/https_server.h"
 #include "topoguard/server/json_log.h"
@@ -99,7 +106,71 @@ struct ServeFlags {
   double reload_interval = 2.0;
   long long shutdown_delay = 0;
   long long shutdown_grace = 25;
+  bool self_managed_tls = false;
+  std::string tls_secret = "topoguard/topoguard-tls";
+  std::string service = "topoguard/topoguard";
+  std::string webhook_configuration = "topoguard";
+  std::string ca_lifetime = "87600h";
+  std::string cert_lifetime = "8760h";
 };
+
+// NAMESPACE/NAME of --tls-secret and --service.
+Result<std::pair<std::string, std::string>> namespaced_name(const std::string& flag,
+                                                            const std::string& text) {
+  const std::size_t slash = text.find('/');
+  if (slash == std::string::npos || !kube::valid_object_name(text.substr(0, slash)) ||
+      !kube::valid_object_name(text.substr(slash + 1))) {
+    return Error{
+        ErrorCode::kUsage, flag + " \"" + text + "\" is not NAMESPACE/NAME (lowercase names)", {}};
+  }
+  return std::pair{text.substr(0, slash), text.substr(slash + 1)};
+}
+
+// The self-managed TLS settings from the flags; a usage error names the flag.
+Result<selftls::TlsControllerOptions> tls_controller_options(const ServeFlags& flags) {
+  selftls::TlsControllerOptions options;
+  auto secret = namespaced_name("--tls-secret", flags.tls_secret);
+  if (!secret) {
+    return secret.error();
+  }
+  auto service = namespaced_name("--service", flags.service);
+  if (!service) {
+    return service.error();
+  }
+  if (!kube::valid_object_name(flags.webhook_configuration)) {
+    return Error{
+        ErrorCode::kUsage,
+        "--webhook-configuration \"" + flags.webhook_configuration + "\" is not an object name",
+        {}};
+  }
+  std::tie(options.secret_namespace, options.secret_name) = *secret;
+  std::tie(options.service_namespace, options.service_name) = *service;
+  options.webhook_configuration = flags.webhook_configuration;
+  options.lease_name = options.secret_name;
+  for (const auto& [flag, text, target] :
+       {std::tuple{"--ca-lifetime", &flags.ca_lifetime, &options.policy.ca_lifetime},
+        std::tuple{"--cert-lifetime", &flags.cert_lifetime, &options.policy.cert_lifetime}}) {
+    auto lifetime = parse_duration(*text);
+    if (!lifetime) {
+      return Error{ErrorCode::kUsage, std::string(flag) + ": " + lifetime.error().message, {}};
+    }
+    if (*lifetime < std::chrono::minutes(1)) {
+      return Error{ErrorCode::kUsage, std::string(flag) + " must be at least 1m", {}};
+    }
+    *target = std::chrono::duration_cast<std::chrono::seconds>(*lifetime);
+  }
+  if (options.policy.cert_lifetime > options.policy.ca_lifetime) {
+    return Error{ErrorCode::kUsage, "--cert-lifetime must not exceed --ca-lifetime", {}};
+  }
+  // A retired CA stays trusted for a tenth of a certificate's life, at most an hour: replicas
+  // reload the Secret and API servers read the bundle within seconds.
+  options.policy.previous_overlap =
+      std::min<std::chrono::seconds>(std::chrono::hours(1), options.policy.cert_lifetime / 10);
+  const char* pod = std::getenv("POD_NAME");
+  const char* host = std::getenv("HOSTNAME");
+  options.identity = kube::lease_identity(pod != nullptr ? pod : host != nullptr ? host : "");
+  return options;
+}
 
 // The cache is on with --cluster-cache=on, and with auto when a kubeconfig is named or the
 // process runs in a pod; off, objects are judged alone.
@@ -133,11 +204,8 @@ void log_cache_event(const cache::CacheEvent& event) {
   }
 }
 
-// The started cache, or nullptr when it is off.
-Result<cache::ClusterCachePtr> start_cluster_cache(const ServeFlags& flags) {
-  if (!cluster_cache_wanted(flags)) {
-    return cache::ClusterCachePtr();
-  }
+// The client of the cluster cache and self-managed TLS (one per process, shared).
+Result<kube::ApiClientPtr> make_api_client(const ServeFlags& flags) {
   Result<kube::ClientConfig> config = kube::load_client_config(flags.kube);
   if (!config) {
     return config.error();
@@ -147,17 +215,57 @@ Result<cache::ClusterCachePtr> start_cluster_cache(const ServeFlags& flags) {
   // controller-runtime's defaults for its caches: seven reflectors reconnecting at client-go's
   // 5 QPS would take seconds.
   client_options.rate_limit = {.qps = 20.0, .burst = 30};
-  Result<kube::ApiClientPtr> client = kube::ApiClient::create(std::move(*config), client_options);
+  return kube::ApiClient::create(std::move(*config), client_options);
+}
+
+// The started cache, or nullptr when it is off.
+Result<cache::ClusterCachePtr> start_cluster_cache(const ServeFlags& flags,
+                                                   Result<kube::ApiClientPtr>& client) {
+  if (!cluster_cache_wanted(flags)) {
+    return cache::ClusterCachePtr();
+  }
   if (!client) {
     return client.error();
   }
   cache::ClusterCacheOptions cache_options;
   cache_options.stale_after = std::chrono::seconds(flags.cache_stale_after);
   auto cluster = std::make_shared<cache::ClusterCache>(
-      std::move(*client), cache::discover_cluster_state(log_cache_event), cache_options,
-      log_cache_event);
+      *client, cache::discover_cluster_state(log_cache_event), cache_options, log_cache_event);
   cluster->start();
   return cluster;
+}
+
+// Starts the controller that keeps the Secret, the caBundles and the served certificate in step.
+std::shared_ptr<selftls::TlsController> start_self_managed_tls(
+    kube::ApiClientPtr client, selftls::TlsControllerOptions tls_options,
+    std::shared_ptr<server::CertReloader> certs, std::shared_ptr<server::Metrics> metrics) {
+  auto serve_pair = [certs, metrics](const pki::PemPair& serving) {
+    Result<http::KeyPairPtr> pair = http::parse_key_pair(serving.cert_pem, serving.key_pem);
+    if (!pair) {
+      Json fields = Json::object();
+      fields["error"] = pair.error().to_string();
+      server::log_event(server::LogLevel::kError,
+                        "the Secret's serving certificate cannot be used; keeping the previous one",
+                        fields);
+      return false;
+    }
+    certs->set(*pair);
+    metrics->record_certificate_reload(true);
+    metrics->set_certificate_not_after((*pair)->not_after());
+    Json fields = Json::object();
+    fields["not_after"] = (*pair)->not_after();
+    server::log_event(server::LogLevel::kInfo, "serving the certificate from the Secret", fields);
+    return true;
+  };
+  auto log = [](bool failure, const std::string& message) {
+    server::log_event(failure ? server::LogLevel::kWarn : server::LogLevel::kInfo,
+                      "self-managed TLS: " + message);
+  };
+  auto tls = std::make_shared<selftls::TlsController>(std::move(client), std::move(tls_options),
+                                                      kube::real_clock(), std::move(serve_pair),
+                                                      std::move(log));
+  tls->start();
+  return tls;
 }
 
 int run_serve(ServeFlags& flags) {
@@ -188,7 +296,24 @@ int run_serve(ServeFlags& flags) {
     std::cerr << "topoguard serve: cannot install signal handlers" << std::endl;
     return kExitUsage;
   }
-  auto certs = server::CertReloader::create(options.tls_cert, options.tls_key);
+  if (flags.self_managed_tls != options.tls_cert.empty() ||
+      options.tls_cert.empty() != options.tls_key.empty()) {
+    std::cerr << "topoguard serve: give either --tls-cert and --tls-key, or --self-managed-tls"
+              << std::endl;
+    return kExitUsage;
+  }
+  Result<selftls::TlsControllerOptions> tls_options = selftls::TlsControllerOptions{};
+  if (flags.self_managed_tls) {
+    tls_options = tls_controller_options(flags);
+    if (!tls_options) {
+      std::cerr << "topoguard serve: " << tls_options.error().message << std::endl;
+      return kExitUsage;
+    }
+  }
+  auto certs =
+      flags.self_managed_tls
+          ? Result<std::shared_ptr<server::CertReloader>>(server::CertReloader::in_memory())
+          : server::CertReloader::create(options.tls_cert, options.tls_key);
   if (!certs) {
     log_fatal("cannot load the serving certificate", certs.error());
     return kExitUsage;
@@ -200,13 +325,27 @@ int run_serve(ServeFlags& flags) {
     log_fatal("cannot load policies", policies.error());
     return kExitUsage;
   }
-  auto cluster = start_cluster_cache(flags);
+  const bool needs_client = flags.self_managed_tls || cluster_cache_wanted(flags);
+  Result<kube::ApiClientPtr> client =
+      needs_client ? make_api_client(flags) : Result<kube::ApiClientPtr>(kube::ApiClientPtr());
+  if (!client) {
+    log_fatal("cannot reach the cluster", client.error());
+    return kExitUsage;
+  }
+  auto cluster = start_cluster_cache(flags, client);
   if (!cluster) {
     log_fatal("cannot watch the cluster", cluster.error());
     return kExitUsage;
   }
   auto metrics = std::make_shared<server::Metrics>(TOPOGUARD_VERSION);
-  server::HttpsServer https(options, *certs, *policies, metrics, *cluster);
+  server::ServerHooks hooks;
+  std::shared_ptr<selftls::TlsController> tls;
+  if (flags.self_managed_tls) {
+    tls = start_self_managed_tls(*client, std::move(*tls_options), *certs, metrics);
+    hooks.readiness.emplace_back([tls] { return tls->status().not_ready_reason(); });
+    hooks.metrics.emplace_back([tls] { return selftls::render_tls_metrics(tls->status()); });
+  }
+  server::HttpsServer https(options, *certs, *policies, metrics, *cluster, std::move(hooks));
   if (auto started = https.start(); !started) {
     log_fatal("cannot start", started.error());
     return kExitUsage;
@@ -222,7 +361,11 @@ int run_serve(ServeFlags& flags) {
   Json fields = Json::object();
   fields["signal"] = signal_number;
   server::log_event(server::LogLevel::kInfo, "stop signal received", fields);
-  if (!https.shutdown()) {
+  const bool drained = https.shutdown();
+  if (tls != nullptr) {
+    tls->stop();  // gives the Lease up for the next writer
+  }
+  if (!drained) {
     // Grace period over with connections still open: leave now rather than be SIGKILLed.
     server::flush_logs();
     std::_Exit(kExitOk);
@@ -239,12 +382,46 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                "second port");
   auto flags = std::make_shared<ServeFlags>();
   server::ServerOptions& options = flags->options;
-  serve->add_option("--tls-cert", options.tls_cert, "Serving certificate (PEM, chain allowed)")
-      ->required()
+  serve
+      ->add_option("--tls-cert", options.tls_cert,
+                   "Serving certificate (PEM, chain allowed), re-read when it changes "
+                   "(default: none; needed unless --self-managed-tls)")
       ->type_name("FILE");
-  serve->add_option("--tls-key", options.tls_key, "Private key of the certificate (PEM)")
-      ->required()
+  serve
+      ->add_option("--tls-key", options.tls_key,
+                   "Private key of the certificate (PEM; default: none; needed with --tls-cert)")
       ->type_name("FILE");
+  serve->add_flag("--self-managed-tls", flags->self_managed_tls,
+                  "Make and rotate the CA and serving certificate in a Secret, and keep the CA "
+                  "in the webhook configurations' caBundles, one writer at a time by Lease "
+                  "(default: off, --tls-cert and --tls-key are served)");
+  serve
+      ->add_option("--tls-secret", flags->tls_secret,
+                   "Self-managed TLS: the Secret holding ca.crt, ca.key, tls.crt and tls.key")
+      ->capture_default_str()
+      ->type_name("NAMESPACE/NAME");
+  serve
+      ->add_option("--service", flags->service,
+                   "Self-managed TLS: the webhook's Service; the certificate is for "
+                   "NAME.NAMESPACE.svc and NAME.NAMESPACE.svc.cluster.local")
+      ->capture_default_str()
+      ->type_name("NAMESPACE/NAME");
+  serve
+      ->add_option("--webhook-configuration", flags->webhook_configuration,
+                   "Self-managed TLS: the Validating and Mutating webhook configurations whose "
+                   "caBundles hold the CA")
+      ->capture_default_str()
+      ->type_name("NAME");
+  serve
+      ->add_option("--ca-lifetime", flags->ca_lifetime,
+                   "Self-managed TLS: life of a CA; a next one is made at two thirds of it")
+      ->capture_default_str()
+      ->type_name("DURATION");
+  serve
+      ->add_option("--cert-lifetime", flags->cert_lifetime,
+                   "Self-managed TLS: life of a serving certificate; renewed at two thirds of it")
+      ->capture_default_str()
+      ->type_name("DURATION");
   serve->add_option("--client-ca", options.client_ca,
                     "Require client certificates signed by these CAs (PEM; default: none, "
                     "no client certificate asked)")
@@ -320,7 +497,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                     "auto (on with --kubeconfig or in a pod)")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
-  add_kube_options(*serve, flags->kube, "Cluster cache: ");
+  add_kube_options(*serve, flags->kube, "Cluster cache and self-managed TLS: ");
   serve->add_option("--cache-stale-after", flags->cache_stale_after,
                     "Seconds a watch may stay broken before answers that need the cluster say "
                     "unknown")

@@ -13,6 +13,9 @@ namespace {
 int install_current_pair(SSL* ssl, void* arg) {
   const auto* key_pairs = static_cast<const KeyPairSource*>(arg);
   const KeyPairPtr pair = (*key_pairs)();
+  if (pair == nullptr) {
+    return 0;  // no certificate yet (self-managed TLS before its Secret is read): no handshake
+  }
   const KeyPair::Native& native = pair->native();
   // SSL_use_cert_and_key takes its own references, so the pair may be swapped out meanwhile.
   return SSL_use_cert_and_key(ssl, native.certificate, native.key, native.chain, 1) == 1 ? 1 : 0;

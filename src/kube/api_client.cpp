@@ -15,10 +15,10 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
-#include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <charconv>
@@ -150,7 +150,39 @@ Error transport_error(const ClientConfig& config, std::string what) {
 
 Error cancelled() { return Error{ErrorCode::kIo, "cancelled", {}}; }
 
+http::verb verb_of(Method method) {
+  switch (method) {
+    case Method::kGet:
+      return http::verb::get;
+    case Method::kPost:
+      return http::verb::post;
+    case Method::kPut:
+      return http::verb::put;
+    case Method::kPatch:
+      return http::verb::patch;
+    case Method::kDelete:
+      return http::verb::delete_;
+  }
+  return http::verb::get;
+}
+
 }  // namespace
+
+const char* method_name(Method method) {
+  switch (method) {
+    case Method::kGet:
+      return "GET";
+    case Method::kPost:
+      return "POST";
+    case Method::kPut:
+      return "PUT";
+    case Method::kPatch:
+      return "PATCH";
+    case Method::kDelete:
+      return "DELETE";
+  }
+  return "GET";
+}
 
 std::string ApiStatus::to_string() const {
   std::string text = std::to_string(code);
@@ -187,6 +219,14 @@ ApiStatus parse_api_status(int http_status, std::string_view body) {
   return status;
 }
 
+// What is sent: the method, the target (base path, path and query) and the body.
+struct Outgoing {
+  Method method = Method::kGet;
+  std::string target;
+  std::string_view content_type;
+  std::string_view body;
+};
+
 struct ApiClient::Impl {
   Impl(ClientConfig client_config, ApiClientOptions client_options, ClockPtr client_clock)
       : config(std::make_shared<const ClientConfig>(std::move(client_config))),
@@ -205,15 +245,16 @@ struct ApiClient::Impl {
   Result<ConnectionPtr> connect(const std::shared_ptr<ssl::context>& context, std::stop_token stop);
   ConnectionPtr checkout(const std::shared_ptr<ssl::context>& context);
   void give_back(ConnectionPtr connection);
-  Result<ApiResponse> attempt(const std::string& target, const Credentials& credentials,
+  Result<ApiResponse> attempt(const Outgoing& outgoing, const Credentials& credentials,
                               const BodySink* sink, std::chrono::milliseconds idle_timeout,
                               std::stop_token stop);
-  Result<ApiResponse> exchange(Connection& connection, const std::string& target,
+  Result<ApiResponse> exchange(Connection& connection, const Outgoing& outgoing,
                                const Credentials& credentials, const BodySink* sink,
                                std::chrono::milliseconds idle_timeout, std::stop_token stop,
                                bool& reusable, bool& sent);
-  Result<ApiResponse> request(std::string_view path, const Query& query, const BodySink* sink,
-                              std::chrono::milliseconds idle_timeout, std::stop_token stop);
+  Result<ApiResponse> request(Outgoing outgoing, std::string_view path, const Query& query,
+                              const BodySink* sink, std::chrono::milliseconds idle_timeout,
+                              std::stop_token stop);
 
   const std::shared_ptr<const ClientConfig> config;
   const ApiClientOptions options;
@@ -373,7 +414,7 @@ Result<ConnectionPtr> ApiClient::Impl::connect(const std::shared_ptr<ssl::contex
   return connection;
 }
 
-Result<ApiResponse> ApiClient::Impl::exchange(Connection& connection, const std::string& target,
+Result<ApiResponse> ApiClient::Impl::exchange(Connection& connection, const Outgoing& outgoing,
                                               const Credentials& creds, const BodySink* sink,
                                               std::chrono::milliseconds idle_timeout,
                                               std::stop_token stop, bool& reusable, bool& sent) {
@@ -390,12 +431,20 @@ Result<ApiResponse> ApiClient::Impl::exchange(Connection& connection, const std:
                [&connection] { beast::get_lowest_layer(connection.stream).cancel(); });
   });
 
-  http::request<http::empty_body> request{http::verb::get, target, 11};
+  const std::string& target = outgoing.target;
+  http::request<http::string_body> request{verb_of(outgoing.method), target, 11};
   request.set(http::field::host, host_header);
   request.set(http::field::user_agent, options.user_agent);
   request.set(http::field::accept, "application/json");
   if (!creds.authorization.empty()) {
     request.set(http::field::authorization, creds.authorization);
+  }
+  if (!outgoing.body.empty()) {
+    request.set(http::field::content_type, outgoing.content_type);
+    request.body().assign(outgoing.body);
+  }
+  if (outgoing.method != Method::kGet) {
+    request.prepare_payload();
   }
   request.keep_alive(true);
   lowest.expires_after(until_deadline());
@@ -489,7 +538,7 @@ Result<ApiResponse> ApiClient::Impl::exchange(Connection& connection, const std:
   return response;
 }
 
-Result<ApiResponse> ApiClient::Impl::attempt(const std::string& target, const Credentials& creds,
+Result<ApiResponse> ApiClient::Impl::attempt(const Outgoing& outgoing, const Credentials& creds,
                                              const BodySink* sink,
                                              std::chrono::milliseconds idle_timeout,
                                              std::stop_token stop) {
@@ -510,7 +559,7 @@ Result<ApiResponse> ApiClient::Impl::attempt(const std::string& target, const Cr
     bool reusable = false;
     bool sent = false;
     Result<ApiResponse> response =
-        exchange(*connection, target, creds, sink, idle_timeout, stop, reusable, sent);
+        exchange(*connection, outgoing, creds, sink, idle_timeout, stop, reusable, sent);
     if (!response && reused && round == 0 && !sent && !stop.stop_requested()) {
       connection.reset();  // the server closed the kept-alive connection: once more, fresh
       continue;
@@ -523,11 +572,12 @@ Result<ApiResponse> ApiClient::Impl::attempt(const std::string& target, const Cr
   return transport_error(*config, "no connection");
 }
 
-Result<ApiResponse> ApiClient::Impl::request(std::string_view path, const Query& query,
-                                             const BodySink* sink,
+Result<ApiResponse> ApiClient::Impl::request(Outgoing outgoing, std::string_view path,
+                                             const Query& query, const BodySink* sink,
                                              std::chrono::milliseconds idle_timeout,
                                              std::stop_token stop) {
-  std::string target = config->base_path + std::string(path);
+  std::string& target = outgoing.target;
+  target = config->base_path + std::string(path);
   char separator = '?';
   for (const auto& [key, value] : query) {
     target += separator;
@@ -546,7 +596,7 @@ Result<ApiResponse> ApiClient::Impl::request(std::string_view path, const Query&
     if (!creds) {
       return creds.error();
     }
-    Result<ApiResponse> response = attempt(target, **creds, sink, idle_timeout, stop);
+    Result<ApiResponse> response = attempt(outgoing, **creds, sink, idle_timeout, stop);
     if (!response) {
       return response;
     }
@@ -585,13 +635,21 @@ Result<std::shared_ptr<ApiClient>> ApiClient::create(ClientConfig config, ApiCli
 
 Result<ApiResponse> ApiClient::get(std::string_view path, const Query& query,
                                    std::stop_token stop) {
-  return impl_->request(path, query, nullptr, impl_->options.request_timeout, std::move(stop));
+  return impl_->request(Outgoing{}, path, query, nullptr, impl_->options.request_timeout,
+                        std::move(stop));
+}
+
+Result<ApiResponse> ApiClient::send(Method method, std::string_view path, const Query& query,
+                                    std::string_view content_type, std::string_view body,
+                                    std::stop_token stop) {
+  return impl_->request(Outgoing{method, {}, content_type, body}, path, query, nullptr,
+                        impl_->options.request_timeout, std::move(stop));
 }
 
 Result<ApiResponse> ApiClient::stream(std::string_view path, const Query& query,
                                       const BodySink& sink, std::chrono::milliseconds idle_timeout,
                                       std::stop_token stop) {
-  return impl_->request(path, query, &sink, idle_timeout, std::move(stop));
+  return impl_->request(Outgoing{}, path, query, &sink, idle_timeout, std::move(stop));
 }
 
 const ClientConfig& ApiClient::config() const { return *impl_->config; }

@@ -19,8 +19,8 @@
 #include <sstream>
 #include <tuple>
 
-#include "base64.h"
 #include "topoguard/common/yaml_document.h"
+#include "topoguard/kube/base64.h"
 
 namespace topoguard::kube {
 

@@ -4,7 +4,7 @@
 #include <sstream>
 #include <utility>
 
-#include "base64.h"
+#include "topoguard/kube/base64.h"
 
 namespace topoguard::kube {
 

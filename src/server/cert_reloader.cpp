@@ -8,4 +8,11 @@ Result<std::shared_ptr<CertReloader>> CertReloader::create(std::string cert_path
   return load<CertReloader>({std::move(cert_path), std::move(key_path)}, std::move(load_pair));
 }
 
+std::shared_ptr<CertReloader> CertReloader::in_memory() {
+  Loader none = []() -> Result<Ptr> {
+    return Error{ErrorCode::kInternal, "an in-memory certificate is not loaded from files", {}};
+  };
+  return std::shared_ptr<CertReloader>(new CertReloader({}, std::move(none), nullptr, ""));
+}
+
 }  // namespace topoguard::server

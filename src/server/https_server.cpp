@@ -97,6 +97,7 @@ struct HttpsServer::Impl {
   std::shared_ptr<PolicyReloader> policies;
   std::shared_ptr<Metrics> metrics;
   cache::ClusterCachePtr cluster;  // may be null: objects are judged alone
+  ServerHooks hooks;
 
   admission::ReviewEndpoint mutate;
   admission::ReviewEndpoint validate;
@@ -118,9 +119,24 @@ struct HttpsServer::Impl {
   bool watcher_stop = false;  // guarded by watcher_mutex
   bool reload_now = false;    // guarded by watcher_mutex
 
+  [[nodiscard]] bool certificate_valid() const {
+    const http::KeyPairPtr pair = certs->current();
+    return pair != nullptr && pair->valid_at(now_seconds());
+  }
+
+  // Why a readiness hook is not content, or "".
+  [[nodiscard]] std::string hook_not_ready() const {
+    for (const auto& check : hooks.readiness) {
+      if (std::string reason = check(); !reason.empty()) {
+        return reason;
+      }
+    }
+    return "";
+  }
+
   [[nodiscard]] bool ready() const {
-    return !shutting_down && policies->current() != nullptr &&
-           certs->current()->valid_at(now_seconds()) && (cluster == nullptr || cluster->synced());
+    return !shutting_down && policies->current() != nullptr && certificate_valid() &&
+           (cluster == nullptr || cluster->synced()) && hook_not_ready().empty();
   }
 
   // /healthz and /readyz, the same on both ports.
@@ -135,10 +151,14 @@ struct HttpsServer::Impl {
       response.body = "shutting down\n";
     } else if (policies->current() == nullptr) {
       response.body = "no policy loaded\n";
-    } else if (!certs->current()->valid_at(now_seconds())) {
+    } else if (certs->current() == nullptr) {
+      response.body = "no serving certificate yet\n";
+    } else if (!certificate_valid()) {
       response.body = "serving certificate is outside its validity period\n";
     } else if (cluster != nullptr && !cluster->synced()) {
       response.body = "cluster cache not synced yet\n";
+    } else if (std::string reason = hook_not_ready(); !reason.empty()) {
+      response.body = reason + "\n";
     } else {
       response.status = 200;
     }
@@ -213,6 +233,9 @@ struct HttpsServer::Impl {
       HttpResponse response;
       response.content_type = "text/plain; version=0.0.4; charset=utf-8";
       response.body = metrics->render();
+      for (const auto& render : hooks.metrics) {
+        response.body += render();
+      }
       if (cluster != nullptr) {
         response.body += cluster->render_metrics();
       }
@@ -436,14 +459,15 @@ struct HttpsServer::Impl {
 };
 
 HttpsServer::HttpsServer(ServerOptions options, std::shared_ptr<CertReloader> certs,
-                         std::shared_ptr<PolicyReloader> policies,
-                         std::shared_ptr<Metrics> metrics, cache::ClusterCachePtr cluster)
+                         std::shared_ptr<PolicyReloader> policies, std::shared_ptr<Metrics> metrics,
+                         cache::ClusterCachePtr cluster, ServerHooks hooks)
     : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
   impl_->certs = std::move(certs);
   impl_->policies = std::move(policies);
   impl_->metrics = std::move(metrics);
   impl_->cluster = std::move(cluster);
+  impl_->hooks = std::move(hooks);
 }
 
 HttpsServer::~HttpsServer() {
@@ -458,7 +482,9 @@ Status HttpsServer::start() {
   // A peer that resets a TLS connection must not kill the process with SIGPIPE (SSL_write
   // writes with write(2), not send(MSG_NOSIGNAL)).
   std::signal(SIGPIPE, SIG_IGN);
-  impl.metrics->set_certificate_not_after(impl.certs->current()->not_after());
+  if (const http::KeyPairPtr pair = impl.certs->current(); pair != nullptr) {
+    impl.metrics->set_certificate_not_after(pair->not_after());
+  }
   if (Status status = impl.start_ports(); !status) {
     return status;
   }

@@ -1,5 +1,6 @@
-// HTTPS GET against a Kubernetes API server: whole responses (lists, discovery) and streamed
-// ones (watches), on Boost.Beast over OpenSSL. Beast, not cpp-httplib: it lets the client set
+// HTTPS requests to a Kubernetes API server: reads with whole responses (lists, discovery),
+// streamed ones (watches) and writes (create, update, patch, apply, delete), on Boost.Beast over
+// OpenSSL. Beast, not cpp-httplib: it lets the client set
 // the TLS server name apart from the host (tls-server-name), take client certificates from
 // memory (kubeconfig data, exec plugins), read a chunked body piece by piece as it arrives with
 // the message's framing checked (a clean end of a watch is told from a cut one), bound headers
@@ -11,7 +12,10 @@
 // 5xx's Retry-After asks (up to max_retries). Other answers come back as they are: a non-2xx
 // response holds its Status (the typed error) and is not a Result error; Result errors are for
 // transport failures (connect, TLS, a cut stream), credentials that cannot be had, and
-// cancellation.
+// cancellation. Writes are retried the same way: each one the API server receives twice is
+// harmless (a create answers 409 AlreadyExists, an update with a resourceVersion 409 Conflict,
+// an apply is idempotent), and a write is only sent again on a fresh connection when a kept-alive
+// one failed before any answer.
 //
 // Thread-safe: one ApiClient per cluster is shared by all threads. Each request runs on the
 // calling thread, on its own connection (kept alive and reused between requests); a request
@@ -68,6 +72,18 @@ struct ApiResponse {
   [[nodiscard]] bool ok() const { return status >= 200 && status < 300; }
 };
 
+enum class Method { kGet, kPost, kPut, kPatch, kDelete };
+
+// "GET", "POST", ...
+[[nodiscard]] const char* method_name(Method method);
+
+// The content types of writes.
+inline constexpr std::string_view kJsonContent = "application/json";
+inline constexpr std::string_view kJsonPatchContent = "application/json-patch+json";
+inline constexpr std::string_view kMergePatchContent = "application/merge-patch+json";
+// Server-side apply; a JSON body is valid YAML.
+inline constexpr std::string_view kApplyPatchContent = "application/apply-patch+yaml";
+
 struct ApiClientOptions {
   RateLimit rate_limit;
   std::chrono::milliseconds connect_timeout{10'000};  // TCP connect and TLS handshake
@@ -105,6 +121,11 @@ class ApiClient {
                                            const BodySink& sink,
                                            std::chrono::milliseconds idle_timeout,
                                            std::stop_token stop = {});
+
+  // Any method with a body (empty: none is sent) of `content_type`; the whole answer is read.
+  [[nodiscard]] Result<ApiResponse> send(Method method, std::string_view path, const Query& query,
+                                         std::string_view content_type, std::string_view body,
+                                         std::stop_token stop = {});
 
   [[nodiscard]] const ClientConfig& config() const;
   [[nodiscard]] CredentialSource& credentials();

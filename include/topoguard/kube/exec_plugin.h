@@ -35,8 +35,4 @@ struct ExecCredential {
 [[nodiscard]] Result<ExecCredential> parse_exec_credential(std::string_view output,
                                                            const std::string& api_version);
 
-// "2006-01-02T15:04:05Z", with optional fractional seconds and a numeric offset instead of Z.
-[[nodiscard]] std::optional<std::chrono::system_clock::time_point> parse_rfc3339(
-    std::string_view text);
-
 }  // namespace topoguard::kube

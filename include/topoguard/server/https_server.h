@@ -5,7 +5,10 @@
 // DecisionPool so the loops only move bytes. start() returns once both ports accept; shutdown() drains.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "topoguard/cache/cluster_cache.h"
 #include "topoguard/common/result.h"
@@ -16,13 +19,21 @@
 
 namespace topoguard::server {
 
+// What other parts of the process add to the server (self-managed TLS, background reports).
+struct ServerHooks {
+  // Each says why the process is not ready, or "" when its part is.
+  std::vector<std::function<std::string()>> readiness;
+  // Each gives metrics in the Prometheus text format, appended to /metrics.
+  std::vector<std::function<std::string()>> metrics;
+};
+
 class HttpsServer {
  public:
   // With `cluster`, reviews see its fresh snapshot (claims, templates, DeviceClasses, devices),
   // the server is not ready before its first sync, and /metrics shows its state.
   HttpsServer(ServerOptions options, std::shared_ptr<CertReloader> certs,
               std::shared_ptr<PolicyReloader> policies, std::shared_ptr<Metrics> metrics,
-              cache::ClusterCachePtr cluster = nullptr);
+              cache::ClusterCachePtr cluster = nullptr, ServerHooks hooks = {});
   ~HttpsServer();  // shuts down if still running
   HttpsServer(const HttpsServer&) = delete;
   HttpsServer& operator=(const HttpsServer&) = delete;
@@ -35,8 +46,8 @@ class HttpsServer {
   // Checks the certificate and policy files now instead of at the next poll (SIGHUP).
   void reload();
 
-  // Policies loaded, certificate inside its validity period, the cluster cache (if any) synced,
-  // not shutting down.
+  // Policies loaded, a certificate inside its validity period, the cluster cache (if any)
+  // synced, every readiness hook content, not shutting down.
   [[nodiscard]] bool ready() const;
 
   // Readiness goes false, then after options.shutdown_delay new connections are refused and

@@ -37,6 +37,13 @@ class Reloadable {
     return current_;
   }
 
+  // Replaces the value with one that did not come from the files (self-managed TLS hands over
+  // the certificate it read from its Secret).
+  void set(Ptr next) {
+    std::lock_guard lock(mutex_);
+    current_ = std::move(next);
+  }
+
   // Loads again when the files' fingerprint changed since the last attempt. With no paths,
   // never (the value does not come from files).
   ReloadReport poll() {

@@ -1,5 +1,5 @@
 // Standard base64 (RFC 4648, padded) over OpenSSL's EVP block coder, for the kubeconfig's
-// *-data fields, basic authentication and KUBERNETES_EXEC_INFO.
+// *-data fields, basic authentication, KUBERNETES_EXEC_INFO, Secret data and caBundles.
 #pragma once
 
 #include <optional>

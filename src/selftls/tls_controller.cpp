@@ -1,0 +1,522 @@
+#include "topoguard/selftls/tls_controller.h"
+
+#include <algorithm>
+#include <array>
+#include <condition_variable>
+#include <mutex>
+#include <stop_token>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "topoguard/kube/base64.h"
+#include "topoguard/kube/lease_lock.h"
+#include "topoguard/kube/objects.h"
+#include "topoguard/kube/reflector.h"
+
+namespace topoguard::selftls {
+
+namespace {
+
+const char* const kManagedByLabel = "app.kubernetes.io/managed-by";
+
+// The last state of one object watched by name: absent until listed, null when it does not
+// exist. A write's answer is newer than what the watch has delivered so far, and the watch may
+// still deliver older events in flight: until the watch reaches the written version (events
+// come in order), or lists again, the written object stands.
+class NamedObjectFeed final : public kube::ReflectorHandler {
+ public:
+  NamedObjectFeed(std::mutex& mutex, std::condition_variable_any& changed,
+                  std::uint64_t& generation)
+      : mutex_(mutex), changed_(changed), generation_(generation) {}
+
+  void on_sync(std::vector<Json>&& items, const std::string& /*resource_version*/) override {
+    set(items.empty() ? Json() : std::move(items.front()), true);
+  }
+  void on_event(kube::WatchEventType type, Json&& object) override {
+    set(type == kube::WatchEventType::kDeleted ? Json() : std::move(object), false);
+  }
+  void on_error(const kube::ReflectorError& /*error*/) override {}
+
+  // Called with mutex_ held.
+  [[nodiscard]] bool synced() const { return synced_; }
+  [[nodiscard]] const Json& object() const { return object_; }
+  void store_written(Json object) {
+    const std::string version = version_of(object);
+    if (std::find(seen_.begin(), seen_.end(), version) != seen_.end()) {
+      return;  // the watch has delivered it already, and maybe newer ones since
+    }
+    written_version_ = version;
+    object_ = std::move(object);
+  }
+
+ private:
+  static std::string version_of(const Json& object) {
+    const Json* metadata = object.is_object() ? member(object, "metadata") : nullptr;
+    return metadata != nullptr ? string_member(*metadata, "resourceVersion") : "";
+  }
+
+  void set(Json object, bool listed) {
+    {
+      std::lock_guard lock(mutex_);
+      synced_ = true;
+      std::string version = version_of(object);
+      if (!written_version_.empty() && !listed && version != written_version_) {
+        return;  // older than the write
+      }
+      seen_[next_seen_++ % seen_.size()] = std::move(version);
+      written_version_.clear();
+      object_ = std::move(object);
+      ++generation_;
+    }
+    changed_.notify_all();
+  }
+
+  std::mutex& mutex_;
+  std::condition_variable_any& changed_;
+  std::uint64_t& generation_;  // guarded by mutex_
+  Json object_;
+  std::string written_version_;       // of a write the watch has not delivered yet
+  std::array<std::string, 16> seen_;  // the versions the watch delivered last
+  std::size_t next_seen_ = 0;
+  bool synced_ = false;
+};
+
+// The webhooks of a configuration, or none.
+const Json* webhooks_of(const Json& configuration) {
+  const Json* webhooks = member(configuration, "webhooks");
+  return webhooks != nullptr && webhooks->is_array() ? webhooks : nullptr;
+}
+
+std::string ca_bundle_of(const Json& webhook) {
+  const Json* client_config = member(webhook, "clientConfig");
+  if (client_config == nullptr) {
+    return "";
+  }
+  return kube::base64_decode(string_member(*client_config, "caBundle")).value_or("");
+}
+
+bool bundle_holds(const std::string& bundle_pem, const std::string& cert_pem) {
+  Result<std::vector<pki::CertificateInfo>> bundle = pki::read_certificates(bundle_pem);
+  Result<pki::CertificateInfo> wanted = pki::read_certificate(cert_pem);
+  if (!bundle || !wanted) {
+    return false;
+  }
+  return std::any_of(bundle->begin(), bundle->end(), [&](const pki::CertificateInfo& info) {
+    return info.fingerprint == wanted->fingerprint;
+  });
+}
+
+}  // namespace
+
+std::vector<std::string> service_dns_names(const std::string& service,
+                                           const std::string& namespace_name) {
+  const std::string base = service + "." + namespace_name + ".svc";
+  return {base, base + ".cluster.local"};
+}
+
+std::string TlsStatus::not_ready_reason() const {
+  if (!synced) {
+    return "self-managed TLS: the Secret and webhook configurations are not listed yet";
+  }
+  if (!serving_is_secrets) {
+    return "self-managed TLS: the served certificate is not yet the Secret's";
+  }
+  if (!bundles_trust_serving) {
+    return "self-managed TLS: a webhook configuration's caBundle does not trust the served "
+           "certificate yet (or no configuration exists)";
+  }
+  return "";
+}
+
+std::string render_tls_metrics(const TlsStatus& status) {
+  struct Metric {
+    const char* name;
+    const char* type;
+    const char* help;
+    std::optional<std::int64_t> value;  // none: not shown
+  };
+  const auto count = [](std::uint64_t value) { return static_cast<std::int64_t>(value); };
+  std::optional<std::int64_t> expiry;
+  if (status.certificate_not_after) {
+    expiry = std::chrono::duration_cast<std::chrono::seconds>(
+                 status.certificate_not_after->time_since_epoch())
+                 .count();
+  }
+  const Metric metrics[] = {
+      {"topoguard_tls_leader", "gauge",
+       "1 when this replica holds the Lease and writes the Secret and caBundles",
+       status.leader ? 1 : 0},
+      {"topoguard_tls_ready", "gauge",
+       "1 when the served certificate is the Secret's and every caBundle trusts it",
+       status.ready() ? 1 : 0},
+      {"topoguard_tls_certificate_expiry_timestamp_seconds", "gauge",
+       "NotAfter of the served certificate, seconds since the epoch", expiry},
+      {"topoguard_tls_secret_writes_total", "counter", "Writes of the TLS Secret by this replica",
+       count(status.secret_writes)},
+      {"topoguard_tls_certificate_renewals_total", "counter",
+       "Serving certificates issued by this replica", count(status.certificate_renewals)},
+      {"topoguard_tls_ca_rotations_total", "counter",
+       "CA rotations completed by this replica (a next CA began signing)",
+       count(status.ca_rotations)},
+      {"topoguard_tls_cabundle_repairs_total", "counter",
+       "Webhooks whose clientConfig.caBundle this replica patched", count(status.bundle_repairs)},
+      {"topoguard_tls_errors_total", "counter",
+       "Failed reads and writes of the Secret, Lease and webhook configurations",
+       count(status.errors)},
+  };
+  std::string text;
+  for (const Metric& metric : metrics) {
+    if (metric.value) {
+      text += std::string("# HELP ") + metric.name + " " + metric.help + "\n# TYPE " +
+              metric.name + " " + metric.type + "\n" + metric.name + " " +
+              std::to_string(*metric.value) + "\n";
+    }
+  }
+  return text;
+}
+
+struct TlsController::Impl {
+  Impl(kube::ApiClientPtr api, TlsControllerOptions controller_options, kube::ClockPtr time,
+       ServingSink sink, EventSink event_sink)
+      : client(std::move(api)),
+        options(std::move(controller_options)),
+        clock(std::move(time)),
+        on_serving(std::move(sink)),
+        on_event(std::move(event_sink)),
+        secrets{"", "v1", "secrets", options.secret_namespace},
+        validating{"admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", ""},
+        mutating{"admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", ""},
+        secret_feed(mutex, changed, generation),
+        validating_feed(mutex, changed, generation),
+        mutating_feed(mutex, changed, generation),
+        lease(client,
+              {options.secret_namespace, options.lease_name, options.identity,
+               options.lease_duration, options.renew_deadline, options.retry_period},
+              clock) {
+    options.policy.dns_names = service_dns_names(options.service_name, options.service_namespace);
+    secret_reflector = std::make_unique<kube::Reflector>(client, secrets, secret_feed,
+                                                         by_name(options.secret_name));
+    validating_reflector = std::make_unique<kube::Reflector>(
+        client, validating, validating_feed, by_name(options.webhook_configuration));
+    mutating_reflector = std::make_unique<kube::Reflector>(client, mutating, mutating_feed,
+                                                           by_name(options.webhook_configuration));
+  }
+
+  static kube::ReflectorOptions by_name(const std::string& name) {
+    kube::ReflectorOptions reflector;
+    reflector.field_selector = "metadata.name=" + name;
+    return reflector;
+  }
+
+  void run(std::stop_token stop);
+  void reconcile(std::stop_token stop);
+  void fail(std::string message);
+  void report(bool failure, const std::string& message) const {
+    if (on_event) {
+      on_event(failure, message);
+    }
+  }
+  bool write_secret(const Json& current, const TlsMaterial& material, std::stop_token stop);
+  void patch_bundles(const kube::ResourceRef& resource, const Json& configuration,
+                     const std::string& bundle_pem, std::stop_token stop);
+  void serve_secret(const Json& secret);
+  bool configurations_trust(const std::string& cert_pem, const Json& validating_object,
+                            const Json& mutating_object) const;
+
+  const kube::ApiClientPtr client;
+  TlsControllerOptions options;
+  const kube::ClockPtr clock;
+  const ServingSink on_serving;
+  const EventSink on_event;
+  const kube::ResourceRef secrets;
+  const kube::ResourceRef validating;
+  const kube::ResourceRef mutating;
+
+  mutable std::mutex mutex;  // guards the feeds' objects, status, generation and poked
+  std::condition_variable_any changed;
+  std::uint64_t generation = 0;  // feed changes so far
+  NamedObjectFeed secret_feed;
+  NamedObjectFeed validating_feed;
+  NamedObjectFeed mutating_feed;
+  TlsStatus state;
+  bool poked = false;
+
+  kube::LeaseLock lease;        // the control thread's only
+  std::string served_cert_pem;  // the control thread's only
+  std::chrono::steady_clock::time_point next_lease_attempt{};
+  std::unique_ptr<kube::Reflector> secret_reflector;
+  std::unique_ptr<kube::Reflector> validating_reflector;
+  std::unique_ptr<kube::Reflector> mutating_reflector;
+  std::jthread loop;
+};
+
+void TlsController::Impl::fail(std::string message) {
+  report(true, message);
+  std::lock_guard lock(mutex);
+  ++state.errors;
+  state.last_error = std::move(message);
+}
+
+bool TlsController::Impl::write_secret(const Json& current, const TlsMaterial& material,
+                                       std::stop_token stop) {
+  Json secret = current.is_object() ? current : Json::object();
+  secret["apiVersion"] = "v1";
+  secret["kind"] = "Secret";
+  secret["type"] = "kubernetes.io/tls";
+  Json& metadata = secret["metadata"];
+  metadata["name"] = options.secret_name;
+  metadata["namespace"] = options.secret_namespace;
+  metadata["labels"][kManagedByLabel] = "topoguard";
+  Json annotations = metadata.contains("annotations") && metadata["annotations"].is_object()
+                         ? metadata["annotations"]
+                         : Json::object();
+  annotations.erase(kPreviousUntilAnnotation);
+  annotations.update(tls_secret_annotations(material));
+  metadata["annotations"] = std::move(annotations);
+  secret["data"] = tls_secret_data(material);
+  secret.erase("stringData");
+
+  Result<kube::ObjectResponse> written =
+      current.is_object()
+          ? kube::update_object(*client, secrets, options.secret_name, secret, {}, stop)
+          : kube::create_object(*client, secrets, secret, {}, stop);
+  if (written && written->ok()) {
+    std::lock_guard lock(mutex);
+    secret_feed.store_written(written->object);
+    ++state.secret_writes;
+    return true;
+  }
+  if (written && written->conflict()) {
+    // Another writer got there first: read what it wrote and plan again from that.
+    Result<kube::ObjectResponse> fresh =
+        kube::get_object(*client, secrets, options.secret_name, stop);
+    if (fresh && (fresh->ok() || fresh->not_found())) {
+      std::lock_guard lock(mutex);
+      secret_feed.store_written(fresh->ok() ? fresh->object : Json());
+    }
+    return false;
+  }
+  fail("writing Secret " + options.secret_namespace + "/" + options.secret_name + ": " +
+       (written ? written->describe() : written.error().message));
+  return false;
+}
+
+void TlsController::Impl::patch_bundles(const kube::ResourceRef& resource,
+                                        const Json& configuration, const std::string& bundle_pem,
+                                        std::stop_token stop) {
+  const Json* webhooks = webhooks_of(configuration);
+  if (webhooks == nullptr) {
+    return;
+  }
+  const std::string encoded = kube::base64_encode(bundle_pem);
+  Json patch = Json::array();
+  std::uint64_t repairs = 0;
+  for (std::size_t i = 0; i < webhooks->size(); ++i) {
+    const Json& webhook = (*webhooks)[i];
+    if (ca_bundle_of(webhook) == bundle_pem) {
+      continue;
+    }
+    const std::string at = "/webhooks/" + std::to_string(i);
+    // The test pins the index to the webhook read, in case the list changed meanwhile.
+    patch.push_back(
+        {{"op", "test"}, {"path", at + "/name"}, {"value", string_member(webhook, "name")}});
+    if (member(webhook, "clientConfig") == nullptr) {
+      patch.push_back({{"op", "add"}, {"path", at + "/clientConfig"}, {"value", Json::object()}});
+    }
+    patch.push_back({{"op", "add"}, {"path", at + "/clientConfig/caBundle"}, {"value", encoded}});
+    ++repairs;
+  }
+  if (repairs == 0) {
+    return;
+  }
+  const std::string name = options.webhook_configuration;
+  Result<kube::ObjectResponse> patched =
+      kube::patch_object(*client, resource, name, kube::kJsonPatchContent, patch, {}, stop);
+  if (patched && patched->ok()) {
+    std::lock_guard lock(mutex);
+    (resource.resource == validating.resource ? validating_feed : mutating_feed)
+        .store_written(patched->object);
+    state.bundle_repairs += repairs;
+    report(false, "caBundle set in " + std::to_string(repairs) + " webhook(s) of " +
+                      resource.resource + " " + name);
+    return;
+  }
+  fail("patching the caBundles of " + resource.resource + " " + name + ": " +
+       (patched ? patched->describe() : patched.error().message));
+}
+
+void TlsController::Impl::serve_secret(const Json& secret) {
+  if (!secret.is_object()) {
+    return;
+  }
+  const TlsMaterial material = read_tls_secret(secret);
+  if (material.serving.cert_pem.empty() || material.serving.cert_pem == served_cert_pem) {
+    return;
+  }
+  if (on_serving(material.serving)) {
+    served_cert_pem = material.serving.cert_pem;
+    std::optional<Time> not_after;
+    if (Result<pki::CertificateInfo> info = pki::read_certificate(served_cert_pem); info) {
+      not_after = info->not_after;
+    }
+    std::lock_guard lock(mutex);
+    state.certificate_not_after = not_after;
+  }
+}
+
+bool TlsController::Impl::configurations_trust(const std::string& cert_pem,
+                                               const Json& validating_object,
+                                               const Json& mutating_object) const {
+  if (cert_pem.empty() || (!validating_object.is_object() && !mutating_object.is_object())) {
+    return false;
+  }
+  const Time now = clock->wall_now();
+  for (const Json* configuration : {&validating_object, &mutating_object}) {
+    const Json* webhooks = configuration->is_object() ? webhooks_of(*configuration) : nullptr;
+    if (webhooks == nullptr) {
+      continue;
+    }
+    for (const Json& webhook : *webhooks) {
+      if (!pki::verify_serving_certificate(cert_pem, ca_bundle_of(webhook),
+                                           options.policy.dns_names.front(), now)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+void TlsController::Impl::reconcile(std::stop_token stop) {
+  if (clock->now() >= next_lease_attempt) {
+    const bool leader = lease.try_acquire_or_renew(stop);
+    next_lease_attempt = clock->now() + options.retry_period;
+    std::lock_guard lock(mutex);
+    state.leader = leader;
+    if (!lease.last_error().empty()) {
+      state.last_error = lease.last_error();
+    }
+  }
+  Json secret;
+  Json validating_object;
+  Json mutating_object;
+  bool synced = false;
+  {
+    std::lock_guard lock(mutex);
+    synced = secret_feed.synced() && validating_feed.synced() && mutating_feed.synced();
+    secret = secret_feed.object();
+    validating_object = validating_feed.object();
+    mutating_object = mutating_feed.object();
+    state.synced = synced;
+  }
+  if (synced && lease.held()) {
+    std::optional<TlsMaterial> current;
+    if (secret.is_object()) {
+      current = read_tls_secret(secret);
+    }
+    bool bundles_hold_next = current && current->next_ca;
+    if (bundles_hold_next) {
+      for (const Json* configuration : {&validating_object, &mutating_object}) {
+        const Json* webhooks = configuration->is_object() ? webhooks_of(*configuration) : nullptr;
+        for (std::size_t i = 0; webhooks != nullptr && i < webhooks->size(); ++i) {
+          bundles_hold_next = bundles_hold_next && bundle_holds(ca_bundle_of((*webhooks)[i]),
+                                                                current->next_ca->cert_pem);
+        }
+      }
+    }
+    Result<TlsPlan> plan = plan_tls(current, options.policy, clock->wall_now(), bundles_hold_next);
+    if (!plan) {
+      fail("planning the certificates: " + plan.error().message);
+    } else if (!plan->write || write_secret(secret, *plan->write, stop)) {
+      if (plan->write) {
+        std::string reasons;
+        for (const std::string& reason : plan->reasons) {
+          reasons += (reasons.empty() ? "" : "; ") + reason;
+        }
+        report(false, "Secret " + options.secret_namespace + "/" + options.secret_name +
+                          " written: " + reasons);
+        std::lock_guard lock(mutex);
+        state.certificate_renewals += plan->renewed_certificate ? 1 : 0;
+        state.ca_rotations += plan->rotated_ca ? 1 : 0;
+        secret = secret_feed.object();
+      }
+      if (Result<std::string> bundle = pki::make_bundle(plan->bundle); bundle) {
+        if (validating_object.is_object()) {
+          patch_bundles(validating, validating_object, *bundle, stop);
+        }
+        if (mutating_object.is_object()) {
+          patch_bundles(mutating, mutating_object, *bundle, stop);
+        }
+      }
+    }
+  }
+  serve_secret(secret);
+  {
+    std::lock_guard lock(mutex);
+    secret = secret_feed.object();
+    validating_object = validating_feed.object();
+    mutating_object = mutating_feed.object();
+  }
+  const TlsMaterial material = secret.is_object() ? read_tls_secret(secret) : TlsMaterial{};
+  const bool serving_is_secrets =
+      !served_cert_pem.empty() && material.serving.cert_pem == served_cert_pem;
+  const bool trusted = configurations_trust(served_cert_pem, validating_object, mutating_object);
+  std::lock_guard lock(mutex);
+  state.serving_is_secrets = serving_is_secrets;
+  state.bundles_trust_serving = trusted;
+}
+
+void TlsController::Impl::run(std::stop_token stop) {
+  std::uint64_t seen = 0;
+  while (!stop.stop_requested()) {
+    {
+      std::lock_guard lock(mutex);
+      seen = generation;
+      poked = false;
+    }
+    reconcile(stop);
+    const auto wait = std::min<std::chrono::nanoseconds>(options.retry_period, options.resync);
+    std::unique_lock lock(mutex);
+    changed.wait_for(lock, stop, wait, [&] { return poked || generation != seen; });
+  }
+  lease.release();
+}
+
+TlsController::TlsController(kube::ApiClientPtr client, TlsControllerOptions options,
+                             kube::ClockPtr clock, ServingSink on_serving, EventSink on_event)
+    : impl_(std::make_unique<Impl>(std::move(client), std::move(options), std::move(clock),
+                                   std::move(on_serving), std::move(on_event))) {}
+
+TlsController::~TlsController() { stop(); }
+
+void TlsController::start() {
+  impl_->secret_reflector->start();
+  impl_->validating_reflector->start();
+  impl_->mutating_reflector->start();
+  impl_->loop = std::jthread([this](std::stop_token stop) { impl_->run(stop); });
+}
+
+void TlsController::stop() {
+  if (impl_->loop.joinable()) {
+    impl_->loop.request_stop();
+    impl_->loop.join();
+  }
+  impl_->secret_reflector->stop();
+  impl_->validating_reflector->stop();
+  impl_->mutating_reflector->stop();
+}
+
+void TlsController::poke() {
+  {
+    std::lock_guard lock(impl_->mutex);
+    impl_->poked = true;
+  }
+  impl_->changed.notify_all();
+}
+
+TlsStatus TlsController::status() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->state;
+}
+
+}  // namespace topoguard::selftls

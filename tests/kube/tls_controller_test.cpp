@@ -1,0 +1,289 @@
+// Self-managed TLS (selftls::TlsController) against the fake API server: the Secret made once
+// and reused across restarts and replicas, both webhook configurations carrying the CA and
+// repaired after a re-apply, the served certificate verified by `openssl verify` for the
+// Service's name, and rotation with a clock moved forward, sampled all along for a moment when
+// a caBundle does not trust the certificate served.
+#include "topoguard/selftls/tls_controller.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <thread>
+
+#include "eventually.h"
+#include "fake_apiserver.h"
+#include "test_clock.h"
+#include "topoguard/kube/base64.h"
+#include "topoguard/kube/objects.h"
+
+namespace topoguard::selftls {
+namespace {
+
+using namespace std::chrono_literals;
+
+const kube::ResourceRef kSecrets{"", "v1", "secrets", "topoguard"};
+const kube::ResourceRef kValidating{"admissionregistration.k8s.io", "v1",
+                                    "validatingwebhookconfigurations", ""};
+const kube::ResourceRef kMutating{"admissionregistration.k8s.io", "v1",
+                                  "mutatingwebhookconfigurations", ""};
+const char* const kServiceName = "topoguard.topoguard.svc";
+
+// The configurations as the manifests apply them: no caBundle.
+Json configuration(const char* kind, int webhooks) {
+  Json list = Json::array();
+  for (int i = 0; i < webhooks; ++i) {
+    list.push_back(
+        {{"name", "w" + std::to_string(i) + ".topoguard.dev"},
+         {"clientConfig",
+          {{"service",
+            {{"namespace", "topoguard"}, {"name", "topoguard"}, {"path", "/validate"}}}}},
+         {"admissionReviewVersions", {"v1"}},
+         {"sideEffects", "None"}});
+  }
+  return {{"apiVersion", "admissionregistration.k8s.io/v1"},
+          {"kind", kind},
+          {"metadata", {{"name", "topoguard"}}},
+          {"webhooks", list}};
+}
+
+// One replica: a controller and the certificate it serves.
+struct Replica {
+  std::unique_ptr<TlsController> controller;
+  std::mutex mutex;
+  std::string served;  // guarded by mutex
+
+  std::string serving() {
+    std::lock_guard lock(mutex);
+    return served;
+  }
+};
+
+class TlsControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fake_.apply("ADDED", configuration("ValidatingWebhookConfiguration", 2));
+    fake_.apply("ADDED", configuration("MutatingWebhookConfiguration", 1));
+  }
+
+  kube::ApiClientPtr client() {
+    Result<kube::ApiClientPtr> made = kube::ApiClient::create(fake_.config());
+    EXPECT_TRUE(made.has_value()) << made.error().to_string();
+    return *made;
+  }
+
+  std::unique_ptr<Replica> replica(const std::string& identity, TlsPolicy policy = {}) {
+    auto made = std::make_unique<Replica>();
+    TlsControllerOptions options;
+    options.identity = identity;
+    options.policy = std::move(policy);
+    options.retry_period = 1s;
+    Replica* raw = made.get();
+    made->controller = std::make_unique<TlsController>(client(), options, clock_,
+                                                       [raw](const pki::PemPair& serving) {
+                                                         std::lock_guard lock(raw->mutex);
+                                                         raw->served = serving.cert_pem;
+                                                         return true;
+                                                       });
+    made->controller->start();
+    return made;
+  }
+
+  Json secret() { return kube::get_object(*api_, kSecrets, "topoguard-tls")->object; }
+  std::string secret_data(const char* key) {
+    return kube::base64_decode(secret()["data"][key].get<std::string>()).value_or("");
+  }
+  // Every webhook's caBundle, decoded.
+  std::vector<std::string> bundles() {
+    std::vector<std::string> found;
+    for (const auto& resource : {kValidating, kMutating}) {
+      const Json object = kube::get_object(*api_, resource, "topoguard")->object;
+      for (const Json& webhook : object["webhooks"]) {
+        const Json& config = webhook["clientConfig"];
+        found.push_back(
+            config.contains("caBundle")
+                ? kube::base64_decode(config["caBundle"].get<std::string>()).value_or("")
+                : "");
+      }
+    }
+    return found;
+  }
+  // Empty when every webhook's caBundle trusts `served`, else why not.
+  std::string distrust(const std::string& served, std::optional<Time> at = std::nullopt) {
+    if (served.empty()) {
+      return "nothing served";
+    }
+    for (const std::string& bundle : bundles()) {
+      const Status verified = pki::verify_serving_certificate(served, bundle, kServiceName,
+                                                              at.value_or(clock_->wall_now()));
+      if (!verified) {
+        return verified.error().message;
+      }
+    }
+    return "";
+  }
+  int writes(const std::string& method, const std::string& path_part) {
+    int found = 0;
+    for (const Json& request : fake_.requests()) {
+      const std::string path = request["path"];
+      const int status = request["status"];
+      found += request["method"] == method && path.find(path_part) != std::string::npos &&
+                       status >= 200 && status < 300
+                   ? 1
+                   : 0;
+    }
+    return found;
+  }
+
+  testing::FakeApiServer fake_;
+  std::shared_ptr<testing::TestClock> clock_ = std::make_shared<testing::TestClock>(true);
+  kube::ApiClientPtr api_ = client();
+};
+
+// One replica makes the Secret and sets every caBundle; the certificate it serves verifies
+// with `openssl verify` for the Service's name against the Secret's CA. A restart (another
+// identity) reuses the Secret without writing it.
+TEST_F(TlsControllerTest, SecretMadeOnceAndReusedAcrossRestarts) {
+  auto first = replica("a");
+  ASSERT_TRUE(testing::eventually([&] { return first->controller->ready(); }))
+      << first->controller->status().not_ready_reason();
+  const std::string ca = secret_data("ca.crt");
+  EXPECT_EQ(secret()["type"], "kubernetes.io/tls");
+  for (const char* key : {"ca.key", "tls.crt", "tls.key"}) {
+    EXPECT_FALSE(secret_data(key).empty()) << key;
+  }
+  EXPECT_EQ(first->serving(), secret_data("tls.crt"));
+  EXPECT_EQ(bundles(), (std::vector<std::string>{ca, ca, ca}));
+  const TlsStatus status = first->controller->status();
+  EXPECT_TRUE(status.leader);
+  EXPECT_EQ(status.secret_writes, 1u);
+  EXPECT_EQ(status.bundle_repairs, 3u);
+
+  const auto& dir = fake_.dir();
+  std::ofstream(dir.path() + "/ca.pem") << ca;
+  std::ofstream(dir.path() + "/served.pem") << first->serving();
+  for (const std::string name : {"topoguard.topoguard.svc", "topoguard.topoguard.svc.cluster.local",
+                                 "other.topoguard.svc"}) {
+    const std::string command = "openssl verify -CAfile " + dir.path() +
+                                "/ca.pem -verify_hostname " + name + " -purpose sslserver " +
+                                dir.path() + "/served.pem >/dev/null 2>&1";
+    EXPECT_EQ(std::system(command.c_str()) == 0, name != "other.topoguard.svc") << name;
+  }
+  first->controller->stop();
+
+  auto restarted = replica("b");
+  ASSERT_TRUE(testing::eventually([&] { return restarted->controller->ready(); }));
+  EXPECT_EQ(secret_data("ca.crt"), ca);
+  EXPECT_EQ(restarted->serving(), first->serving());
+  EXPECT_EQ(restarted->controller->status().secret_writes, 0u);
+  EXPECT_EQ(writes("POST", "/secrets"), 1);
+  EXPECT_EQ(writes("PUT", "/secrets"), 0);
+}
+
+// Three replicas started together: one writer, one Secret, all serving the same certificate.
+TEST_F(TlsControllerTest, ReplicasShareOneSecret) {
+  std::vector<std::unique_ptr<Replica>> replicas;
+  for (const char* identity : {"r0", "r1", "r2"}) {
+    replicas.push_back(replica(identity));
+  }
+  for (auto& one : replicas) {
+    ASSERT_TRUE(testing::eventually([&] { return one->controller->ready(); }))
+        << one->controller->status().not_ready_reason();
+  }
+  int leaders = 0;
+  for (auto& one : replicas) {
+    EXPECT_EQ(one->serving(), secret_data("tls.crt"));
+    leaders += one->controller->status().leader ? 1 : 0;
+  }
+  EXPECT_EQ(leaders, 1);
+  EXPECT_EQ(writes("POST", "/secrets"), 1);
+}
+
+// Someone re-applies the manifests (no caBundle): the writer restores it within seconds.
+TEST_F(TlsControllerTest, ReappliedConfigurationIsRepaired) {
+  auto one = replica("a");
+  ASSERT_TRUE(testing::eventually([&] { return one->controller->ready(); }));
+  const std::uint64_t repairs = one->controller->status().bundle_repairs;
+  fake_.apply("MODIFIED", configuration("ValidatingWebhookConfiguration", 2));
+  ASSERT_TRUE(testing::eventually(
+      [&] { return one->controller->status().bundle_repairs == repairs + 2; }, 5s));
+  EXPECT_TRUE(testing::eventually([&] { return distrust(one->serving()).empty(); }, 5s));
+  EXPECT_TRUE(one->controller->ready());
+}
+
+// Lifetimes of days, the clock moved in steps: the serving certificate is renewed at two thirds
+// of its life, the CA rotated through the bundles, the old CA retired after its overlap; a
+// sampler checking every caBundle against the served certificate never finds one that does
+// not trust it.
+TEST_F(TlsControllerTest, RotationNeverLeavesAWindowOfDistrust) {
+  TlsPolicy policy;
+  policy.ca_lifetime = 24h * 30;
+  policy.cert_lifetime = 24h * 3;
+  policy.previous_overlap = 2h;
+  auto one = replica("a", policy);
+  ASSERT_TRUE(testing::eventually([&] { return one->controller->ready(); }));
+  const std::string first_ca = secret_data("ca.crt");
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> samples{0};
+  std::atomic<int> distrusted{0};
+  std::atomic<int> steps{0};
+  std::shared_mutex clock_moves;
+  const auto advance = [&](std::chrono::nanoseconds by) {
+    std::unique_lock moving(clock_moves);
+    clock_->advance(by);
+    ++steps;
+  };
+  std::string first_distrust;
+  std::thread sampler([&] {
+    while (!stop) {
+      // One sample sees one instant: the clock does not move during it.
+      std::shared_lock instant(clock_moves);
+      const Time now = clock_->wall_now();
+      if (const std::string why = distrust(one->serving(), now); !why.empty()) {
+        if (distrusted++ == 0) {
+          first_distrust = why + " (step " + std::to_string(steps.load()) + ")";
+        }
+      }
+      ++samples;
+    }
+  });
+  std::vector<std::string> served_certificates{one->serving()};
+  // Ten steps of 49 h: each passes two thirds of a serving certificate's life; the CA's two
+  // thirds (480 h) fall in the tenth.
+  for (int step = 0; step < 10; ++step) {
+    advance(49h);
+    one->controller->poke();
+    ASSERT_TRUE(testing::eventually([&] {
+      return one->serving() != served_certificates.back() && one->controller->ready();
+    })) << step
+        << ": " << one->controller->status().not_ready_reason();
+    served_certificates.push_back(one->serving());
+  }
+  ASSERT_TRUE(testing::eventually([&] { return one->controller->status().ca_rotations == 1; }));
+  EXPECT_NE(secret_data("ca.crt"), first_ca);
+  EXPECT_EQ(secret_data("ca-previous.crt"), first_ca);
+  // After the overlap the first CA leaves every bundle.
+  advance(2h + 1min);
+  one->controller->poke();
+  ASSERT_TRUE(testing::eventually([&] {
+    for (const std::string& bundle : bundles()) {
+      if (bundle.find(first_ca) != std::string::npos) {
+        return false;
+      }
+    }
+    return one->controller->ready();
+  }));
+  stop = true;
+  sampler.join();
+  EXPECT_GT(samples.load(), 10);
+  EXPECT_EQ(distrusted.load(), 0) << first_distrust;
+  EXPECT_EQ(one->controller->status().errors, 0u) << one->controller->status().last_error;
+}
+
+}  // namespace
+}  // namespace topoguard::selftls
