@@ -263,7 +263,9 @@ bool TlsController::Impl::write_secret(const Json& current, const TlsMaterial& m
   Json secret = current.is_object() ? current : Json::object();
   secret["apiVersion"] = "v1";
   secret["kind"] = "Secret";
-  secret["type"] = "kubernetes.io/tls";
+  if (!secret.contains("type")) {
+    secret["type"] = "kubernetes.io/tls";  // a Secret's type cannot change once created
+  }
   Json& metadata = secret["metadata"];
   metadata["name"] = options.secret_name;
   metadata["namespace"] = options.secret_namespace;

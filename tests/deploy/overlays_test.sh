@@ -40,7 +40,7 @@ for d in docs:
 json.dump(docs, sys.stdout)' <"$1" >"$2"
 }
 
-overlays=(. dev cert-manager)
+overlays=(. dev cert-manager self-managed)
 rendered=()
 for overlay in "${overlays[@]}"; do
   name="$overlay"
@@ -145,6 +145,44 @@ for path in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
                            for e in q["spec"]["scopeSelector"]["matchExpressions"])]
         assert covered, f"{path.name}: no ResourceQuota in {namespace} covers priority class {priority}"
         print(f"{path.name}: priority class {priority} covered by ResourceQuota {covered}")
+EOF
+
+# The self-managed overlay: the certificate comes from the API, so no tls volume, the flags name
+# the Secret, Service and configurations the RBAC grants (and nothing wider), and each replica has
+# a POD_NAME for its Lease identity.
+python3 - "${work}/self-managed.json" <<'EOF'
+import json, sys
+docs = json.load(open(sys.argv[1]))
+named = {(d["kind"], d["metadata"]["name"]): d for d in docs}
+pod = named[("Deployment", "topoguard")]["spec"]["template"]["spec"]
+container = pod["containers"][0]
+args = container["args"]
+for flag in ("--self-managed-tls", "--tls-secret=topoguard/topoguard-tls",
+             "--service=topoguard/topoguard", "--webhook-configuration=topoguard"):
+    assert flag in args, (flag, args)
+assert not any(a.startswith(("--tls-cert", "--tls-key")) for a in args), args
+assert all(v["name"] != "tls" for v in pod["volumes"]), pod["volumes"]
+assert all(m["name"] != "tls" for m in container["volumeMounts"]), container["volumeMounts"]
+assert {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}} in container["env"]
+assert ("Secret", "topoguard-tls") not in named, "the Secret is made by topoguard, not applied"
+role = named[("Role", "topoguard-self-managed-tls")]
+assert role["metadata"]["namespace"] == "topoguard"
+rules = [(r["apiGroups"], r["resources"], r.get("resourceNames", []), r["verbs"])
+         for r in role["rules"]]
+assert rules == [([""], ["secrets"], ["topoguard-tls"], ["get", "list", "watch", "update"]),
+                 ([""], ["secrets"], [], ["create"]),
+                 (["coordination.k8s.io"], ["leases"], ["topoguard-tls"], ["get", "update"]),
+                 (["coordination.k8s.io"], ["leases"], [], ["create"])], rules
+assert named[("ClusterRole", "topoguard-self-managed-tls")]["rules"] == [{
+    "apiGroups": ["admissionregistration.k8s.io"],
+    "resources": ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"],
+    "resourceNames": ["topoguard"], "verbs": ["get", "list", "watch", "patch"]}]
+for kind in ("RoleBinding", "ClusterRoleBinding"):
+    assert named[(kind, "topoguard-self-managed-tls")]["subjects"] == [
+        {"kind": "ServiceAccount", "name": "topoguard", "namespace": "topoguard"}]
+for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+    assert (kind, "topoguard") in named, kind
+print("self-managed overlay: no tls volume, RBAC limited to the Secret, Lease and configurations")
 EOF
 
 # Probes never use the webhook port (it may demand a client certificate the kubelet does not

@@ -215,6 +215,33 @@ TEST_F(TlsControllerTest, ReappliedConfigurationIsRepaired) {
   EXPECT_TRUE(one->controller->ready());
 }
 
+// Moving from cert-manager: the Secret has the CA certificate but not its key. A new CA signs a
+// new certificate, the Secret keeps its type, and the old CA stays trusted for the overlap, so
+// replicas still serving the old certificate are not distrusted meanwhile.
+TEST_F(TlsControllerTest, TakesOverASecretWithoutCaKey) {
+  const Time now = clock_->wall_now();
+  const pki::PemPair old_ca = *pki::make_ca("cert-manager-root", {now - 1h, now + 24h * 365});
+  const pki::PemPair old_serving = *pki::issue_serving_certificate(
+      old_ca, {kServiceName, "topoguard.topoguard.svc.cluster.local"}, {now - 1h, now + 24h * 90});
+  const auto encoded = [](const std::string& text) { return kube::base64_encode(text); };
+  fake_.apply("ADDED", {{"apiVersion", "v1"},
+                        {"kind", "Secret"},
+                        {"metadata", {{"name", "topoguard-tls"}, {"namespace", "topoguard"}}},
+                        {"type", "Opaque"},
+                        {"data",
+                         {{"ca.crt", encoded(old_ca.cert_pem)},
+                          {"tls.crt", encoded(old_serving.cert_pem)},
+                          {"tls.key", encoded(old_serving.key_pem)}}}});
+  auto one = replica("a");
+  ASSERT_TRUE(testing::eventually([&] { return one->controller->ready(); }))
+      << one->controller->status().not_ready_reason();
+  EXPECT_EQ(secret()["type"], "Opaque");
+  EXPECT_NE(secret_data("ca.crt"), old_ca.cert_pem);
+  EXPECT_EQ(secret_data("ca-previous.crt"), old_ca.cert_pem);
+  EXPECT_EQ(distrust(old_serving.cert_pem), "");
+  EXPECT_EQ(distrust(one->serving()), "");
+}
+
 // Lifetimes of days, the clock moved in steps: the serving certificate is renewed at two thirds
 // of its life, the CA rotated through the bundles, the old CA retired after its overlap; a
 // sampler checking every caBundle against the served certificate never finds one that does
