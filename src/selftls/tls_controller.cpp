@@ -4,6 +4,7 @@
 #include <array>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 #include <stop_token>
 #include <thread>
 #include <utility>
@@ -96,15 +97,21 @@ std::string ca_bundle_of(const Json& webhook) {
   return kube::base64_decode(string_member(*client_config, "caBundle")).value_or("");
 }
 
-bool bundle_holds(const std::string& bundle_pem, const std::string& cert_pem) {
-  Result<std::vector<pki::CertificateInfo>> bundle = pki::read_certificates(bundle_pem);
-  Result<pki::CertificateInfo> wanted = pki::read_certificate(cert_pem);
-  if (!bundle || !wanted) {
-    return false;
+// The fingerprints of a bundle's certificates; empty when it does not parse.
+std::set<std::string> fingerprints(const std::string& bundle_pem) {
+  std::set<std::string> found;
+  if (Result<std::vector<pki::CertificateInfo>> bundle = pki::read_certificates(bundle_pem);
+      bundle) {
+    for (const pki::CertificateInfo& info : *bundle) {
+      found.insert(info.fingerprint);
+    }
   }
-  return std::any_of(bundle->begin(), bundle->end(), [&](const pki::CertificateInfo& info) {
-    return info.fingerprint == wanted->fingerprint;
-  });
+  return found;
+}
+
+bool bundle_holds(const std::string& bundle_pem, const std::string& cert_pem) {
+  Result<pki::CertificateInfo> wanted = pki::read_certificate(cert_pem);
+  return wanted && fingerprints(bundle_pem).count(wanted->fingerprint) > 0;
 }
 
 }  // namespace
@@ -312,12 +319,13 @@ void TlsController::Impl::patch_bundles(const kube::ResourceRef& resource,
     return;
   }
   const std::string encoded = kube::base64_encode(bundle_pem);
+  const std::set<std::string> wanted = fingerprints(bundle_pem);
   Json patch = Json::array();
   std::uint64_t repairs = 0;
   for (std::size_t i = 0; i < webhooks->size(); ++i) {
     const Json& webhook = (*webhooks)[i];
-    if (ca_bundle_of(webhook) == bundle_pem) {
-      continue;
+    if (fingerprints(ca_bundle_of(webhook)) == wanted) {
+      continue;  // the same CAs, maybe in another order: nothing to write
     }
     const std::string at = "/webhooks/" + std::to_string(i);
     // The test pins the index to the webhook read, in case the list changed meanwhile.

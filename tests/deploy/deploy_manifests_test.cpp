@@ -153,8 +153,9 @@ TEST(DeployManifestsTest, KustomizationsListExistingFilesAndNothingIsOrphaned) {
       }
     }
   }
-  // deploy/webhook, base, cert-manager, dev, monitoring, mtls, examples/user-overlay, verify
-  EXPECT_EQ(kustomizations, 8);
+  // deploy/webhook, base, cert-manager, dev, monitoring, mtls, self-managed,
+  // examples/user-overlay, verify
+  EXPECT_EQ(kustomizations, 9);
   for (const fs::path& path : yaml_files_under(kDeployDir)) {
     EXPECT_TRUE(referenced.count(fs::weakly_canonical(path)) == 1)
         << path << " is not listed in any kustomization.yaml";
