@@ -219,18 +219,15 @@ Result<kube::ApiClientPtr> make_api_client(const ServeFlags& flags) {
 }
 
 // The started cache, or nullptr when it is off.
-Result<cache::ClusterCachePtr> start_cluster_cache(const ServeFlags& flags,
-                                                   Result<kube::ApiClientPtr>& client) {
+cache::ClusterCachePtr start_cluster_cache(const ServeFlags& flags, kube::ApiClientPtr client) {
   if (!cluster_cache_wanted(flags)) {
-    return cache::ClusterCachePtr();
-  }
-  if (!client) {
-    return client.error();
+    return nullptr;
   }
   cache::ClusterCacheOptions cache_options;
   cache_options.stale_after = std::chrono::seconds(flags.cache_stale_after);
   auto cluster = std::make_shared<cache::ClusterCache>(
-      *client, cache::discover_cluster_state(log_cache_event), cache_options, log_cache_event);
+      std::move(client), cache::discover_cluster_state(log_cache_event), cache_options,
+      log_cache_event);
   cluster->start();
   return cluster;
 }
@@ -332,11 +329,7 @@ int run_serve(ServeFlags& flags) {
     log_fatal("cannot reach the cluster", client.error());
     return kExitUsage;
   }
-  auto cluster = start_cluster_cache(flags, client);
-  if (!cluster) {
-    log_fatal("cannot watch the cluster", cluster.error());
-    return kExitUsage;
-  }
+  cache::ClusterCachePtr cluster = start_cluster_cache(flags, *client);
   auto metrics = std::make_shared<server::Metrics>(TOPOGUARD_VERSION);
   server::ServerHooks hooks;
   std::shared_ptr<selftls::TlsController> tls;
@@ -345,7 +338,7 @@ int run_serve(ServeFlags& flags) {
     hooks.readiness.emplace_back([tls] { return tls->status().not_ready_reason(); });
     hooks.metrics.emplace_back([tls] { return selftls::render_tls_metrics(tls->status()); });
   }
-  server::HttpsServer https(options, *certs, *policies, metrics, *cluster, std::move(hooks));
+  server::HttpsServer https(options, *certs, *policies, metrics, cluster, std::move(hooks));
   if (auto started = https.start(); !started) {
     log_fatal("cannot start", started.error());
     return kExitUsage;

@@ -217,6 +217,28 @@ run policy lint "$work/copy.yaml"
 check "lint warning keeps exit 0" test "$code" -eq 0
 check "lint warns about a policy identical to the default" grep -q 'warning: policy "default" changes nothing' "$work/out"
 
+# serve: one way to get a certificate, and every self-managed TLS flag checked before anything
+# starts (exit 2, the flag named).
+run serve
+check "serve without a certificate source is a usage error" test "$code" -eq 2
+check "serve names the two ways" grep -q 'give either --tls-cert and --tls-key, or --self-managed-tls' "$work/err"
+run serve --self-managed-tls --tls-cert "$work/x.pem" --tls-key "$work/x.key"
+check "serve with both ways is a usage error" test "$code" -eq 2
+run serve --self-managed-tls --tls-secret no-slash
+check "bad --tls-secret exit 2" test "$code" -eq 2
+check "bad --tls-secret named" grep -q -- '--tls-secret "no-slash" is not NAMESPACE/NAME' "$work/err"
+run serve --self-managed-tls --service Topoguard/x
+check "bad --service named" grep -q -- '--service "Topoguard/x" is not NAMESPACE/NAME' "$work/err"
+run serve --self-managed-tls --webhook-configuration 'a/b'
+check "bad --webhook-configuration named" grep -q -- '--webhook-configuration "a/b" is not an object name' "$work/err"
+run serve --self-managed-tls --ca-lifetime 5d
+check "bad --ca-lifetime exit 2" test "$code" -eq 2
+check "bad --ca-lifetime named" grep -q -- '--ca-lifetime: "5d" is not a duration' "$work/err"
+run serve --self-managed-tls --cert-lifetime 30s
+check "too short --cert-lifetime named" grep -q -- '--cert-lifetime must be at least 1m' "$work/err"
+run serve --self-managed-tls --ca-lifetime 24h --cert-lifetime 48h
+check "certificate outliving its CA refused" grep -q -- '--cert-lifetime must not exceed --ca-lifetime' "$work/err"
+
 # Exceptions are reported: counted, and listed with --show-exempted.
 printf 'apiVersion: topoguard.dev/v1alpha1\nkind: AlignmentPolicy\nmetadata: {name: waive}\nspec:\n  exceptions:\n  - {name: legacy, reason: "validated by hand", match: {namespaces: {include: [inference]}}}\n' >"$work/waive.yaml"
 run audit --policies "$work/waive.yaml" "$examples/unaligned-template-v1.yaml"
