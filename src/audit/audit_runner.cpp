@@ -30,15 +30,15 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
     loaded = load_cluster_state(manifests);
     report.errors.insert(report.errors.end(), loaded->errors.begin(), loaded->errors.end());
   }
-  const cluster::ClusterState* cluster_state = loaded ? &loaded->state : nullptr;
+  const cluster::ClusterState* cluster_state = loaded ? &loaded->state : options.known_state;
   // Claims are checked once per group of nodes they cannot tell apart, not once per node.
   std::optional<cluster::NodeShapes> shapes;
-  if (cluster_state != nullptr) {
+  if (loaded) {
     shapes = cluster::NodeShapes::of(*cluster_state);
   }
 
   engine::Inventory inventory(engine::Inventory::Claims::kKnown);
-  inventory.set_cluster_state(cluster_state, shapes ? &*shapes : nullptr);
+  inventory.set_cluster_state(cluster_state, shapes ? &*shapes : options.known_shapes);
   std::vector<bool> indexed(manifests.manifests.size(), false);
   for (std::size_t i = 0; i < manifests.manifests.size(); ++i) {
     const Json& object = *manifests.manifests[i].object;
@@ -60,8 +60,7 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
     const bool evaluated = engine::is_evaluated_kind(*manifest.object);
     if (!evaluated) {
       ++(indexed[i] ? report.summary.resources : report.summary.skipped);
-      report_errors(manifest,
-                    engine::device_class_errors(*manifest.object, cluster_state == nullptr));
+      report_errors(manifest, engine::device_class_errors(*manifest.object, !loaded));
       continue;
     }
     ++report.summary.resources;

@@ -10,25 +10,6 @@ namespace topoguard::audit {
 
 namespace {
 
-// True when a workload kind of the table is the object's controller (ownerReferences[] with
-// controller: true).
-bool controlled_by_workload(const Json& object) {
-  const Json* metadata = member(object, "metadata");
-  const Json* owners = metadata != nullptr ? member(*metadata, "ownerReferences") : nullptr;
-  if (owners == nullptr || !owners->is_array()) {
-    return false;
-  }
-  for (const Json& owner : *owners) {
-    const Json* controller = member(owner, "controller");
-    if (controller != nullptr && controller->is_boolean() && controller->get<bool>() &&
-        k8s::is_workload_kind(k8s::api_group(string_member_view(owner, "apiVersion")),
-                              string_member_view(owner, "kind"))) {
-      return true;
-    }
-  }
-  return false;
-}
-
 // "cluster:resourceclaims.v1.resource.k8s.io/ns/name", "cluster:namespaces.v1/name".
 std::string source_name(const kube::ResourceRef& resource, const Json& object) {
   const Json* metadata = member(object, "metadata");
@@ -83,7 +64,7 @@ Result<ClusterRead> read_cluster(kube::ApiClient& client, const ClusterReadOptio
       return Error{ErrorCode::kIo, ref.to_string() + ": " + list.error, {}};
     }
     for (Json& item : list.items) {
-      if (controlled_by_workload(item)) {
+      if (k8s::controlled_by_workload(item)) {
         ++read.controlled;
         continue;
       }

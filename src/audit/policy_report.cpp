@@ -4,9 +4,12 @@
 // nothing and a skip per finding an exception waives, so dashboards such as Policy Reporter
 // show coverage and waivers, not only violations. The two APIs differ only in names and in
 // OpenReports' report-level `source`.
+#include <algorithm>
 #include <map>
+#include <numeric>
 
 #include "report_formats.h"
+#include "topoguard/audit/resource_reports.h"
 
 namespace topoguard::audit {
 
@@ -111,22 +114,28 @@ nlohmann::json error_result(const Error& error) {
             {"code", error_code_name(error.code)}}}};
 }
 
-nlohmann::json report_document(const ApiNames& names, const std::string& namespace_name,
-                               nlohmann::json results) {
+nlohmann::json summary_of(const nlohmann::json& results) {
   nlohmann::json summary = {{"pass", 0}, {"fail", 0}, {"warn", 0}, {"error", 0}, {"skip", 0}};
   for (const nlohmann::json& result : results) {
     const std::string status = result.at("result").get<std::string>();
     summary[status] = summary[status].get<int>() + 1;
   }
-  nlohmann::json metadata = {{"name", kReportName},
-                             {"labels", {{"app.kubernetes.io/managed-by", "topoguard"}}}};
-  nlohmann::json report = {{"apiVersion", names.api_version}, {"metadata", metadata}};
-  if (namespace_name.empty()) {
-    report["kind"] = names.cluster_kind;
-  } else {
-    report["kind"] = names.kind;
+  return summary;
+}
+
+// A report without a name: namespaced (scope `scope`) unless `namespace_name` is empty.
+nlohmann::json report_document(const ApiNames& names, const std::string& namespace_name,
+                               nlohmann::json scope, nlohmann::json summary,
+                               nlohmann::json results) {
+  nlohmann::json report = {
+      {"apiVersion", names.api_version},
+      {"kind", namespace_name.empty() ? names.cluster_kind : names.kind},
+      {"metadata", {{"labels", {{"app.kubernetes.io/managed-by", "topoguard"}}}}}};
+  if (!namespace_name.empty()) {
     report["metadata"]["namespace"] = namespace_name;
-    report["scope"] = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"name", namespace_name}};
+  }
+  if (!scope.is_null()) {
+    report["scope"] = std::move(scope);
   }
   if (names.report_source) {
     report["source"] = kSource;
@@ -134,6 +143,76 @@ nlohmann::json report_document(const ApiNames& names, const std::string& namespa
   report["summary"] = std::move(summary);
   report["results"] = std::move(results);
   return report;
+}
+
+// The namespace-wide report of policy_reports(), named "topoguard".
+nlohmann::json namespace_report(const ApiNames& names, const std::string& namespace_name,
+                                nlohmann::json results) {
+  nlohmann::json scope;
+  if (!namespace_name.empty()) {
+    scope = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"name", namespace_name}};
+  }
+  nlohmann::json summary = summary_of(results);
+  nlohmann::json report = report_document(names, namespace_name, std::move(scope),
+                                          std::move(summary), std::move(results));
+  report["metadata"]["name"] = kReportName;
+  return report;
+}
+
+// The order in which a cut keeps results: what needs action first, passes last.
+int keep_rank(const nlohmann::json& result) {
+  const std::string& status = result.at("result").get_ref<const std::string&>();
+  return status == "fail" || status == "error" ? 0
+         : status == "warn"                    ? 1
+         : status == "skip"                    ? 2
+                                               : 3;
+}
+
+// The results kept under the options' limits, in their original order; how many were cut.
+std::size_t cut_results(nlohmann::json& results, const ResourceReportOptions& options) {
+  std::vector<std::size_t> order(results.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&results](std::size_t a, std::size_t b) {
+    return keep_rank(results[a]) < keep_rank(results[b]);
+  });
+  std::vector<bool> kept(results.size(), false);
+  std::size_t count = 0;
+  std::size_t bytes = 0;
+  for (const std::size_t index : order) {
+    const std::size_t size = results[index].dump().size();
+    if (count < options.max_results && bytes + size <= options.max_result_bytes) {
+      kept[index] = true;
+      ++count;
+      bytes += size;
+    }
+  }
+  if (count == results.size()) {
+    return 0;
+  }
+  nlohmann::json cut = nlohmann::json::array();
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (kept[i]) {
+      cut.push_back(std::move(results[i]));
+    }
+  }
+  const std::size_t omitted = results.size() - count;
+  results = std::move(cut);
+  return omitted;
+}
+
+ResourceReport make_resource_report(const ApiNames& names, std::string file,
+                                    const k8s::ObjectRef& subject, nlohmann::json results,
+                                    const ResourceReportOptions& options) {
+  nlohmann::json summary = summary_of(results);
+  const std::size_t omitted = cut_results(results, options);
+  nlohmann::json document =
+      report_document(names, display_namespace(subject), resource_ref(subject), std::move(summary),
+                      std::move(results));
+  if (omitted > 0) {
+    document["metadata"]["annotations"] = {
+        {"topoguard.dev/omitted-results", std::to_string(omitted)}};
+  }
+  return {std::move(file), subject, std::move(document), omitted};
 }
 
 }  // namespace
@@ -155,13 +234,67 @@ nlohmann::json policy_reports(const AuditReport& report, ReportApi api,
   nlohmann::json items = nlohmann::json::array();
   for (auto& [namespace_name, list] : results) {
     if (!namespace_name.empty()) {
-      items.push_back(report_document(names, namespace_name, std::move(list)));
+      items.push_back(namespace_report(names, namespace_name, std::move(list)));
     }
   }
   if (auto cluster = results.find(""); cluster != results.end()) {
-    items.push_back(report_document(names, "", std::move(cluster->second)));
+    items.push_back(namespace_report(names, "", std::move(cluster->second)));
   }
   return {{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}};
+}
+
+std::vector<ResourceReport> resource_reports(const AuditReport& report,
+                                             const std::map<std::string, k8s::ObjectRef>& subjects,
+                                             const ResourceReportOptions& options) {
+  const ApiNames names =
+      names_of(options.format == ReportFormat::kPolicyReport ? ReportApi::kPolicyReport
+                                                             : ReportApi::kOpenReports);
+  std::map<std::string, std::vector<const Error*>, std::less<>> errors_by_file;
+  for (const Error& error : report.errors) {
+    errors_by_file[error.location.file].push_back(&error);
+  }
+  const auto add_errors = [&errors_by_file](const std::string& file, nlohmann::json& results) {
+    auto errors = errors_by_file.find(file);
+    if (errors != errors_by_file.end()) {
+      for (const Error* error : errors->second) {
+        results.push_back(error_result(*error));
+      }
+      errors_by_file.erase(errors);
+    }
+  };
+
+  std::map<const AuditedResource*, nlohmann::json> results;
+  for (const AuditedResource& resource : report.resources) {
+    results.emplace(&resource, nlohmann::json::array());
+  }
+  for (const RuleCheck& check : rule_checks(report)) {
+    add_results(check, options.help_uri_base, results[check.resource]);
+  }
+  std::vector<ResourceReport> reports;
+  for (const AuditedResource& resource : report.resources) {
+    nlohmann::json& list = results[&resource];
+    for (const std::string& text : resource.unknown) {
+      list.push_back({{"policy", kSource},
+                      {"rule", "unknown"},
+                      {"result", "skip"},
+                      {"category", kCategory},
+                      {"scored", false},
+                      {"source", kSource},
+                      {"message", "could not be decided: " + text},
+                      {"resources", {resource_ref(resource.ref)}}});
+    }
+    add_errors(resource.file, list);
+    reports.push_back(
+        make_resource_report(names, resource.file, resource.ref, std::move(list), options));
+  }
+  for (const auto& [file, subject] : subjects) {
+    if (errors_by_file.contains(file)) {
+      nlohmann::json list = nlohmann::json::array();
+      add_errors(file, list);
+      reports.push_back(make_resource_report(names, file, subject, std::move(list), options));
+    }
+  }
+  return reports;
 }
 
 }  // namespace topoguard::audit

@@ -108,7 +108,7 @@ std::string location_text(const std::string& file, int line) {
 }
 
 std::string display_namespace(const k8s::ObjectRef& ref) {
-  return ref.kind == "ClusterResourceClaimTemplate" ? std::string() : k8s::effective_namespace(ref);
+  return k8s::is_cluster_scoped(ref) ? std::string() : k8s::effective_namespace(ref);
 }
 
 std::string rule_help_reference(policy::RuleId rule, const std::string& help_uri_base) {

@@ -24,6 +24,7 @@
 #include "topoguard/kube/lease_lock.h"
 #include "topoguard/kube/objects.h"
 #include "topoguard/policy/policy_loader.h"
+#include "topoguard/reports/report_sync.h"
 #include "topoguard/selftls/tls_controller.h"
 #include "topoguard/server/cert_reloader.h"
 #include "topoguard/server/https_server.h"
@@ -112,6 +113,9 @@ struct ServeFlags {
   std::string webhook_configuration = "topoguard";
   std::string ca_lifetime = "87600h";
   std::string cert_lifetime = "8760h";
+  std::string report_interval = "0";
+  std::string report_format = "openreports";
+  std::string report_lease = "topoguard-reports";
 };
 
 // NAMESPACE/NAME of --tls-secret and --service.
@@ -124,6 +128,13 @@ Result<std::pair<std::string, std::string>> namespaced_name(const std::string& f
         ErrorCode::kUsage, flag + " \"" + text + "\" is not NAMESPACE/NAME (lowercase names)", {}};
   }
   return std::pair{text.substr(0, slash), text.substr(slash + 1)};
+}
+
+// This replica's Lease identity: the pod's name (POD_NAME, else HOSTNAME) and a random suffix.
+std::string replica_identity() {
+  const char* pod = std::getenv("POD_NAME");
+  const char* host = std::getenv("HOSTNAME");
+  return kube::lease_identity(pod != nullptr ? pod : host != nullptr ? host : "");
 }
 
 // The self-managed TLS settings from the flags; a usage error names the flag.
@@ -166,9 +177,7 @@ Result<selftls::TlsControllerOptions> tls_controller_options(const ServeFlags& f
   // reload the Secret and API servers read the bundle within seconds.
   options.policy.previous_overlap =
       std::min<std::chrono::seconds>(std::chrono::hours(1), options.policy.cert_lifetime / 10);
-  const char* pod = std::getenv("POD_NAME");
-  const char* host = std::getenv("HOSTNAME");
-  options.identity = kube::lease_identity(pod != nullptr ? pod : host != nullptr ? host : "");
+  options.identity = replica_identity();
   return options;
 }
 
@@ -179,6 +188,47 @@ bool cluster_cache_wanted(const ServeFlags& flags) {
     return flags.cluster_cache == "on";
   }
   return !flags.kube.kubeconfig.empty() || std::getenv("KUBERNETES_SERVICE_HOST") != nullptr;
+}
+
+// The background report settings, or nullopt when --report-interval is 0; a usage error names
+// the flag.
+Result<std::optional<reports::ReportSyncOptions>> report_sync_options(const ServeFlags& flags) {
+  auto interval = parse_duration(flags.report_interval);
+  if (!interval) {
+    return Error{ErrorCode::kUsage, "--report-interval: " + interval.error().message, {}};
+  }
+  if (interval->count() == 0) {
+    return std::optional<reports::ReportSyncOptions>();
+  }
+  if (*interval < std::chrono::seconds(1)) {
+    return Error{ErrorCode::kUsage, "--report-interval must be 0 (off) or at least 1s", {}};
+  }
+  if (!cluster_cache_wanted(flags)) {
+    return Error{ErrorCode::kUsage,
+                 "--report-interval needs the cluster cache (--cluster-cache on, --kubeconfig, "
+                 "or running in a pod)",
+                 {}};
+  }
+  reports::ReportSyncOptions options;
+  if (flags.report_lease.find('/') != std::string::npos) {
+    auto lease = namespaced_name("--report-lease", flags.report_lease);
+    if (!lease) {
+      return lease.error();
+    }
+    std::tie(options.lease_namespace, options.lease_name) = *lease;
+  } else if (kube::valid_object_name(flags.report_lease)) {
+    options.lease_namespace.clear();  // the client's: see start_report_syncer
+    options.lease_name = flags.report_lease;
+  } else {
+    return Error{ErrorCode::kUsage,
+                 "--report-lease \"" + flags.report_lease + "\" is not NAME or NAMESPACE/NAME",
+                 {}};
+  }
+  options.interval = std::chrono::duration_cast<std::chrono::milliseconds>(*interval);
+  options.report.format = flags.report_format == "policyreport" ? audit::ReportFormat::kPolicyReport
+                                                                : audit::ReportFormat::kOpenReports;
+  options.identity = replica_identity();
+  return std::optional(std::move(options));
 }
 
 void log_cache_event(const cache::CacheEvent& event) {
@@ -265,6 +315,25 @@ std::shared_ptr<selftls::TlsController> start_self_managed_tls(
   return tls;
 }
 
+// Starts the writer of background reports.
+std::shared_ptr<reports::ReportSyncer> start_report_syncer(
+    kube::ApiClientPtr client, cache::ClusterCachePtr cluster,
+    std::shared_ptr<server::PolicyReloader> policies, reports::ReportSyncOptions sync_options) {
+  auto log = [](bool failure, const std::string& message) {
+    server::log_event(failure ? server::LogLevel::kWarn : server::LogLevel::kInfo, message);
+  };
+  if (sync_options.lease_namespace.empty()) {
+    // In a pod, its own namespace; else the kubeconfig context's.
+    sync_options.lease_namespace =
+        client->config().namespace_.empty() ? "default" : client->config().namespace_;
+  }
+  auto syncer = std::make_shared<reports::ReportSyncer>(
+      std::move(client), std::move(cluster), [policies] { return policies->current(); },
+      std::move(sync_options), kube::real_clock(), std::move(log));
+  syncer->start();
+  return syncer;
+}
+
 int run_serve(ServeFlags& flags) {
   server::ServerOptions& options = flags.options;
   server::set_log_level(*server::parse_log_level(flags.log_level));
@@ -307,6 +376,11 @@ int run_serve(ServeFlags& flags) {
       return kExitUsage;
     }
   }
+  Result<std::optional<reports::ReportSyncOptions>> report_options = report_sync_options(flags);
+  if (!report_options) {
+    std::cerr << "topoguard serve: " << report_options.error().message << std::endl;
+    return kExitUsage;
+  }
   auto certs =
       flags.self_managed_tls
           ? Result<std::shared_ptr<server::CertReloader>>(server::CertReloader::in_memory())
@@ -338,6 +412,12 @@ int run_serve(ServeFlags& flags) {
     hooks.readiness.emplace_back([tls] { return tls->status().not_ready_reason(); });
     hooks.metrics.emplace_back([tls] { return selftls::render_tls_metrics(tls->status()); });
   }
+  std::shared_ptr<reports::ReportSyncer> report_syncer;
+  if (*report_options) {
+    report_syncer = start_report_syncer(*client, cluster, *policies, std::move(**report_options));
+    hooks.metrics.emplace_back(
+        [report_syncer] { return reports::render_report_metrics(report_syncer->status()); });
+  }
   server::HttpsServer https(options, *certs, *policies, metrics, cluster, std::move(hooks));
   if (auto started = https.start(); !started) {
     log_fatal("cannot start", started.error());
@@ -355,6 +435,9 @@ int run_serve(ServeFlags& flags) {
   fields["signal"] = signal_number;
   server::log_event(server::LogLevel::kInfo, "stop signal received", fields);
   const bool drained = https.shutdown();
+  if (report_syncer != nullptr) {
+    report_syncer->stop();  // gives its Lease up for the next writer
+  }
   if (tls != nullptr) {
     tls->stop();  // gives the Lease up for the next writer
   }
@@ -490,7 +573,26 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                     "auto (on with --kubeconfig or in a pod)")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
-  add_kube_options(*serve, flags->kube, "Cluster cache and self-managed TLS: ");
+  add_kube_options(*serve, flags->kube, "Cluster cache, self-managed TLS and reports: ");
+  serve
+      ->add_option("--report-interval", flags->report_interval,
+                   "Every this often, evaluate the cluster cache's claims, templates and "
+                   "DeviceClasses and keep one report per object in step (written only when it "
+                   "changed; one writer at a time by Lease); 0 turns it off")
+      ->capture_default_str()
+      ->type_name("DURATION");
+  serve
+      ->add_option("--report-format", flags->report_format,
+                   "Background reports as openreports (openreports.io/v1alpha1 Report, "
+                   "ClusterReport) or policyreport (wgpolicyk8s.io/v1alpha2)")
+      ->check(CLI::IsMember({"openreports", "policyreport"}))
+      ->capture_default_str();
+  serve
+      ->add_option("--report-lease", flags->report_lease,
+                   "Background reports: the Lease that lets one replica write them (NAME: in "
+                   "the pod's namespace, or the kubeconfig context's)")
+      ->capture_default_str()
+      ->type_name("[NAMESPACE/]NAME");
   serve->add_option("--cache-stale-after", flags->cache_stale_after,
                     "Seconds a watch may stay broken before answers that need the cluster say "
                     "unknown")

@@ -20,10 +20,6 @@ namespace {
 
 using policy::RuleId;
 
-bool is_cluster_scoped(const k8s::ObjectRef& ref) {
-  return ref.kind == "ClusterResourceClaimTemplate";
-}
-
 using policy::MatchOutcome;
 
 // A namespace selector on the labels of `namespace_name`: those of its Namespace when the
@@ -53,7 +49,7 @@ MatchOutcome matches(const policy::Match& match, const Json& object, const k8s::
     return MatchOutcome::kNo;
   }
   MatchOutcome by_namespace = MatchOutcome::kYes;
-  if (!is_cluster_scoped(ref)) {
+  if (!k8s::is_cluster_scoped(ref)) {
     const std::string namespace_name = k8s::effective_namespace(ref);
     if (!match.include_namespaces.empty() &&
         !match.include_namespaces.matches_any(namespace_name)) {

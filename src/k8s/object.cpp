@@ -40,6 +40,15 @@ const Json& annotations_of(const Json& object_or_template) {
   return metadata_map(object_or_template, "annotations");
 }
 
+bool is_cluster_scoped(const ObjectRef& ref) {
+  const std::string_view group = api_group(ref.api_version);
+  if (group == "resource.k8s.io") {
+    return ref.kind == "DeviceClass" || ref.kind == "ResourceSlice" ||
+           ref.kind == "DeviceTaintRule" || ref.kind == "ClusterResourceClaimTemplate";
+  }
+  return group.empty() && (ref.kind == "Namespace" || ref.kind == "Node");
+}
+
 std::string effective_namespace(const ObjectRef& ref) {
   return ref.namespace_name.empty() ? std::string("default") : ref.namespace_name;
 }

@@ -107,6 +107,23 @@ bool is_workload_kind(std::string_view group, std::string_view kind) {
   return find_kind(group, kind) != nullptr;
 }
 
+bool controlled_by_workload(const Json& object) {
+  const Json* metadata = member(object, "metadata");
+  const Json* owners = metadata != nullptr ? member(*metadata, "ownerReferences") : nullptr;
+  if (owners == nullptr || !owners->is_array()) {
+    return false;
+  }
+  for (const Json& owner : *owners) {
+    const Json* controller = member(owner, "controller");
+    if (controller != nullptr && controller->is_boolean() && controller->get<bool>() &&
+        is_workload_kind(api_group(string_member_view(owner, "apiVersion")),
+                         string_member_view(owner, "kind"))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool is_workload_kind_name(std::string_view kind) {
   for (const WorkloadKind& entry : kWorkloadKinds) {
     if (entry.kind == kind) {

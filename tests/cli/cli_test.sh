@@ -239,6 +239,23 @@ check "too short --cert-lifetime named" grep -q -- '--cert-lifetime must be at l
 run serve --self-managed-tls --ca-lifetime 24h --cert-lifetime 48h
 check "certificate outliving its CA refused" grep -q -- '--cert-lifetime must not exceed --ca-lifetime' "$work/err"
 
+# Background reports: their flags are checked before anything starts too.
+certificate=(--tls-cert "$work/x.pem" --tls-key "$work/x.key")
+run serve "${certificate[@]}" --cluster-cache off --report-interval 5m
+check "reports without the cluster cache exit 2" test "$code" -eq 2
+check "reports need the cluster cache" \
+  grep -q -- '--report-interval needs the cluster cache' "$work/err"
+run serve "${certificate[@]}" --report-interval 5q
+check "bad --report-interval named" \
+  grep -q -- '--report-interval: "5q" is not a duration' "$work/err"
+run serve "${certificate[@]}" --cluster-cache on --report-interval 500ms
+check "too short --report-interval named" \
+  grep -q -- '--report-interval must be 0 (off) or at least 1s' "$work/err"
+run serve "${certificate[@]}" --cluster-cache on --report-interval 1m --report-lease a/B
+check "bad --report-lease named" grep -q -- '--report-lease "a/B" is not NAMESPACE/NAME' "$work/err"
+run serve "${certificate[@]}" --report-format junit
+check "bad --report-format exit 2" test "$code" -eq 2
+
 # Exceptions are reported: counted, and listed with --show-exempted.
 printf 'apiVersion: topoguard.dev/v1alpha1\nkind: AlignmentPolicy\nmetadata: {name: waive}\nspec:\n  exceptions:\n  - {name: legacy, reason: "validated by hand", match: {namespaces: {include: [inference]}}}\n' >"$work/waive.yaml"
 run audit --policies "$work/waive.yaml" "$examples/unaligned-template-v1.yaml"

@@ -153,9 +153,9 @@ TEST(DeployManifestsTest, KustomizationsListExistingFilesAndNothingIsOrphaned) {
       }
     }
   }
-  // deploy/webhook, base, cert-manager, dev, monitoring, mtls, self-managed,
+  // deploy/webhook, base, cert-manager, dev, monitoring, mtls, reports, self-managed,
   // examples/user-overlay, verify
-  EXPECT_EQ(kustomizations, 9);
+  EXPECT_EQ(kustomizations, 10);
   for (const fs::path& path : yaml_files_under(kDeployDir)) {
     EXPECT_TRUE(referenced.count(fs::weakly_canonical(path)) == 1)
         << path << " is not listed in any kustomization.yaml";

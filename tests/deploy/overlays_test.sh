@@ -85,6 +85,47 @@ rendered+=("${work}/mtls.json")
 "$topoguard" audit --fail-on audit "${work}/mtls.yaml" >"${work}/mtls.audit" ||
   { echo "FAIL topoguard audit on the mtls component:" >&2; cat "${work}/mtls.audit" >&2; exit 1; }
 
+# The reports component on the root install and on self-managed TLS: one --report-interval
+# added to the overlay's flags, RBAC for the report CRDs and the reports' Lease only.
+for base in . self-managed; do
+  name=reports-${base/./root}
+  mkdir -p "${work}/with-${name}"
+  cat >"${work}/with-${name}/kustomization.yaml" <<EOF
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - ../webhook/${base}
+components:
+  - ../webhook/reports
+EOF
+  kubectl kustomize "${work}/with-${name}" >"${work}/${name}.yaml"
+  to_json "${work}/${name}.yaml" "${work}/${name}.json"
+  rendered+=("${work}/${name}.json")
+  "$topoguard" audit --fail-on audit "${work}/${name}.yaml" >"${work}/${name}.audit" ||
+    { echo "FAIL topoguard audit on ${name}:" >&2; cat "${work}/${name}.audit" >&2; exit 1; }
+  python3 - "${work}/${name}.json" "$base" <<'EOF'
+import json, sys
+docs = json.load(open(sys.argv[1]))
+named = {(d["kind"], d["metadata"]["name"]): d for d in docs}
+args = named[("Deployment", "topoguard")]["spec"]["template"]["spec"]["containers"][0]["args"]
+assert args.count("--report-interval=5m") == 1, args
+assert ("--self-managed-tls" in args) == (sys.argv[2] == "self-managed"), args
+assert named[("ClusterRole", "topoguard-reports")]["rules"] == [
+    {"apiGroups": ["openreports.io"], "resources": ["reports", "clusterreports"],
+     "verbs": ["list", "create", "patch", "delete"]},
+    {"apiGroups": ["wgpolicyk8s.io"], "resources": ["policyreports", "clusterpolicyreports"],
+     "verbs": ["list", "create", "patch", "delete"]}]
+role = named[("Role", "topoguard-reports")]
+assert role["metadata"]["namespace"] == "topoguard"
+assert [(r["resources"], r.get("resourceNames", []), r["verbs"]) for r in role["rules"]] == [
+    (["leases"], ["topoguard-reports"], ["get", "update"]), (["leases"], [], ["create"])]
+for kind in ("RoleBinding", "ClusterRoleBinding"):
+    assert named[(kind, "topoguard-reports")]["subjects"] == [
+        {"kind": "ServiceAccount", "name": "topoguard", "namespace": "topoguard"}]
+print(f"reports component on {sys.argv[2]}: --report-interval added, RBAC for reports and Lease")
+EOF
+done
+
 # The guide's example user overlay: its own namespace, registry and policy files, nothing edited
 # in the checkout.
 kubectl kustomize "${work}/webhook/examples/user-overlay" >"${work}/user-overlay.yaml"

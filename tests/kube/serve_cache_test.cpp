@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "dra_objects.h"
 #include "ephemeral_certs.h"
 #include "eventually.h"
 #include "fake_apiserver.h"
@@ -48,30 +49,18 @@ Json device_class(const std::string& name) {
              Json::array({{{"cel", {{"expression", "device.driver == \"" + name + "\""}}}}})}}}};
 }
 
-Json claim_spec(bool aligned) {
-  Json spec = {{"devices",
-                {{"requests",
-                  Json::array({{{"name", "gpu"}, {"exactly", {{"deviceClassName", "gpu.nvidia.com"}}}},
-                               {{"name", "nic"}, {"exactly", {{"deviceClassName", "dra.net"}}}}})}}}};
-  if (aligned) {
-    spec["devices"]["constraints"] = Json::array(
-        {{{"requests", {"gpu", "nic"}}, {"matchAttribute", "resource.kubernetes.io/pcieRoot"}}});
-  }
-  return spec;
-}
-
 Json claim_template(const std::string& name, bool aligned) {
   return {{"apiVersion", "resource.k8s.io/v1"},
           {"kind", "ResourceClaimTemplate"},
           {"metadata", {{"name", name}, {"namespace", "ml"}}},
-          {"spec", {{"spec", claim_spec(aligned)}}}};
+          {"spec", {{"spec", dra_claim_spec(aligned)}}}};
 }
 
 Json claim(const std::string& name) {
   return {{"apiVersion", "resource.k8s.io/v1"},
           {"kind", "ResourceClaim"},
           {"metadata", {{"name", name}, {"namespace", "ml"}}},
-          {"spec", claim_spec(true)}};
+          {"spec", dra_claim_spec(true)}};
 }
 
 Json pod_using(const std::string& template_name) {

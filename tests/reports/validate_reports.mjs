@@ -103,8 +103,22 @@ function checkReports(document, format) {
     if (namespaced !== (typeof item.metadata?.namespace === "string")) {
       problems.push(`${where}/metadata/namespace: ${namespaced ? "missing" : "set on a cluster report"}`);
     }
-    if (namespaced && item.scope?.name !== item.metadata.namespace) {
-      problems.push(`${where}/scope: does not name the report's namespace`);
+    // A namespace's report is scoped to its Namespace, a resource's report to the resource.
+    const scopeNamespace =
+      item.scope?.kind === "Namespace" ? item.scope.name : item.scope?.namespace;
+    if (namespaced && scopeNamespace !== item.metadata.namespace) {
+      problems.push(`${where}/scope: not in the report's namespace`);
+    }
+    if (!namespaced && item.scope && item.scope.namespace !== undefined) {
+      problems.push(`${where}/scope: a cluster report scoped to a namespaced object`);
+    }
+    for (const owner of item.metadata?.ownerReferences ?? []) {
+      if (!owner.uid || !owner.kind || !owner.name || !owner.apiVersion) {
+        problems.push(`${where}/metadata/ownerReferences: incomplete owner`);
+      }
+      if (item.scope && (owner.uid !== item.scope.uid || owner.name !== item.scope.name)) {
+        problems.push(`${where}/metadata/ownerReferences: the owner is not the scope`);
+      }
     }
     const counted = Object.fromEntries(statuses.map((s) => [s, 0]));
     for (const result of item.results ?? []) {

@@ -7,6 +7,7 @@
 
 #include "topoguard/audit/audit_report.h"
 #include "topoguard/audit/manifest_reader.h"
+#include "topoguard/cluster/shape_index.h"
 #include "topoguard/engine/evaluate.h"
 #include "topoguard/policy/policy_set.h"
 
@@ -30,6 +31,10 @@ struct RunOptions {
   // state: claims are also checked against its devices, its slices count as resources rather
   // than skipped objects, and objects it cannot read join the report's errors.
   bool cluster_state = false;
+  // A cluster state already read (a cache snapshot's) and its node shapes, used instead of
+  // reading one from the manifests: claims are checked against it. Both set, or neither.
+  const cluster::ClusterState* known_state = nullptr;
+  const cluster::NodeShapes* known_shapes = nullptr;
   // Each finding with an enabled fix carries its document's fix as a text edit (for SARIF).
   bool fix_edits = false;
 };

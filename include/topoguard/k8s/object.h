@@ -33,6 +33,11 @@ struct ObjectRef {
 // types; whether the text is a valid quantity is the caller's check.
 [[nodiscard]] std::optional<std::string> quantity_text(const Json& value);
 
+// Whether the object's kind is cluster-scoped: of the kinds topoguard reads, DeviceClass,
+// ResourceSlice, DeviceTaintRule and ClusterResourceClaimTemplate (resource.k8s.io), Namespace
+// and Node (core). Every other kind is taken as namespaced.
+[[nodiscard]] bool is_cluster_scoped(const ObjectRef& ref);
+
 // The namespace used for matching: metadata.namespace or "default" (what kubectl applies to).
 [[nodiscard]] std::string effective_namespace(const ObjectRef& ref);
 

@@ -31,6 +31,11 @@ struct WorkloadKindName {
 // True when (group, kind) carries pod templates.
 [[nodiscard]] bool is_workload_kind(std::string_view group, std::string_view kind);
 
+// True when a workload kind of the table is the object's controller (an ownerReferences entry
+// with controller: true): a Deployment's ReplicaSets and Pods, a Pod's generated
+// ResourceClaims. Such objects are judged through their controller.
+[[nodiscard]] bool controlled_by_workload(const Json& object);
+
 // True when some group has a workload kind of this name (for validating policy `kinds`).
 [[nodiscard]] bool is_workload_kind_name(std::string_view kind);
 
