@@ -110,6 +110,7 @@ DesiredReports desired_reports(const cache::CacheSnapshot& snapshot,
     Json& report_metadata = document["metadata"];
     report_metadata["name"] = uid;
     report_metadata["ownerReferences"] = Json::array({owner_reference(report.subject, uid)});
+    report_metadata["labels"][std::string(kBackgroundLabel)] = "true";
     document["scope"]["uid"] = uid;
     std::string hash = content_hash(document);
     report_metadata["annotations"][std::string(kContentHashAnnotation)] = hash;
@@ -252,7 +253,8 @@ bool ReportSyncer::Impl::lead(std::stop_token stop) {
 bool ReportSyncer::Impl::relist(std::stop_token stop) {
   std::map<Key, std::string> listed;
   kube::ListOptions list_options;
-  list_options.label_selector = std::string(kManagedByLabel) + "=topoguard";
+  list_options.label_selector =
+      "app.kubernetes.io/managed-by=topoguard," + std::string(kBackgroundLabel) + "=true";
   for (const bool namespaced : {true, false}) {
     const kube::ResourceRef& resource = namespaced ? resources.namespaced : resources.cluster;
     kube::ListResult list = kube::list_resource(*client, resource, list_options, stop);

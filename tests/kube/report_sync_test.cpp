@@ -150,9 +150,17 @@ TEST_F(ReportSyncTest, ReportsFollowTheClusterWithoutIdleWrites) {
   EXPECT_EQ(writer->status().write_errors, 0u);
 }
 
-// Without a garbage collector (or before it runs) the writer deletes the report itself.
+// Without a garbage collector (or before it runs) the writer deletes the report itself, and
+// only its own: a namespace report `topoguard audit --format openreports` made stays.
 TEST_F(ReportSyncTest, DeletesTheReportOfAnObjectThatLeft) {
   fake_.control("config", {{"garbageCollection", false}});
+  fake_.apply("ADDED", {{"apiVersion", "openreports.io/v1alpha1"},
+                        {"kind", "Report"},
+                        {"metadata",
+                         {{"name", "topoguard"},
+                          {"namespace", "ml"},
+                          {"labels", {{"app.kubernetes.io/managed-by", "topoguard"}}}}},
+                        {"summary", {{"pass", 1}}}});
   cache::ClusterCachePtr cluster = started_cache();
   auto writer = syncer(cluster, "a");
   ASSERT_TRUE(pass(*writer));
@@ -161,6 +169,7 @@ TEST_F(ReportSyncTest, DeletesTheReportOfAnObjectThatLeft) {
   ASSERT_FALSE(report_of(template_uid_).is_null());
   ASSERT_TRUE(eventually([&] { return pass(*writer) && report_of(template_uid_).is_null(); }));
   EXPECT_EQ(writer->status().deletes, 1u);
+  EXPECT_FALSE(report_of("topoguard").is_null());
 }
 
 // A new writer (a restart, another replica taking over) reads the reports' hashes and writes

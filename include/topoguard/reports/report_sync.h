@@ -34,7 +34,10 @@
 namespace topoguard::reports {
 
 inline constexpr std::string_view kFieldManager = "topoguard";
-inline constexpr std::string_view kManagedByLabel = "app.kubernetes.io/managed-by";
+// Background reports carry this label ("true") besides app.kubernetes.io/managed-by=topoguard,
+// which reports made by `topoguard audit --format openreports` and applied by hand carry too:
+// only reports with both are this writer's to list, rewrite and delete.
+inline constexpr std::string_view kBackgroundLabel = "topoguard.dev/background";
 inline constexpr std::string_view kContentHashAnnotation = "topoguard.dev/content-hash";
 
 // The namespaced and the cluster-scoped report resource of a format (openreports or

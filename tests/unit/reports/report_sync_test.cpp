@@ -109,7 +109,8 @@ TEST_F(DesiredReportsTest, OneReportPerObjectNamedAndOwnedByItsUid) {
   EXPECT_EQ(document.at("scope").at("uid"), pair->name);
   EXPECT_EQ(document.at("scope").at("name"), "pair");
   EXPECT_EQ(document.at("summary").at("fail"), 1);
-  EXPECT_EQ(document.at("metadata").at("labels").at(std::string(kManagedByLabel)), "topoguard");
+  EXPECT_EQ(document.at("metadata").at("labels"),
+            (Json{{"app.kubernetes.io/managed-by", "topoguard"}, {"topoguard.dev/background", "true"}}));
 
   // The hash annotation is the hash of the rest of the document.
   Json without_hash = document;
