@@ -129,11 +129,13 @@ TEST_F(ReportSyncTest, ReportsFollowTheClusterWithoutIdleWrites) {
   }
   EXPECT_TRUE(applied);
 
-  // Nothing changed: no write.
+  // Nothing changed: no write. (The writer's own first pass and the one asked for may both
+  // have run: every pass after the first skips all three.)
   const int writes = report_writes();
   ASSERT_TRUE(pass(*writer));
   EXPECT_EQ(report_writes(), writes);
-  EXPECT_EQ(writer->status().skipped, 3u);
+  status = writer->status();
+  EXPECT_EQ(status.skipped, 3 * (status.passes - 1));
 
   // Fixed: the report turns to pass, and only it is written.
   fake_.apply("MODIFIED", claim_template("prefill", true));
@@ -215,10 +217,9 @@ TEST_F(ReportSyncTest, RefusedWriteIsCountedAndRetried) {
   ReportSyncStatus status = writer->status();
   EXPECT_GT(status.write_errors, 0u);
   EXPECT_NE(status.last_error.find("policyreports"), std::string::npos) << status.last_error;
+  // A pass already under way may still meet the old limit; a later one writes them all.
   fake_.control("config", {{"maxObjectBytes", 1572864}});
-  ASSERT_TRUE(pass(*writer));
-  EXPECT_EQ(writer->status().write_errors, status.write_errors);
-  EXPECT_EQ(writer->status().writes, 3u);
+  ASSERT_TRUE(eventually([&] { return pass(*writer) && writer->status().writes == 3; }));
   kube::ResourceRef policy_reports{"wgpolicyk8s.io", "v1alpha2", "policyreports", ""};
   EXPECT_EQ(stored(policy_reports).size(), 2u);
 }
