@@ -85,7 +85,6 @@ DesiredReports desired_reports(const cache::CacheSnapshot& snapshot,
       objects.emplace_back(source_name(resource, key), *object);
     }
   }
-  desired.objects = objects.size();
   const audit::ManifestSet manifests = audit::manifests_from_objects(std::move(objects));
   audit::RunOptions run_options;
   run_options.known_state = &snapshot.cluster_state;

@@ -59,7 +59,6 @@ struct DesiredReport {
 
 struct DesiredReports {
   std::vector<DesiredReport> reports;
-  std::size_t objects = 0;      // objects of the snapshot evaluated or looked at
   std::size_t controlled = 0;   // claims a Pod generated: judged through their template
   std::size_t without_uid = 0;  // objects with no metadata.uid: no report can be owned by them
 };
