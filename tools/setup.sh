@@ -18,7 +18,7 @@ esac
 build_packages=(
   build-essential g++ cmake ninja-build pkg-config git ca-certificates
   libcpp-httplib-dev libssl-dev openssl nlohmann-json3-dev libre2-dev libspdlog-dev
-  libyaml-cpp-dev libcli11-dev libboost1.81-dev libsimdjson-dev libjemalloc-dev
+  libyaml-cpp-dev libcli11-dev libboost1.81-dev libsimdjson-dev libjemalloc-dev libdtl-dev
   curl iproute2 procps file
 )
 # The tests, benchmarks and sanitizer builds.

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <system_error>
 
+#include "topoguard/common/text_file.h"
+
 namespace topoguard::audit {
 
 namespace {
@@ -21,38 +23,6 @@ bool has_manifest_extension(const fs::path& path) {
 
 Error io_error(const std::string& path, const std::string& message) {
   return Error{ErrorCode::kIo, message, SourceLocation{path, 0, ""}};
-}
-
-Result<std::string> read_stream(std::istream& in, const std::string& path, std::size_t limit) {
-  std::string text;
-  char buffer[65536];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-    text.append(buffer, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > limit) {
-      return Error{ErrorCode::kTooLarge,
-                   "input is larger than " + std::to_string(limit >> 20) + " MiB",
-                   SourceLocation{path, 0, ""}};
-    }
-  }
-  if (in.bad()) {
-    return io_error(path, "read failed");
-  }
-  return text;
-}
-
-Result<std::string> read_file(const std::string& path, std::size_t limit) {
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (!ec && size > limit) {
-    return Error{ErrorCode::kTooLarge,
-                 "file is larger than " + std::to_string(limit >> 20) + " MiB",
-                 SourceLocation{path, 0, ""}};
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return io_error(path, "cannot open: " + std::generic_category().message(errno));
-  }
-  return read_stream(in, path, limit);
 }
 
 void collect_paths(const std::string& path, std::vector<std::string>& files,
@@ -153,7 +123,7 @@ ManifestSet read_manifests(const std::vector<std::string>& paths, std::istream& 
   for (const std::string& path : paths) {
     starts.emplace_back(texts.size(), set.errors.size());
     if (path == "-") {
-      auto text = read_stream(standard_input, "-", limits.max_file_bytes);
+      auto text = read_text_stream(standard_input, "-", limits.max_file_bytes);
       if (!text) {
         set.errors.push_back(text.error());
         continue;
@@ -164,7 +134,7 @@ ManifestSet read_manifests(const std::vector<std::string>& paths, std::istream& 
     std::vector<std::string> files;
     collect_paths(path, files, set.errors);
     for (const std::string& file : files) {
-      auto text = read_file(file, limits.max_file_bytes);
+      auto text = read_text_file(file, limits.max_file_bytes);
       if (!text) {
         set.errors.push_back(text.error());
         continue;

@@ -1,9 +1,9 @@
 // `topoguard fix`: flags -> load policies -> read manifests -> apply enabled fixes -> write ->
 // say what it could not fix -> exit code by --fail-on over those findings, as audit's.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -13,6 +13,7 @@
 #include "topoguard/audit/audit_runner.h"
 #include "topoguard/audit/manifest_fixer.h"
 #include "topoguard/audit/manifest_reader.h"
+#include "topoguard/common/text_file.h"
 #include "topoguard/policy/policy_loader.h"
 
 namespace topoguard::cli {
@@ -29,24 +30,6 @@ struct FixOptions {
   std::string fail_on = "deny";
   std::vector<std::string> paths;
 };
-
-bool write_file(const fs::path& path, const std::string& text) {
-  std::error_code ec;
-  if (path.has_parent_path()) {
-    fs::create_directories(path.parent_path(), ec);
-  }
-  // Write next to the target and rename, so an interrupted write never truncates a manifest.
-  const fs::path temporary = path.string() + ".topoguard-tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) {
-      return false;
-    }
-  }
-  fs::rename(temporary, path, ec);
-  return !ec;
-}
 
 // Where a file's output goes under -o DIR: its path relative to the current directory when it
 // lies below it, else its file name; stdin becomes "stdin.yaml".
@@ -138,12 +121,12 @@ int run_fix_command(const FixOptions& options) {
       std::cout << audit::unified_diff(file.path, source.text, file.edits);
     }
     if (options.in_place) {
-      if (file.changed() && (file.path == "-" || !write_file(file.path, file.text))) {
+      if (file.changed() && (file.path == "-" || !write_text_file(file.path, file.text))) {
         std::cerr << file.path << ": cannot write the fixed file in place\n";
         exit_code = kExitUsage;
       }
     } else if (!options.output_dir.empty()) {
-      if (!write_file(output_path(options.output_dir, file.path), file.text)) {
+      if (!write_text_file(output_path(options.output_dir, file.path).string(), file.text)) {
         std::cerr << output_path(options.output_dir, file.path).string() << ": cannot write\n";
         exit_code = kExitUsage;
       }

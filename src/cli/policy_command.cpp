@@ -1,14 +1,17 @@
 // `topoguard policy lint PATH...`, `topoguard policy show [--effective] PATH...` and `topoguard
 // policy show-default`: flags and exit codes only; the work is policy::lint_policy_files(),
 // policy::policy_to_json() and policy::builtin_policy_text().
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "commands.h"
+#include "topoguard/common/text_file.h"
 #include "topoguard/common/yaml_document.h"
 #include "topoguard/policy/policy_json.h"
 #include "topoguard/policy/policy_loader.h"
+#include "topoguard/policytest/policy_test.h"
 
 namespace topoguard::cli {
 
@@ -80,6 +83,105 @@ int run_show(const std::vector<std::string>& paths, bool effective) {
   return kExitOk;
 }
 
+struct TestOptions {
+  std::vector<std::string> paths;
+  std::vector<std::string> names;
+  std::string format = "text";
+  bool update = false;
+};
+
+std::vector<policytest::TestResult> run_tests(const policytest::ParsedTests& parsed,
+                                              const std::vector<std::string>& names) {
+  std::vector<policytest::TestResult> results;
+  for (const policytest::PolicyTest& test : parsed.tests) {
+    if (names.empty() || std::find(names.begin(), names.end(), test.name) != names.end()) {
+      results.push_back(policytest::run_or_fail(test));
+    }
+  }
+  return results;
+}
+
+bool any_error(const policytest::ParsedTests& parsed,
+               const std::vector<policytest::TestResult>& results) {
+  return !parsed.errors.empty() ||
+         std::any_of(results.begin(), results.end(),
+                     [](const policytest::TestResult& result) { return !result.errors.empty(); });
+}
+
+// --update: what the run observed written into the test files (and `patched` files). Returns
+// false when a file could not be written.
+bool write_updates(const std::vector<policytest::TestResult>& results) {
+  std::vector<std::string> files;
+  for (const policytest::TestResult& result : results) {
+    if (!result.passed() &&
+        std::find(files.begin(), files.end(), result.test->file) == files.end()) {
+      files.push_back(result.test->file);
+    }
+  }
+  bool ok = true;
+  const auto report_write = [](const Status& written) {
+    if (!written) {
+      std::cerr << "topoguard policy test --update: " << written.error().to_string() << '\n';
+    }
+  };
+  for (const std::string& file : files) {
+    Result<std::string> text = read_text_file(file, policytest::kMaxTestFileBytes);
+    Result<policytest::FileUpdate> update = text
+                                                ? policytest::update_test_file(file, *text, results)
+                                                : Result<policytest::FileUpdate>(text.error());
+    if (!update) {
+      std::cerr << "topoguard policy test --update: " << update.error().to_string() << '\n';
+      ok = false;
+      continue;
+    }
+    for (const std::string& note : update->notes) {
+      std::cerr << "topoguard policy test --update: " << file << ": " << note << '\n';
+    }
+    for (const auto& [patched, object] : update->patched_files) {
+      const Status written = write_text_file(patched, to_yaml(object));
+      report_write(written);
+      ok = ok && written.has_value();
+    }
+    if (update->text != *text) {
+      const Status written = write_text_file(file, update->text);
+      report_write(written);
+      ok = ok && written.has_value();
+    }
+  }
+  return ok;
+}
+
+// Exit 0 when every test passes, 1 when one fails, 2 on an input error. With --update the
+// tests run again after the files are written, and that run decides.
+int run_test(const TestOptions& options) {
+  policytest::ParsedTests parsed = policytest::read_policy_tests(options.paths);
+  std::vector<policytest::TestResult> results = run_tests(parsed, options.names);
+  if (parsed.errors.empty() && !options.names.empty() && results.empty()) {
+    std::cerr << "topoguard policy test: no test is named " << options.names.front() << '\n';
+    return kExitUsage;
+  }
+  if (options.update && !any_error(parsed, results)) {
+    if (!write_updates(results)) {
+      return kExitUsage;
+    }
+    parsed = policytest::read_policy_tests(options.paths);
+    results = run_tests(parsed, options.names);
+  }
+  if (options.format == "junit") {
+    policytest::write_junit(parsed.errors, results, std::cout);
+  } else {
+    policytest::write_text(parsed.errors, results, std::cout);
+  }
+  std::cout.flush();
+  if (any_error(parsed, results)) {
+    return kExitUsage;
+  }
+  const bool passed =
+      std::all_of(results.begin(), results.end(),
+                  [](const policytest::TestResult& result) { return result.passed(); });
+  return passed ? kExitOk : kExitFindings;
+}
+
 }  // namespace
 
 void add_policy_command(CLI::App& app, int& exit_code) {
@@ -109,6 +211,22 @@ void add_policy_command(CLI::App& app, int& exit_code) {
   show->callback([show_paths, effective, &exit_code] {
     exit_code = run_show(*show_paths, *effective);
   });
+
+  CLI::App* test = policy->add_subcommand(
+      "test", "Run AlignmentPolicyTest files: what policies must decide for given manifests");
+  auto test_options = std::make_shared<TestOptions>();
+  test->add_option("paths", test_options->paths, "Test files or directories (*.yaml, *.yml)")
+      ->required()
+      ->type_name("PATH");
+  test->add_option("--run", test_options->names, "Run only the tests of this name (repeatable)")
+      ->type_name("NAME");
+  test->add_option("--format", test_options->format, "Output: text or junit")
+      ->check(CLI::IsMember({"text", "junit"}))
+      ->type_name("FORMAT");
+  test->add_flag("--update", test_options->update,
+                 "Write what the run observed into the failing test files (and patched files), "
+                 "keeping comments and order; then run again");
+  test->callback([test_options, &exit_code] { exit_code = run_test(*test_options); });
 
   CLI::App* show_default = policy->add_subcommand(
       "show-default", "Print the built-in default policy (copy it to start your own)");

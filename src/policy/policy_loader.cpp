@@ -167,6 +167,9 @@ PolicyStreamOutcome parse_stream(std::string_view text, const std::string& file_
   // Keep errors in document order: YAML errors carry lines, so merge by line.
   std::vector<Error> errors = std::move(stream.errors);
   for (const YamlDocument& document : stream.documents) {
+    if (string_member_view(document.value, "kind") == kPolicyTestKind) {
+      continue;
+    }
     PolicyParseOutcome parsed = parse_policy(document.value, document.lines, file_name, inherited);
     if (parsed.policy) {
       outcome.policies.push_back(std::move(*parsed.policy));

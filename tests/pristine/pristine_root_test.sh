@@ -8,7 +8,10 @@
 #               with apt in a second fresh root, and its `topoguard audit` runs;
 #   image       the Containerfile's build stage, step by step in a third fresh root (ARG, WORKDIR,
 #               COPY from the build context as .dockerignore filters it, RUN with /bin/sh -c),
-#               makes a binary that runs, and the image tree it assembles runs the binary alone;
+#               makes a binary that runs, and the image tree it assembles runs the binary alone.
+#               Its /src/build starts as the quickstart's (the same preset, target and sources, at
+#               the same paths), so the fresh root installs the packages and configures (every
+#               find_package runs there) but does not compile the same objects a second time;
 #   test-setup  the test command's setup (tools/setup.sh) installs the test tools and the Node.js
 #               they run on, in the quickstart root.
 # Prints each step's wall time. usage: pristine_root_test.sh [--work DIR] [--keep] [--from STEP]
@@ -244,6 +247,11 @@ for directory, subdirectories, files in os.walk(root):
             shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.remove(path)
             if name in subdirectories: subdirectories.remove(name)
 PY
+  # The quickstart built the same target with the same preset from the same files (mtimes kept).
+  [ -f "${quickstart_root}/src/build/CMakeCache.txt" ] || die "no quickstart build to start the image's from"
+  mkdir -p "${root}/src"
+  cp -a "${quickstart_root}/src/build" "${root}/src/build"
+  rm -rf "${root}/src/build/_CPack_Packages" "${root}/src/build/"topoguard_*.deb "${root}/src/build/topoguard"
   local workdir="/" environment="" keyword arguments
   while IFS=$'\t' read -r keyword arguments; do
     say "image: ${keyword} ${arguments:0:100}"

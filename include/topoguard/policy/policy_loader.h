@@ -18,6 +18,10 @@ namespace topoguard::policy {
 // File name that errors and Policy::origin use for the compiled-in default policy.
 inline constexpr std::string_view kBuiltinPolicyFile = "builtin:policies/default.yaml";
 
+// The kind of `topoguard policy test` files. Policy files skip its documents, so tests can sit
+// beside the policies they test in a folder given to --policies.
+inline constexpr std::string_view kPolicyTestKind = "AlignmentPolicyTest";
+
 // Every policy and every error of one multi-document YAML/JSON text. Pure (no I/O). Omitted
 // sections are inherited from builtin_policy() (see parse_policy()).
 struct PolicyStreamOutcome {

@@ -1,0 +1,532 @@
+#include "topoguard/policytest/policy_test.h"
+
+#include <algorithm>
+#include <dtl/dtl.hpp>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "topoguard/audit/audit_runner.h"
+#include "topoguard/common/text_file.h"
+#include "topoguard/common/yaml_document.h"
+#include "topoguard/engine/json_patch.h"
+#include "topoguard/k8s/object.h"
+#include "topoguard/policy/policy_loader.h"
+
+namespace topoguard::policytest {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kApiVersion = "topoguard.dev/v1alpha1";
+
+struct OutcomeName {
+  Outcome outcome;
+  std::string_view name;
+};
+constexpr OutcomeName kOutcomes[] = {{Outcome::kDeny, "deny"},
+                                     {Outcome::kWarn, "warn"},
+                                     {Outcome::kAudit, "audit"},
+                                     {Outcome::kExempted, "exempted"},
+                                     {Outcome::kPass, "pass"}};
+
+// Reads one test document; errors go to `errors`, each at its field.
+class TestReader {
+ public:
+  TestReader(const std::string& file, const YamlDocument& document, const std::string& directory,
+             std::vector<Error>& errors)
+      : file_(file), document_(document), directory_(directory), errors_(errors) {}
+
+  std::optional<PolicyTest> read() {
+    const Json& value = document_.value;
+    PolicyTest test;
+    test.file = file_;
+    test.line = document_.first_line;
+    allow(value, "",
+          {"apiVersion", "kind", "metadata", "policies", "resources", "clusterState", "strict",
+           "results"});
+    if (string_member_view(value, "apiVersion") != kApiVersion) {
+      fail(ErrorCode::kInvalidValue, "/apiVersion", "must be " + std::string(kApiVersion));
+    }
+    const Json* metadata = member(value, "metadata");
+    test.name = metadata != nullptr ? string_member(*metadata, "name") : "";
+    if (test.name.empty()) {
+      fail(ErrorCode::kMissingField, "/metadata/name", "a test needs a name");
+    }
+    test.policies = paths("policies", false);
+    test.resources = paths("resources", true);
+    test.cluster_state = paths("clusterState", false);
+    if (const Json* strict = member(value, "strict"); strict != nullptr) {
+      if (strict->is_boolean()) {
+        test.strict = strict->get<bool>();
+      } else {
+        fail(ErrorCode::kWrongType, "/strict", "must be true or false");
+      }
+    }
+    const Json* results = member(value, "results");
+    test.results_line = document_.lines.line_of("/results");
+    if (results == nullptr || !results->is_array() || results->empty()) {
+      fail(results == nullptr    ? ErrorCode::kMissingField
+           : results->is_array() ? ErrorCode::kInvalidValue
+                                 : ErrorCode::kWrongType,
+           "/results", "must list at least one expected result");
+    } else {
+      for (std::size_t i = 0; i < results->size(); ++i) {
+        if (auto result = read_result((*results)[i], "/results/" + std::to_string(i))) {
+          test.results.push_back(std::move(*result));
+        }
+      }
+    }
+    if (failed_) {
+      return std::nullopt;
+    }
+    return test;
+  }
+
+ private:
+  void fail(ErrorCode code, const std::string& pointer, const std::string& message) {
+    failed_ = true;
+    errors_.push_back(
+        Error{code, message, SourceLocation{file_, document_.lines.line_of(pointer), pointer}});
+  }
+
+  void allow(const Json& object, const std::string& pointer,
+             std::initializer_list<std::string_view> keys) {
+    if (!object.is_object()) {
+      fail(ErrorCode::kWrongType, pointer, "must be a mapping");
+      return;
+    }
+    for (const auto& [key, unused] : object.items()) {
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+        fail(ErrorCode::kUnknownField, pointer + "/" + key, "unknown field \"" + key + "\"");
+      }
+    }
+  }
+
+  // A list of paths relative to the test file's folder.
+  std::vector<std::string> paths(const char* key, bool required) {
+    std::vector<std::string> found;
+    const std::string pointer = std::string("/") + key;
+    const Json* list = member(document_.value, key);
+    if (list == nullptr) {
+      if (required) {
+        fail(ErrorCode::kMissingField, pointer, std::string(key) + " must list files or folders");
+      }
+      return found;
+    }
+    if (!list->is_array()) {
+      fail(ErrorCode::kWrongType, pointer, "must be a list of paths");
+      return found;
+    }
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      const Json& entry = (*list)[i];
+      if (!entry.is_string() || entry.get_ref<const std::string&>().empty()) {
+        fail(ErrorCode::kWrongType, pointer + "/" + std::to_string(i), "must be a path");
+        continue;
+      }
+      found.push_back(resolve(entry.get<std::string>()));
+    }
+    if (required && found.empty()) {
+      fail(ErrorCode::kMissingField, pointer, std::string(key) + " must list files or folders");
+    }
+    return found;
+  }
+
+  std::string resolve(const std::string& path) const {
+    const fs::path given(path);
+    return given.is_absolute() ? path : (fs::path(directory_) / given).lexically_normal().string();
+  }
+
+  std::optional<ExpectedResult> read_result(const Json& entry, const std::string& pointer) {
+    allow(entry, pointer, {"resource", "rule", "action", "patched"});
+    if (!entry.is_object()) {
+      return std::nullopt;
+    }
+    ExpectedResult result;
+    result.location = SourceLocation{file_, document_.lines.line_of(pointer), pointer};
+    const Json* resource = member(entry, "resource");
+    if (resource == nullptr) {
+      fail(ErrorCode::kMissingField, pointer + "/resource", "a result names its resource");
+      return std::nullopt;
+    }
+    allow(*resource, pointer + "/resource", {"kind", "namespace", "name"});
+    result.resource = {string_member(*resource, "kind"), string_member(*resource, "namespace"),
+                       string_member(*resource, "name")};
+    if (result.resource.kind.empty() || result.resource.name.empty()) {
+      fail(ErrorCode::kMissingField, pointer + "/resource", "a resource needs its kind and name");
+    }
+    const std::string rule = string_member(entry, "rule");
+    const std::string action = string_member(entry, "action");
+    if (!rule.empty()) {
+      result.rule = policy::parse_rule_name(rule);
+      if (!result.rule) {
+        fail(ErrorCode::kUnknownRule, pointer + "/rule", "unknown rule \"" + rule + "\"");
+      }
+    }
+    if (!action.empty()) {
+      result.outcome = parse_outcome_name(action);
+      if (!result.outcome) {
+        fail(ErrorCode::kInvalidValue, pointer + "/action",
+             "action must be deny, warn, audit, exempted or pass");
+      }
+    }
+    if (rule.empty() != action.empty()) {
+      fail(ErrorCode::kMissingField, pointer + (rule.empty() ? "/rule" : "/action"),
+           "rule and action go together");
+    }
+    if (const Json* patched = member(entry, "patched"); patched != nullptr) {
+      if (!patched->is_string() || patched->get_ref<const std::string&>().empty()) {
+        fail(ErrorCode::kWrongType, pointer + "/patched", "must be a file");
+      } else {
+        result.patched = resolve(patched->get<std::string>());
+      }
+    }
+    if (rule.empty() && action.empty() && result.patched.empty()) {
+      fail(ErrorCode::kMissingField, pointer, "a result needs rule and action, or patched");
+    }
+    return result;
+  }
+
+  const std::string& file_;
+  const YamlDocument& document_;
+  const std::string& directory_;
+  std::vector<Error>& errors_;
+  bool failed_ = false;
+};
+
+bool is_yaml_file(const fs::path& path) {
+  const std::string extension = path.extension().string();
+  return extension == ".yaml" || extension == ".yml";
+}
+
+// Whether `resource` is the one a result names.
+bool names(const ResourceName& wanted, const k8s::ObjectRef& ref) {
+  if (wanted.kind != ref.kind || wanted.name != ref.name) {
+    return false;
+  }
+  const std::string actual =
+      k8s::is_cluster_scoped(ref) ? std::string() : k8s::effective_namespace(ref);
+  return wanted.namespace_name.empty() ? actual.empty() || actual == "default"
+                                       : actual == wanted.namespace_name;
+}
+
+std::optional<Outcome> outcome_of(policy::Action action) {
+  switch (action) {
+    case policy::Action::kDeny:
+      return Outcome::kDeny;
+    case policy::Action::kWarn:
+      return Outcome::kWarn;
+    case policy::Action::kAudit:
+      return Outcome::kAudit;
+    case policy::Action::kOff:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// YAML of a document with its keys sorted, line by line, for a readable diff.
+std::vector<std::string> yaml_lines(const Json& document) {
+  const std::string text = to_yaml(Json(nlohmann::json(document)));
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+std::string unified_diff(const Json& expected, const Json& actual) {
+  dtl::Diff<std::string> diff(yaml_lines(expected), yaml_lines(actual));
+  diff.compose();
+  diff.composeUnifiedHunks();
+  std::ostringstream out;
+  out << "--- expected\n+++ patched\n";
+  diff.printUnifiedFormat(out);
+  return out.str();
+}
+
+}  // namespace
+
+std::string_view outcome_name(Outcome outcome) {
+  for (const OutcomeName& entry : kOutcomes) {
+    if (entry.outcome == outcome) {
+      return entry.name;
+    }
+  }
+  return "?";
+}
+
+std::optional<Outcome> parse_outcome_name(std::string_view name) {
+  for (const OutcomeName& entry : kOutcomes) {
+    if (entry.name == name) {
+      return entry.outcome;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string ResourceName::to_string() const {
+  return kind + " " + (namespace_name.empty() ? name : namespace_name + "/" + name);
+}
+
+ParsedTests parse_policy_tests(const std::string& file, const std::string& text,
+                               const std::string& directory) {
+  ParsedTests parsed;
+  const YamlStream stream = parse_yaml_stream(text, file);
+  parsed.errors = stream.errors;
+  for (const YamlDocument& document : stream.documents) {
+    if (string_member_view(document.value, "kind") != policy::kPolicyTestKind) {
+      continue;
+    }
+    if (auto test = TestReader(file, document, directory, parsed.errors).read()) {
+      parsed.tests.push_back(std::move(*test));
+    }
+  }
+  return parsed;
+}
+
+ParsedTests read_policy_tests(const std::vector<std::string>& paths) {
+  ParsedTests all;
+  const auto read_one = [&all](const fs::path& path) {
+    Result<std::string> text = read_text_file(path.string(), kMaxTestFileBytes);
+    if (!text) {
+      all.errors.push_back(text.error());
+      return;
+    }
+    ParsedTests parsed = parse_policy_tests(path.string(), *text, path.parent_path().string());
+    std::move(parsed.tests.begin(), parsed.tests.end(), std::back_inserter(all.tests));
+    std::move(parsed.errors.begin(), parsed.errors.end(), std::back_inserter(all.errors));
+  };
+  for (const std::string& given : paths) {
+    std::error_code error;
+    if (fs::is_directory(given, error)) {
+      std::vector<fs::path> files;
+      for (fs::recursive_directory_iterator it(given, error), end; !error && it != end;
+           it.increment(error)) {
+        if (it->is_regular_file(error) && is_yaml_file(it->path())) {
+          files.push_back(it->path());
+        }
+      }
+      if (error) {
+        all.errors.push_back(Error{ErrorCode::kIo, "cannot read " + given + ": " + error.message(),
+                                   SourceLocation{given, 0, ""}});
+      }
+      std::sort(files.begin(), files.end());
+      for (const fs::path& file : files) {
+        read_one(file);
+      }
+    } else {
+      read_one(given);
+    }
+  }
+  return all;
+}
+
+bool TestResult::passed() const {
+  return errors.empty() &&
+         std::all_of(cases.begin(), cases.end(), [](const CaseResult& c) { return c.passed; });
+}
+
+Result<TestInputs> read_test_inputs(const PolicyTest& test) {
+  TestInputs inputs;
+  auto policies = policy::load_policies(test.policies);
+  if (!policies) {
+    return policies.error();
+  }
+  inputs.policies = std::move(*policies);
+  std::vector<std::string> paths = test.cluster_state;
+  paths.insert(paths.end(), test.resources.begin(), test.resources.end());
+  std::istringstream no_input;
+  inputs.manifests = audit::read_manifests(paths, no_input);
+  for (const ExpectedResult& result : test.results) {
+    if (result.patched.empty()) {
+      continue;
+    }
+    Result<std::string> text = read_text_file(result.patched, kMaxTestFileBytes);
+    if (!text) {
+      inputs.patched.emplace_back(result.patched, text.error());
+      continue;
+    }
+    const YamlStream stream = parse_yaml_stream(*text, result.patched);
+    if (!stream.errors.empty()) {
+      inputs.patched.emplace_back(result.patched, stream.errors.front());
+    } else if (stream.documents.size() != 1) {
+      inputs.patched.emplace_back(
+          result.patched, Error{ErrorCode::kInvalidValue, "a patched file holds exactly one object",
+                                SourceLocation{result.patched, 0, ""}});
+    } else {
+      inputs.patched.emplace_back(result.patched, stream.documents.front().value);
+    }
+  }
+  return inputs;
+}
+
+namespace {
+
+// The findings of one rule on one resource, and what a result would call them.
+struct Observation {
+  Outcome outcome = Outcome::kPass;
+  std::string words;
+};
+
+Observation observe(const audit::AuditReport& report, std::size_t index, policy::RuleId rule) {
+  const audit::ReportedFinding* severest = nullptr;
+  for (const audit::ReportedFinding& found : report.findings) {
+    if (found.resource == index && found.finding.rule == rule &&
+        (severest == nullptr || found.finding.action < severest->finding.action)) {
+      severest = &found;
+    }
+  }
+  if (severest != nullptr) {
+    const engine::Finding& finding = severest->finding;
+    return {outcome_of(finding.action).value_or(Outcome::kPass),
+            std::string(policy::action_name(finding.action)) + ": " + finding.message};
+  }
+  for (const audit::ReportedFinding& found : report.exempted) {
+    if (found.resource == index && found.finding.rule == rule) {
+      return {Outcome::kExempted,
+              "exempted by " + found.finding.exception + ": " + found.finding.message};
+    }
+  }
+  const audit::AuditedResource& resource = report.resources[index];
+  const bool checked =
+      std::any_of(resource.checked.begin(), resource.checked.end(),
+                  [&](const engine::CheckedRule& entry) { return entry.rule == rule; });
+  std::string words = checked ? "no finding" : "no finding (no policy checks it with this rule)";
+  for (const std::string& unknown : resource.unknown) {
+    words += "; undecided: " + unknown;
+  }
+  return {Outcome::kPass, std::move(words)};
+}
+
+ResourceName resource_name(const k8s::ObjectRef& ref) {
+  return {ref.kind, k8s::is_cluster_scoped(ref) ? std::string() : k8s::effective_namespace(ref),
+          ref.name};
+}
+
+// Checks `expected.patched` against the patch /mutate would return for the evaluation.
+void check_patched(const ExpectedResult& expected, const audit::ManifestEvaluation& evaluation,
+                   const TestInputs& inputs, CaseResult& result) {
+  const auto file =
+      std::find_if(inputs.patched.begin(), inputs.patched.end(),
+                   [&](const auto& entry) { return entry.first == expected.patched; });
+  Result<Json> patched =
+      engine::apply_patch(*evaluation.manifest->object, evaluation.evaluation.patch);
+  std::string problem;
+  if (file == inputs.patched.end() || !file->second) {
+    problem = file == inputs.patched.end() ? "patched file not read: " + expected.patched
+                                           : file->second.error().to_string();
+  } else if (!patched) {
+    problem = "the patch does not apply: " + patched.error().to_string();
+  } else if (nlohmann::json(*patched) != nlohmann::json(*file->second)) {
+    problem = evaluation.evaluation.patch.empty() ? "the object is not patched, and differs"
+                                                  : "the patched object differs";
+    result.diff = unified_diff(*file->second, *patched);
+    result.patched_object = std::move(*patched);
+  }
+  if (problem.empty()) {
+    if (!expected.rule) {
+      result.passed = true;
+      result.observed = "patched as expected";
+    }
+    return;
+  }
+  result.passed = false;
+  result.observed = result.observed.empty() ? problem : result.observed + "; " + problem;
+}
+
+}  // namespace
+
+TestResult run_policy_test(const PolicyTest& test, const TestInputs& inputs) {
+  TestResult outcome;
+  outcome.test = &test;
+  outcome.errors = inputs.manifests.errors;
+  const audit::AuditRun run =
+      audit::run_audit(inputs.manifests, inputs.policies,
+                       audit::RunOptions{.cluster_state = !test.cluster_state.empty()});
+  const audit::AuditReport& report = run.report;
+  for (const Error& error : report.errors) {
+    const bool known =
+        std::any_of(outcome.errors.begin(), outcome.errors.end(),
+                    [&](const Error& seen) { return seen.to_string() == error.to_string(); });
+    if (!known) {
+      outcome.errors.push_back(error);
+    }
+  }
+
+  std::set<std::pair<std::size_t, policy::RuleId>> listed;  // (resource, rule) some result names
+  std::set<std::size_t> listed_resources;
+  for (const ExpectedResult& expected : test.results) {
+    CaseResult result;
+    result.expected = &expected;
+    result.resource = expected.resource;
+    result.rule = expected.rule;
+    std::optional<std::size_t> index;
+    for (std::size_t r = 0; r < report.resources.size() && !index; ++r) {
+      if (names(expected.resource, report.resources[r].ref)) {
+        index = r;
+      }
+    }
+    if (!index) {
+      result.observed =
+          "no such resource among the " + std::to_string(report.resources.size()) + " evaluated";
+      std::string alike;
+      for (const audit::AuditedResource& resource : report.resources) {
+        if (resource.ref.kind == expected.resource.kind &&
+            resource.ref.name == expected.resource.name) {
+          alike += (alike.empty() ? "" : ", ") + resource_name(resource.ref).to_string();
+        }
+      }
+      if (!alike.empty()) {
+        result.observed += " (with that kind and name: " + alike + ")";
+      }
+      outcome.cases.push_back(std::move(result));
+      continue;
+    }
+    listed_resources.insert(*index);
+    result.resource_found = true;
+    if (expected.rule) {
+      listed.emplace(*index, *expected.rule);
+      Observation observation = observe(report, *index, *expected.rule);
+      result.observed_outcome = observation.outcome;
+      result.passed = observation.outcome == expected.outcome;
+      result.observed = std::move(observation.words);
+    }
+    if (!expected.patched.empty()) {
+      check_patched(expected, run.evaluations[*index], inputs, result);
+    }
+    outcome.cases.push_back(std::move(result));
+  }
+
+  if (test.strict) {
+    for (const audit::ReportedFinding& found : report.findings) {
+      if (!listed_resources.contains(found.resource) ||
+          !listed.emplace(found.resource, found.finding.rule).second) {
+        continue;
+      }
+      CaseResult extra;
+      extra.resource_found = true;
+      extra.resource = resource_name(report.resources[found.resource].ref);
+      extra.rule = found.finding.rule;
+      Observation observation = observe(report, found.resource, found.finding.rule);
+      extra.observed_outcome = observation.outcome;
+      extra.observed = std::move(observation.words);
+      outcome.cases.push_back(std::move(extra));
+    }
+  }
+  return outcome;
+}
+
+TestResult run_or_fail(const PolicyTest& test) {
+  Result<TestInputs> inputs = read_test_inputs(test);
+  if (!inputs) {
+    TestResult failed;
+    failed.test = &test;
+    failed.errors.push_back(inputs.error());
+    return failed;
+  }
+  return run_policy_test(test, *inputs);
+}
+
+}  // namespace topoguard::policytest

@@ -1,0 +1,306 @@
+#include "topoguard/policytest/policy_test.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "topoguard/policy/policy_loader.h"
+
+namespace topoguard::policytest {
+namespace {
+
+constexpr const char* kUnaligned = R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: gpu-nic, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.nvidia.com}
+      - name: nic
+        exactly: {deviceClassName: dranet}
+)";
+
+constexpr const char* kAligned = R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: aligned}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.nvidia.com}
+      - name: nic
+        exactly: {deviceClassName: dranet}
+      constraints:
+      - {requests: [gpu, nic], matchAttribute: resource.kubernetes.io/pcieRoot}
+)";
+
+constexpr const char* kExemptingPolicy = R"(apiVersion: topoguard.dev/v1alpha1
+kind: AlignmentPolicy
+metadata: {name: team}
+spec:
+  exceptions:
+  - name: legacy
+    reason: migrating (INFRA-1)
+    rules: [missing-pcie-alignment]
+    match: {namespaces: {include: [ml]}}
+)";
+
+ParsedTests parse(const std::string& text) { return parse_policy_tests("t.yaml", text, "dir"); }
+
+PolicyTest one_test(const std::string& results, const std::string& extra = "") {
+  ParsedTests parsed = parse(
+      "apiVersion: topoguard.dev/v1alpha1\nkind: AlignmentPolicyTest\n"
+      "metadata: {name: t}\nresources: [in.yaml]\n" +
+      extra + "results:\n" + results);
+  EXPECT_TRUE(parsed.errors.empty()) << (parsed.errors.empty() ? "" : parsed.errors[0].to_string());
+  EXPECT_EQ(parsed.tests.size(), 1u);
+  return parsed.tests.empty() ? PolicyTest{} : parsed.tests.front();
+}
+
+TestInputs inputs_of(const std::string& manifests, const std::string& policy_text = "") {
+  TestInputs inputs;
+  if (policy_text.empty()) {
+    inputs.policies = *policy::load_builtin_policies();
+  } else {
+    const policy::PolicyStreamOutcome outcome = policy::parse_policy_stream(policy_text, "p.yaml");
+    EXPECT_TRUE(outcome.errors.empty());
+    inputs.policies = policy::PolicySet(outcome.policies);
+  }
+  inputs.manifests = audit::parse_manifests({{"in.yaml", manifests}});
+  return inputs;
+}
+
+TEST(PolicyTestParse, ReadsATestAndResolvesItsPathsAgainstItsFolder) {
+  const ParsedTests parsed = parse(R"(# a comment
+apiVersion: topoguard.dev/v1alpha1
+kind: AlignmentPolicyTest
+metadata: {name: prod}
+policies: [../prod.yaml]
+resources: [manifests/, /abs/x.yaml]
+clusterState: [slices.yaml]
+strict: false
+results:
+- resource: {kind: ResourceClaimTemplate, namespace: ml, name: gpu-nic}
+  rule: missing-pcie-alignment
+  action: deny
+- resource: {kind: ResourceClaimTemplate, name: gpu-nic}
+  patched: expected/gpu-nic.yaml
+)");
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors[0].to_string();
+  ASSERT_EQ(parsed.tests.size(), 1u);
+  const PolicyTest& test = parsed.tests[0];
+  EXPECT_EQ(test.name, "prod");
+  EXPECT_EQ(test.line, 2);
+  EXPECT_EQ(test.policies, std::vector<std::string>{"prod.yaml"});
+  EXPECT_EQ(test.resources, (std::vector<std::string>{"dir/manifests/", "/abs/x.yaml"}));
+  EXPECT_EQ(test.cluster_state, std::vector<std::string>{"dir/slices.yaml"});
+  EXPECT_FALSE(test.strict);
+  ASSERT_EQ(test.results.size(), 2u);
+  EXPECT_EQ(test.results[0].outcome, Outcome::kDeny);
+  EXPECT_EQ(test.results[0].location.line, 10);
+  EXPECT_EQ(test.results[1].patched, "dir/expected/gpu-nic.yaml");
+  EXPECT_FALSE(test.results[1].rule);
+}
+
+TEST(PolicyTestParse, EveryMistakeIsAnErrorAtItsLineAndField) {
+  const ParsedTests parsed = parse(R"(apiVersion: topoguard.dev/v1
+kind: AlignmentPolicyTest
+metadata: {name: broken}
+resources: [m.yaml]
+results:
+- resource: {kind: Pod, name: p}
+  rule: missing-pcie-alignment
+  action: block
+- resource: {kind: Pod, name: p, labels: {}}
+  rule: no-such-rule
+  action: deny
+- resource: {kind: Pod, name: p}
+  action: deny
+)");
+  EXPECT_TRUE(parsed.tests.empty());
+  std::vector<std::string> errors;
+  for (const Error& error : parsed.errors) {
+    errors.push_back(std::to_string(error.location.line) + " " + error.location.field);
+  }
+  EXPECT_EQ(errors, (std::vector<std::string>{"1 /apiVersion", "8 /results/0/action",
+                                              "9 /results/1/resource/labels", "10 /results/1/rule",
+                                              "12 /results/2/rule"}));
+}
+
+TEST(PolicyTestParse, OtherKindsAreSkippedAndPolicyFilesSkipTests) {
+  const std::string text =
+      std::string(kExemptingPolicy) +
+      "---\napiVersion: topoguard.dev/v1alpha1\nkind: AlignmentPolicyTest\nmetadata: {name: t}\n"
+      "resources: [m.yaml]\nresults: [{resource: {kind: Pod, name: p}, rule: split-claims, "
+      "action: pass}]\n";
+  const ParsedTests parsed = parse(text);
+  EXPECT_TRUE(parsed.errors.empty());
+  EXPECT_EQ(parsed.tests.size(), 1u);
+  const policy::PolicyStreamOutcome policies = policy::parse_policy_stream(text, "p.yaml");
+  EXPECT_TRUE(policies.errors.empty());
+  EXPECT_EQ(policies.policies.size(), 1u);
+}
+
+TEST(PolicyTestRun, ExpectedActionsPassAndOthersFailWithWhatHappened) {
+  const PolicyTest test =
+      one_test(R"(- resource: {kind: ResourceClaimTemplate, namespace: ml, name: gpu-nic}
+  rule: missing-pcie-alignment
+  action: deny
+- resource: {kind: ResourceClaimTemplate, name: aligned}
+  rule: missing-pcie-alignment
+  action: pass
+- resource: {kind: ResourceClaimTemplate, namespace: default, name: aligned}
+  rule: missing-pcie-alignment
+  action: warn
+- resource: {kind: ResourceClaimTemplate, namespace: other, name: gpu-nic}
+  rule: missing-pcie-alignment
+  action: deny
+)");
+  const TestInputs inputs = inputs_of(std::string(kUnaligned) + "---\n" + kAligned);
+  const TestResult result = run_policy_test(test, inputs);
+  ASSERT_EQ(result.cases.size(), 4u);
+  EXPECT_TRUE(result.cases[0].passed);
+  EXPECT_TRUE(result.cases[1].passed);  // no namespace: the object's "default"
+  EXPECT_FALSE(result.cases[2].passed);
+  EXPECT_EQ(result.cases[2].observed_outcome, Outcome::kPass);
+  EXPECT_EQ(result.cases[2].observed, "no finding");
+  EXPECT_FALSE(result.cases[3].passed);
+  EXPECT_FALSE(result.cases[3].resource_found);
+  EXPECT_NE(result.cases[3].observed.find("ResourceClaimTemplate ml/gpu-nic"), std::string::npos);
+  EXPECT_FALSE(result.passed());
+}
+
+TEST(PolicyTestRun, StrictTestsFailOnUnlistedFindingsOfListedResources) {
+  const std::string results =
+      R"(- resource: {kind: ResourceClaimTemplate, namespace: ml, name: gpu-nic}
+  patched: never-read.yaml
+)";
+  TestInputs inputs = inputs_of(kUnaligned);
+  const PolicyTest strict = one_test(results);
+  inputs.patched.emplace_back(strict.results[0].patched,
+                              Json(nlohmann::json::parse(R"({"a": 1})")));
+  const TestResult failed = run_policy_test(strict, inputs);
+  ASSERT_EQ(failed.cases.size(), 2u);
+  EXPECT_FALSE(failed.cases[0].passed);  // the patched object differs
+  EXPECT_EQ(failed.cases[0].diff.rfind("--- expected\n+++ patched\n", 0), 0u)
+      << failed.cases[0].diff;
+  ASSERT_TRUE(failed.cases[0].patched_object);
+  EXPECT_EQ(failed.cases[1].expected, nullptr);
+  EXPECT_EQ(failed.cases[1].rule, policy::RuleId::kMissingPcieAlignment);
+  EXPECT_EQ(failed.cases[1].observed_outcome, Outcome::kDeny);
+
+  const PolicyTest lenient = one_test(results, "strict: false\n");
+  inputs.patched[0] = {lenient.results[0].patched, *failed.cases[0].patched_object};
+  const TestResult passed = run_policy_test(lenient, inputs);
+  ASSERT_EQ(passed.cases.size(), 1u);
+  EXPECT_TRUE(passed.cases[0].passed) << passed.cases[0].observed;
+  EXPECT_TRUE(passed.passed());
+}
+
+TEST(PolicyTestRun, AnExceptionMakesTheOutcomeExempted) {
+  const PolicyTest test =
+      one_test(R"(- resource: {kind: ResourceClaimTemplate, namespace: ml, name: gpu-nic}
+  rule: missing-pcie-alignment
+  action: exempted
+)");
+  const TestResult result = run_policy_test(test, inputs_of(kUnaligned, kExemptingPolicy));
+  ASSERT_EQ(result.cases.size(), 1u);
+  EXPECT_TRUE(result.cases[0].passed) << result.cases[0].observed;
+  EXPECT_EQ(result.cases[0].observed.rfind("exempted by legacy: ", 0), 0u);
+}
+
+TEST(PolicyTestRun, InputErrorsFailTheTest) {
+  const PolicyTest test = one_test(R"(- resource: {kind: Pod, name: p}
+  rule: split-claims
+  action: pass
+)");
+  const TestResult result = run_policy_test(test, inputs_of("kind: [unclosed\n"));
+  EXPECT_FALSE(result.errors.empty());
+  EXPECT_FALSE(result.passed());
+}
+
+TEST(PolicyTestUpdate, ActionsAreReplacedInPlaceAndFindingsAppendedKeepingComments) {
+  const std::string text = R"(# header
+apiVersion: topoguard.dev/v1alpha1
+kind: AlignmentPolicyTest
+metadata: {name: t}
+resources: [in.yaml]
+results:
+  # the template
+  - resource: {kind: ResourceClaimTemplate, namespace: ml, name: gpu-nic}
+    rule: split-claims
+    action: 'warn'  # keep me
+  - resource: {kind: ResourceClaimTemplate, namespace: ml, name: gpu-nic}
+    rule: numa-only-alignment
+    action: deny
+# trailing
+)";
+  ParsedTests parsed = parse_policy_tests("t.yaml", text, ".");
+  ASSERT_EQ(parsed.tests.size(), 1u);
+  const TestResult result = run_policy_test(parsed.tests[0], inputs_of(kUnaligned));
+  const Result<FileUpdate> update = update_test_file("t.yaml", text, {result});
+  ASSERT_TRUE(update) << update.error().to_string();
+  EXPECT_EQ(update->text, R"(# header
+apiVersion: topoguard.dev/v1alpha1
+kind: AlignmentPolicyTest
+metadata: {name: t}
+resources: [in.yaml]
+results:
+  # the template
+  - resource: {kind: ResourceClaimTemplate, namespace: ml, name: gpu-nic}
+    rule: split-claims
+    action: 'pass'  # keep me
+  - resource: {kind: ResourceClaimTemplate, namespace: ml, name: gpu-nic}
+    rule: numa-only-alignment
+    action: pass
+  - resource: {kind: ResourceClaimTemplate, namespace: ml, name: gpu-nic}
+    rule: missing-pcie-alignment
+    action: deny
+# trailing
+)");
+  // The updated file runs clean.
+  parsed = parse_policy_tests("t.yaml", update->text, ".");
+  ASSERT_EQ(parsed.tests.size(), 1u);
+  EXPECT_TRUE(run_policy_test(parsed.tests[0], inputs_of(kUnaligned)).passed());
+}
+
+TEST(PolicyTestUpdate, AFlowResultListIsLeftWithANote) {
+  const std::string text =
+      "apiVersion: topoguard.dev/v1alpha1\nkind: AlignmentPolicyTest\nmetadata: {name: t}\n"
+      "resources: [in.yaml]\nresults: [{resource: {kind: ResourceClaimTemplate, namespace: ml, "
+      "name: gpu-nic}, rule: split-claims, action: pass}]\n";
+  const ParsedTests parsed = parse_policy_tests("t.yaml", text, ".");
+  ASSERT_EQ(parsed.tests.size(), 1u);
+  const TestResult result = run_policy_test(parsed.tests[0], inputs_of(kUnaligned));
+  const Result<FileUpdate> update = update_test_file("t.yaml", text, {result});
+  ASSERT_TRUE(update);
+  EXPECT_EQ(update->text, text);
+  ASSERT_EQ(update->notes.size(), 1u);
+  EXPECT_NE(update->notes[0].find("add by hand"), std::string::npos);
+}
+
+TEST(PolicyTestOutput, TextAndJUnitCountTheSameFailures) {
+  const PolicyTest test =
+      one_test(R"(- resource: {kind: ResourceClaimTemplate, namespace: ml, name: gpu-nic}
+  rule: missing-pcie-alignment
+  action: warn
+)");
+  const TestResult result = run_policy_test(test, inputs_of(kUnaligned));
+  std::ostringstream text;
+  write_text({}, {result}, text);
+  EXPECT_NE(text.str().find("FAIL t: ResourceClaimTemplate ml/gpu-nic missing-pcie-alignment warn\n"
+                            "    at t.yaml:6\n    expected: warn\n    got: deny: "),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("1 test, 1 failed\n"), std::string::npos);
+  std::ostringstream junit;
+  write_junit({}, {result}, junit);
+  EXPECT_NE(junit.str().find("tests=\"1\" failures=\"1\" errors=\"0\""), std::string::npos);
+  EXPECT_NE(junit.str().find("<failure type=\"wrong-result\" message=\"deny: "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace topoguard::policytest
