@@ -3,6 +3,7 @@
 // policy::policy_to_json() and policy::builtin_policy_text().
 #include <algorithm>
 #include <iostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -111,10 +112,10 @@ bool any_error(const policytest::ParsedTests& parsed,
 // --update: what the run observed written into the test files (and `patched` files). Returns
 // false when a file could not be written.
 bool write_updates(const std::vector<policytest::TestResult>& results) {
-  std::vector<std::string> files;
+  std::vector<std::string> files;  // of failed tests, in run order
+  std::set<std::string> seen;
   for (const policytest::TestResult& result : results) {
-    if (!result.passed() &&
-        std::find(files.begin(), files.end(), result.test->file) == files.end()) {
+    if (!result.passed() && seen.insert(result.test->file).second) {
       files.push_back(result.test->file);
     }
   }

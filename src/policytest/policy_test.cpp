@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <dtl/dtl.hpp>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "topoguard/audit/audit_runner.h"
 #include "topoguard/common/text_file.h"
@@ -200,17 +202,6 @@ bool is_yaml_file(const fs::path& path) {
   return extension == ".yaml" || extension == ".yml";
 }
 
-// Whether `resource` is the one a result names.
-bool names(const ResourceName& wanted, const k8s::ObjectRef& ref) {
-  if (wanted.kind != ref.kind || wanted.name != ref.name) {
-    return false;
-  }
-  const std::string actual =
-      k8s::is_cluster_scoped(ref) ? std::string() : k8s::effective_namespace(ref);
-  return wanted.namespace_name.empty() ? actual.empty() || actual == "default"
-                                       : actual == wanted.namespace_name;
-}
-
 std::optional<Outcome> outcome_of(policy::Action action) {
   switch (action) {
     case policy::Action::kDeny:
@@ -328,6 +319,26 @@ bool TestResult::passed() const {
          std::all_of(cases.begin(), cases.end(), [](const CaseResult& c) { return c.passed; });
 }
 
+namespace {
+
+Result<Json> read_patched_file(const std::string& path) {
+  Result<std::string> text = read_text_file(path, kMaxTestFileBytes);
+  if (!text) {
+    return text.error();
+  }
+  YamlStream stream = parse_yaml_stream(*text, path);
+  if (!stream.errors.empty()) {
+    return stream.errors.front();
+  }
+  if (stream.documents.size() != 1) {
+    return Error{ErrorCode::kInvalidValue, "a patched file holds exactly one object",
+                 SourceLocation{path, 0, ""}};
+  }
+  return std::move(stream.documents.front().value);
+}
+
+}  // namespace
+
 Result<TestInputs> read_test_inputs(const PolicyTest& test) {
   TestInputs inputs;
   auto policies = policy::load_policies(test.policies);
@@ -340,24 +351,10 @@ Result<TestInputs> read_test_inputs(const PolicyTest& test) {
   std::istringstream no_input;
   inputs.manifests = audit::read_manifests(paths, no_input);
   for (const ExpectedResult& result : test.results) {
-    if (result.patched.empty()) {
+    if (result.patched.empty() || inputs.patched.contains(result.patched)) {
       continue;
     }
-    Result<std::string> text = read_text_file(result.patched, kMaxTestFileBytes);
-    if (!text) {
-      inputs.patched.emplace_back(result.patched, text.error());
-      continue;
-    }
-    const YamlStream stream = parse_yaml_stream(*text, result.patched);
-    if (!stream.errors.empty()) {
-      inputs.patched.emplace_back(result.patched, stream.errors.front());
-    } else if (stream.documents.size() != 1) {
-      inputs.patched.emplace_back(
-          result.patched, Error{ErrorCode::kInvalidValue, "a patched file holds exactly one object",
-                                SourceLocation{result.patched, 0, ""}});
-    } else {
-      inputs.patched.emplace_back(result.patched, stream.documents.front().value);
-    }
+    inputs.patched.emplace(result.patched, read_patched_file(result.patched));
   }
   return inputs;
 }
@@ -370,12 +367,29 @@ struct Observation {
   std::string words;
 };
 
-Observation observe(const audit::AuditReport& report, std::size_t index, policy::RuleId rule) {
+// The report's findings and exempted findings, per resource.
+struct FindingsByResource {
+  std::vector<std::vector<const audit::ReportedFinding*>> findings;
+  std::vector<std::vector<const audit::ReportedFinding*>> exempted;
+
+  explicit FindingsByResource(const audit::AuditReport& report)
+      : findings(report.resources.size()), exempted(report.resources.size()) {
+    for (const audit::ReportedFinding& found : report.findings) {
+      findings[found.resource].push_back(&found);
+    }
+    for (const audit::ReportedFinding& found : report.exempted) {
+      exempted[found.resource].push_back(&found);
+    }
+  }
+};
+
+Observation observe(const audit::AuditReport& report, const FindingsByResource& by_resource,
+                    std::size_t index, policy::RuleId rule) {
   const audit::ReportedFinding* severest = nullptr;
-  for (const audit::ReportedFinding& found : report.findings) {
-    if (found.resource == index && found.finding.rule == rule &&
-        (severest == nullptr || found.finding.action < severest->finding.action)) {
-      severest = &found;
+  for (const audit::ReportedFinding* found : by_resource.findings[index]) {
+    if (found->finding.rule == rule &&
+        (severest == nullptr || found->finding.action < severest->finding.action)) {
+      severest = found;
     }
   }
   if (severest != nullptr) {
@@ -383,10 +397,10 @@ Observation observe(const audit::AuditReport& report, std::size_t index, policy:
     return {outcome_of(finding.action).value_or(Outcome::kPass),
             std::string(policy::action_name(finding.action)) + ": " + finding.message};
   }
-  for (const audit::ReportedFinding& found : report.exempted) {
-    if (found.resource == index && found.finding.rule == rule) {
+  for (const audit::ReportedFinding* found : by_resource.exempted[index]) {
+    if (found->finding.rule == rule) {
       return {Outcome::kExempted,
-              "exempted by " + found.finding.exception + ": " + found.finding.message};
+              "exempted by " + found->finding.exception + ": " + found->finding.message};
     }
   }
   const audit::AuditedResource& resource = report.resources[index];
@@ -405,18 +419,51 @@ ResourceName resource_name(const k8s::ObjectRef& ref) {
           ref.name};
 }
 
+// The evaluated resources by the names a result gives them.
+class ResourceIndex {
+ public:
+  explicit ResourceIndex(const audit::AuditReport& report) {
+    for (std::size_t i = 0; i < report.resources.size(); ++i) {
+      const ResourceName name = resource_name(report.resources[i].ref);
+      exact_.try_emplace({name.kind, name.namespace_name, name.name}, i);
+      alike_[{name.kind, name.name}].push_back(i);
+    }
+  }
+
+  // The first resource a result names: an empty namespace is the object's "default" or none.
+  [[nodiscard]] std::optional<std::size_t> find(const ResourceName& wanted) const {
+    for (const std::string& namespace_name :
+         wanted.namespace_name.empty() ? std::vector<std::string>{"", "default"}
+                                       : std::vector<std::string>{wanted.namespace_name}) {
+      if (const auto it = exact_.find({wanted.kind, namespace_name, wanted.name});
+          it != exact_.end()) {
+        return it->second;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // The resources of the same kind and name, in any namespace.
+  [[nodiscard]] const std::vector<std::size_t>& alike(const ResourceName& wanted) const {
+    static const std::vector<std::size_t> none;
+    const auto it = alike_.find({wanted.kind, wanted.name});
+    return it == alike_.end() ? none : it->second;
+  }
+
+ private:
+  std::map<std::tuple<std::string, std::string, std::string>, std::size_t> exact_;
+  std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> alike_;
+};
+
 // Checks `expected.patched` against the patch /mutate would return for the evaluation.
 void check_patched(const ExpectedResult& expected, const audit::ManifestEvaluation& evaluation,
                    const TestInputs& inputs, CaseResult& result) {
-  const auto file =
-      std::find_if(inputs.patched.begin(), inputs.patched.end(),
-                   [&](const auto& entry) { return entry.first == expected.patched; });
+  const auto file = inputs.patched.find(expected.patched);
   Result<Json> patched =
       engine::apply_patch(*evaluation.manifest->object, evaluation.evaluation.patch);
   std::string problem;
   if (file == inputs.patched.end() || !file->second) {
-    problem = file == inputs.patched.end() ? "patched file not read: " + expected.patched
-                                           : file->second.error().to_string();
+    problem = "the patched file cannot be read: " + expected.patched;
   } else if (!patched) {
     problem = "the patch does not apply: " + patched.error().to_string();
   } else if (nlohmann::json(*patched) != nlohmann::json(*file->second)) {
@@ -455,6 +502,13 @@ TestResult run_policy_test(const PolicyTest& test, const TestInputs& inputs) {
     }
   }
 
+  for (const auto& [file, patched] : inputs.patched) {
+    if (!patched) {
+      outcome.errors.push_back(patched.error());
+    }
+  }
+  const ResourceIndex resources(report);
+  const FindingsByResource by_resource(report);
   std::set<std::pair<std::size_t, policy::RuleId>> listed;  // (resource, rule) some result names
   std::set<std::size_t> listed_resources;
   for (const ExpectedResult& expected : test.results) {
@@ -462,21 +516,14 @@ TestResult run_policy_test(const PolicyTest& test, const TestInputs& inputs) {
     result.expected = &expected;
     result.resource = expected.resource;
     result.rule = expected.rule;
-    std::optional<std::size_t> index;
-    for (std::size_t r = 0; r < report.resources.size() && !index; ++r) {
-      if (names(expected.resource, report.resources[r].ref)) {
-        index = r;
-      }
-    }
+    const std::optional<std::size_t> index = resources.find(expected.resource);
     if (!index) {
       result.observed =
           "no such resource among the " + std::to_string(report.resources.size()) + " evaluated";
       std::string alike;
-      for (const audit::AuditedResource& resource : report.resources) {
-        if (resource.ref.kind == expected.resource.kind &&
-            resource.ref.name == expected.resource.name) {
-          alike += (alike.empty() ? "" : ", ") + resource_name(resource.ref).to_string();
-        }
+      for (const std::size_t other : resources.alike(expected.resource)) {
+        alike +=
+            (alike.empty() ? "" : ", ") + resource_name(report.resources[other].ref).to_string();
       }
       if (!alike.empty()) {
         result.observed += " (with that kind and name: " + alike + ")";
@@ -488,7 +535,7 @@ TestResult run_policy_test(const PolicyTest& test, const TestInputs& inputs) {
     result.resource_found = true;
     if (expected.rule) {
       listed.emplace(*index, *expected.rule);
-      Observation observation = observe(report, *index, *expected.rule);
+      Observation observation = observe(report, by_resource, *index, *expected.rule);
       result.observed_outcome = observation.outcome;
       result.passed = observation.outcome == expected.outcome;
       result.observed = std::move(observation.words);
@@ -509,7 +556,7 @@ TestResult run_policy_test(const PolicyTest& test, const TestInputs& inputs) {
       extra.resource_found = true;
       extra.resource = resource_name(report.resources[found.resource].ref);
       extra.rule = found.finding.rule;
-      Observation observation = observe(report, found.resource, found.finding.rule);
+      Observation observation = observe(report, by_resource, found.resource, found.finding.rule);
       extra.observed_outcome = observation.outcome;
       extra.observed = std::move(observation.words);
       outcome.cases.push_back(std::move(extra));

@@ -181,17 +181,21 @@ struct TextEdit {
   std::string text;
 };
 
-// Byte offset of the start of 1-based `line` in `text` (text.size() past the last line).
-std::size_t line_offset(const std::string& text, int line) {
-  std::size_t offset = 0;
-  for (int current = 1; current < line && offset < text.size(); ++current) {
-    const std::size_t newline = text.find('\n', offset);
-    if (newline == std::string::npos) {
-      return text.size();
+// Byte offsets of the starts of the lines of `text` (line 1 at index 0).
+std::vector<std::size_t> line_starts(const std::string& text) {
+  std::vector<std::size_t> starts{0};
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      starts.push_back(i + 1);
     }
-    offset = newline + 1;
   }
-  return offset;
+  return starts;
+}
+
+// Byte offset of the start of 1-based `line` (text.size() past the last line).
+std::size_t line_offset(const std::vector<std::size_t>& starts, const std::string& text, int line) {
+  const auto index = static_cast<std::size_t>(std::max(line, 1) - 1);
+  return index < starts.size() ? starts[index] : text.size();
 }
 
 // The greatest line any node under `pointer` is recorded at.
@@ -277,16 +281,20 @@ Result<FileUpdate> update_test_file(const std::string& file, const std::string& 
   if (!stream.errors.empty()) {
     return stream.errors.front();
   }
+  const std::vector<std::size_t> starts = line_starts(text);
+  std::map<int, const YamlDocument*> documents;  // by first line
+  for (const YamlDocument& document : stream.documents) {
+    documents.emplace(document.first_line, &document);
+  }
   std::vector<TextEdit> edits;
   for (const TestResult& result : results) {
     const PolicyTest& test = *result.test;
     if (test.file != file) {
       continue;
     }
-    const auto document = std::find_if(
-        stream.documents.begin(), stream.documents.end(),
-        [&](const YamlDocument& candidate) { return candidate.first_line == test.line; });
-    if (document == stream.documents.end()) {
+    const auto found = documents.find(test.line);
+    const YamlDocument* document = found == documents.end() ? nullptr : found->second;
+    if (document == nullptr) {
       return Error{ErrorCode::kInvalidValue, "the test " + test.name + " changed since it ran",
                    SourceLocation{file, test.line, ""}};
     }
@@ -321,7 +329,7 @@ Result<FileUpdate> update_test_file(const std::string& file, const std::string& 
       if (expected.rule && entry.observed_outcome != expected.outcome) {
         const std::size_t index = static_cast<std::size_t>(&expected - test.results.data());
         const int line = document->lines.line_of("/results/" + std::to_string(index) + "/action");
-        const std::size_t begin = line_offset(text, line);
+        const std::size_t begin = line_offset(starts, text, line);
         const std::size_t end = std::min(text.find('\n', begin), text.size());
         const std::string line_text = text.substr(begin, end - begin);
         const auto value = action_value(line_text);
@@ -343,7 +351,7 @@ Result<FileUpdate> update_test_file(const std::string& file, const std::string& 
       const Json& entries = document->value.at("results");
       const std::string last = "/results/" + std::to_string(entries.size() - 1);
       const int line = last_line(document->lines, entries.back(), last);
-      std::size_t at = line_offset(text, line + 1);
+      std::size_t at = line_offset(starts, text, line + 1);
       if (at == text.size() && !text.empty() && text.back() != '\n') {
         appended.insert(0, "\n");
       }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -100,7 +101,7 @@ struct TestResult {
 struct TestInputs {
   policy::PolicySet policies;
   audit::ManifestSet manifests;  // cluster-state paths first, then resources
-  std::vector<std::pair<std::string, Result<Json>>> patched;  // file -> its object
+  std::map<std::string, Result<Json>> patched;  // `patched` file -> its object, or why not
 };
 [[nodiscard]] Result<TestInputs> read_test_inputs(const PolicyTest& test);
 

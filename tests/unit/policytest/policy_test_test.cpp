@@ -180,8 +180,7 @@ TEST(PolicyTestRun, StrictTestsFailOnUnlistedFindingsOfListedResources) {
 )";
   TestInputs inputs = inputs_of(kUnaligned);
   const PolicyTest strict = one_test(results);
-  inputs.patched.emplace_back(strict.results[0].patched,
-                              Json(nlohmann::json::parse(R"({"a": 1})")));
+  inputs.patched.emplace(strict.results[0].patched, Json(nlohmann::json::parse(R"({"a": 1})")));
   const TestResult failed = run_policy_test(strict, inputs);
   ASSERT_EQ(failed.cases.size(), 2u);
   EXPECT_FALSE(failed.cases[0].passed);  // the patched object differs
@@ -193,7 +192,8 @@ TEST(PolicyTestRun, StrictTestsFailOnUnlistedFindingsOfListedResources) {
   EXPECT_EQ(failed.cases[1].observed_outcome, Outcome::kDeny);
 
   const PolicyTest lenient = one_test(results, "strict: false\n");
-  inputs.patched[0] = {lenient.results[0].patched, *failed.cases[0].patched_object};
+  inputs.patched.erase(strict.results[0].patched);
+  inputs.patched.emplace(lenient.results[0].patched, *failed.cases[0].patched_object);
   const TestResult passed = run_policy_test(lenient, inputs);
   ASSERT_EQ(passed.cases.size(), 1u);
   EXPECT_TRUE(passed.cases[0].passed) << passed.cases[0].observed;
