@@ -51,22 +51,23 @@ class TestReader {
     if (string_member_view(value, "apiVersion") != kApiVersion) {
       fail(ErrorCode::kInvalidValue, "/apiVersion", "must be " + std::string(kApiVersion));
     }
-    const Json* metadata = member(value, "metadata");
-    test.name = metadata != nullptr ? string_member(*metadata, "name") : "";
+    const Json* metadata = present(value, "metadata");
+    test.name =
+        metadata != nullptr && metadata->is_object() ? text(*metadata, "name", "/metadata") : "";
     if (test.name.empty()) {
       fail(ErrorCode::kMissingField, "/metadata/name", "a test needs a name");
     }
     test.policies = paths("policies", false);
     test.resources = paths("resources", true);
     test.cluster_state = paths("clusterState", false);
-    if (const Json* strict = member(value, "strict"); strict != nullptr) {
+    if (const Json* strict = present(value, "strict"); strict != nullptr) {
       if (strict->is_boolean()) {
         test.strict = strict->get<bool>();
       } else {
         fail(ErrorCode::kWrongType, "/strict", "must be true or false");
       }
     }
-    const Json* results = member(value, "results");
+    const Json* results = present(value, "results");
     test.results_line = document_.lines.line_of("/results");
     if (results == nullptr || !results->is_array() || results->empty()) {
       fail(results == nullptr    ? ErrorCode::kMissingField
@@ -106,11 +107,31 @@ class TestReader {
     }
   }
 
+  // A member that is there and not null (`key:` with no value is the same as absent).
+  static const Json* present(const Json& object, std::string_view key) {
+    const Json* value = member(object, key);
+    return value == nullptr || value->is_null() ? nullptr : value;
+  }
+
+  // A string member of the mapping at `pointer`: "" when absent; an error when not a string.
+  std::string text(const Json& object, std::string_view key, const std::string& pointer) {
+    const Json* value = present(object, key);
+    if (value == nullptr) {
+      return "";
+    }
+    if (!value->is_string()) {
+      fail(ErrorCode::kWrongType, pointer + "/" + std::string(key),
+           std::string("must be a string, not ") + json_type_name(*value));
+      return "";
+    }
+    return value->get<std::string>();
+  }
+
   // A list of paths relative to the test file's folder.
   std::vector<std::string> paths(const char* key, bool required) {
     std::vector<std::string> found;
     const std::string pointer = std::string("/") + key;
-    const Json* list = member(document_.value, key);
+    const Json* list = present(document_.value, key);
     if (list == nullptr) {
       if (required) {
         fail(ErrorCode::kMissingField, pointer, std::string(key) + " must list files or folders");
@@ -147,19 +168,23 @@ class TestReader {
     }
     ExpectedResult result;
     result.location = SourceLocation{file_, document_.lines.line_of(pointer), pointer};
-    const Json* resource = member(entry, "resource");
+    const Json* resource = present(entry, "resource");
     if (resource == nullptr) {
       fail(ErrorCode::kMissingField, pointer + "/resource", "a result names its resource");
       return std::nullopt;
     }
     allow(*resource, pointer + "/resource", {"kind", "namespace", "name"});
-    result.resource = {string_member(*resource, "kind"), string_member(*resource, "namespace"),
-                       string_member(*resource, "name")};
+    if (!resource->is_object()) {
+      return std::nullopt;
+    }
+    result.resource = {text(*resource, "kind", pointer + "/resource"),
+                       text(*resource, "namespace", pointer + "/resource"),
+                       text(*resource, "name", pointer + "/resource")};
     if (result.resource.kind.empty() || result.resource.name.empty()) {
       fail(ErrorCode::kMissingField, pointer + "/resource", "a resource needs its kind and name");
     }
-    const std::string rule = string_member(entry, "rule");
-    const std::string action = string_member(entry, "action");
+    const std::string rule = text(entry, "rule", pointer);
+    const std::string action = text(entry, "action", pointer);
     if (!rule.empty()) {
       result.rule = policy::parse_rule_name(rule);
       if (!result.rule) {
@@ -173,18 +198,20 @@ class TestReader {
              "action must be deny, warn, audit, exempted or pass");
       }
     }
-    if (rule.empty() != action.empty()) {
-      fail(ErrorCode::kMissingField, pointer + (rule.empty() ? "/rule" : "/action"),
+    const bool has_rule = present(entry, "rule") != nullptr;
+    const bool has_action = present(entry, "action") != nullptr;
+    if (has_rule != has_action) {
+      fail(ErrorCode::kMissingField, pointer + (has_rule ? "/action" : "/rule"),
            "rule and action go together");
     }
-    if (const Json* patched = member(entry, "patched"); patched != nullptr) {
+    if (const Json* patched = present(entry, "patched"); patched != nullptr) {
       if (!patched->is_string() || patched->get_ref<const std::string&>().empty()) {
         fail(ErrorCode::kWrongType, pointer + "/patched", "must be a file");
       } else {
         result.patched = resolve(patched->get<std::string>());
       }
     }
-    if (rule.empty() && action.empty() && result.patched.empty()) {
+    if (!has_rule && !has_action && present(entry, "patched") == nullptr) {
       fail(ErrorCode::kMissingField, pointer, "a result needs rule and action, or patched");
     }
     return result;
@@ -279,10 +306,18 @@ ParsedTests parse_policy_tests(const std::string& file, const std::string& text,
 
 ParsedTests read_policy_tests(const std::vector<std::string>& paths) {
   ParsedTests all;
-  const auto read_one = [&all](const fs::path& path) {
+  // A file named on the command line must be a readable test file; one found in a folder is
+  // read only when it mentions the kind, so manifests and expected objects beside the tests
+  // (broken ones included, on purpose or not) are not parsed.
+  const auto read_one = [&all](const fs::path& path, bool named) {
     Result<std::string> text = read_text_file(path.string(), kMaxTestFileBytes);
     if (!text) {
-      all.errors.push_back(text.error());
+      if (named || text.error().code != ErrorCode::kTooLarge) {
+        all.errors.push_back(text.error());
+      }
+      return;
+    }
+    if (!named && text->find(policy::kPolicyTestKind) == std::string::npos) {
       return;
     }
     ParsedTests parsed = parse_policy_tests(path.string(), *text, path.parent_path().string());
@@ -291,25 +326,33 @@ ParsedTests read_policy_tests(const std::vector<std::string>& paths) {
   };
   for (const std::string& given : paths) {
     std::error_code error;
-    if (fs::is_directory(given, error)) {
-      std::vector<fs::path> files;
-      for (fs::recursive_directory_iterator it(given, error), end; !error && it != end;
-           it.increment(error)) {
-        if (it->is_regular_file(error) && is_yaml_file(it->path())) {
-          files.push_back(it->path());
-        }
-      }
-      if (error) {
-        all.errors.push_back(Error{ErrorCode::kIo, "cannot read " + given + ": " + error.message(),
-                                   SourceLocation{given, 0, ""}});
-      }
-      std::sort(files.begin(), files.end());
-      for (const fs::path& file : files) {
-        read_one(file);
-      }
-    } else {
-      read_one(given);
+    if (!fs::is_directory(given, error)) {
+      read_one(given, true);
+      continue;
     }
+    std::vector<fs::path> files;
+    // Hidden entries are skipped, as policy folders skip them (ConfigMap volumes' ..data).
+    for (fs::recursive_directory_iterator it(given, error), end; !error && it != end;
+         it.increment(error)) {
+      if (it->path().filename().string().starts_with('.')) {
+        it.disable_recursion_pending();
+      } else if (it->is_regular_file(error) && is_yaml_file(it->path())) {
+        files.push_back(it->path());
+      }
+    }
+    if (error) {
+      all.errors.push_back(Error{ErrorCode::kIo, "cannot read " + given + ": " + error.message(),
+                                 SourceLocation{given, 0, ""}});
+    }
+    std::sort(files.begin(), files.end());
+    for (const fs::path& file : files) {
+      read_one(file, false);
+    }
+  }
+  if (all.tests.empty() && all.errors.empty()) {
+    all.errors.push_back(Error{ErrorCode::kMissingField,
+                               "no " + std::string(policy::kPolicyTestKind) + " documents found",
+                               SourceLocation{paths.empty() ? "" : paths.front(), 0, ""}});
   }
   return all;
 }

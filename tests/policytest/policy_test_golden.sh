@@ -70,6 +70,18 @@ check "--run picks one test" grep -qx '1 test, 0 failed' "$work/run.txt"
 (cd "$source_dir" && "$binary" policy lint policies/default.yaml policies/tests/*.yaml >"$work/lint.txt" 2>&1)
 check "policy lint skips the test documents" test $? -eq 0
 
+# A folder of tests may hold manifests, broken ones too: only files that mention the kind are
+# read. A path with no test at all is an error.
+mkdir -p "$work/folder/inputs"
+cp "$cases/missing_finding/suite.yaml" "$work/folder/suite.yaml"
+sed -i "s#../../../../examples#$source_dir/examples#; s#action: deny#action: pass#" "$work/folder/suite.yaml"
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: a\n' >"$work/folder/inputs/broken.yaml"
+"$binary" policy test "$work/folder" >"$work/folder.txt" 2>&1
+check "a folder's broken manifest is not a test" test $? -eq 0
+"$binary" policy test "$work/folder/inputs" >"$work/no-tests.txt" 2>&1
+check "no test found exits 2" test $? -eq 2
+check "no test found is said" grep -q 'no AlignmentPolicyTest documents found' "$work/no-tests.txt"
+
 "$binary" policy test --run no-such-test "$source_dir/policies/tests" >/dev/null 2>&1
 check "--run of an unknown name exits 2" test $? -eq 2
 "$binary" policy test --format yaml "$source_dir/policies/tests" >/dev/null 2>&1

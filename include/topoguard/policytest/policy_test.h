@@ -68,7 +68,8 @@ struct ParsedTests {
 [[nodiscard]] ParsedTests parse_policy_tests(const std::string& file, const std::string& text,
                                              const std::string& directory);
 
-// The test files under `paths` (files, or folders walked in sorted order: .yaml .yml), read.
+// The tests under `paths`: files, each a test file, or folders walked in sorted order for *.yaml
+// and *.yml files that mention the kind (hidden entries skipped). No test at all is an error.
 [[nodiscard]] ParsedTests read_policy_tests(const std::vector<std::string>& paths);
 
 // What one expected result found, or (expected == null) a finding of a strict test that no

@@ -130,6 +130,28 @@ results:
                                               "12 /results/2/rule"}));
 }
 
+TEST(PolicyTestParse, NullIsAbsentAndOtherTypesAreErrors) {
+  const ParsedTests parsed = parse(R"(apiVersion: topoguard.dev/v1alpha1
+kind: AlignmentPolicyTest
+metadata: {name: t}
+policies:
+strict:
+resources: [m.yaml]
+results:
+- resource: {kind: Pod, namespace: 5, name: p}
+  rule: [split-claims]
+  action: pass
+)");
+  std::vector<std::string> errors;
+  for (const Error& error : parsed.errors) {
+    errors.push_back(std::to_string(error.location.line) + " " + error.location.field + " " +
+                     error.message);
+  }
+  EXPECT_EQ(errors, (std::vector<std::string>{
+                        "8 /results/0/resource/namespace must be a string, not integer",
+                        "9 /results/0/rule must be a string, not array"}));
+}
+
 TEST(PolicyTestParse, OtherKindsAreSkippedAndPolicyFilesSkipTests) {
   const std::string text =
       std::string(kExemptingPolicy) +
