@@ -10,6 +10,7 @@
 
 #include "topoguard/audit/audit_report.h"
 #include "topoguard/common/json.h"
+#include "topoguard/common/location_text.h"
 #include "topoguard/policy/rule_info.h"
 
 namespace topoguard::audit {
@@ -23,9 +24,6 @@ namespace topoguard::audit {
 // The findings and, `with_exempted`, those an exception waives, together in report order.
 [[nodiscard]] std::vector<const ReportedFinding*> listed_findings(const AuditReport& report,
                                                                   bool with_exempted);
-
-// "file:line", or "file" when the line is unknown (0).
-[[nodiscard]] std::string location_text(const std::string& file, int line);
 
 // Where a report sends a reader for a rule's help: "<base>#rule-<name>" with a base URI (see
 // ReportOptions::help_uri_base), else "topoguard explain <name>".

@@ -103,10 +103,6 @@ class JunitReportWriter final : public ReportWriter {
 
 }  // namespace
 
-std::string location_text(const std::string& file, int line) {
-  return line > 0 ? file + ":" + std::to_string(line) : file;
-}
-
 std::string display_namespace(const k8s::ObjectRef& ref) {
   return k8s::is_cluster_scoped(ref) ? std::string() : k8s::effective_namespace(ref);
 }

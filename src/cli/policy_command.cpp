@@ -1,6 +1,7 @@
-// `topoguard policy lint PATH...`, `topoguard policy show [--effective] PATH...` and `topoguard
-// policy show-default`: flags and exit codes only; the work is policy::lint_policy_files(),
-// policy::policy_to_json() and policy::builtin_policy_text().
+// `topoguard policy lint PATH...`, `topoguard policy show [--effective] PATH...`, `topoguard
+// policy test PATH...` and `topoguard policy show-default`: flags, files and exit codes only; the
+// work is policy::lint_policy_files(), policy::policy_to_json(), the policytest module and
+// policy::builtin_policy_text().
 #include <algorithm>
 #include <iostream>
 #include <set>

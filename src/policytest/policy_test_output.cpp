@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "topoguard/common/location_text.h"
 #include "topoguard/common/xml_text.h"
 #include "topoguard/common/yaml_document.h"
 #include "topoguard/policytest/policy_test.h"
@@ -17,10 +18,6 @@ namespace {
 
 std::string counted(std::size_t count, const char* one, const char* many) {
   return std::to_string(count) + " " + (count == 1 ? one : many);
-}
-
-std::string location_text(const std::string& file, int line) {
-  return line > 0 ? file + ":" + std::to_string(line) : file;
 }
 
 // "ResourceClaimTemplate ml/gpu-nic missing-pcie-alignment deny", "... patched".

@@ -4,23 +4,11 @@
 
 #include <sstream>
 
+#include "../audit/audit_test_support.h"
 #include "topoguard/policy/policy_loader.h"
 
 namespace topoguard::policytest {
 namespace {
-
-constexpr const char* kUnaligned = R"(apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: gpu-nic, namespace: ml}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: gpu
-        exactly: {deviceClassName: gpu.nvidia.com}
-      - name: nic
-        exactly: {deviceClassName: dranet}
-)";
 
 constexpr const char* kAligned = R"(apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
@@ -181,7 +169,8 @@ TEST(PolicyTestRun, ExpectedActionsPassAndOthersFailWithWhatHappened) {
   rule: missing-pcie-alignment
   action: deny
 )");
-  const TestInputs inputs = inputs_of(std::string(kUnaligned) + "---\n" + kAligned);
+  const TestInputs inputs =
+      inputs_of(std::string(audit::testing::kUnalignedTemplate) + "---\n" + kAligned);
   const TestResult result = run_policy_test(test, inputs);
   ASSERT_EQ(result.cases.size(), 4u);
   EXPECT_TRUE(result.cases[0].passed);
@@ -200,7 +189,7 @@ TEST(PolicyTestRun, StrictTestsFailOnUnlistedFindingsOfListedResources) {
       R"(- resource: {kind: ResourceClaimTemplate, namespace: ml, name: gpu-nic}
   patched: never-read.yaml
 )";
-  TestInputs inputs = inputs_of(kUnaligned);
+  TestInputs inputs = inputs_of(audit::testing::kUnalignedTemplate);
   const PolicyTest strict = one_test(results);
   inputs.patched.emplace(strict.results[0].patched, Json(nlohmann::json::parse(R"({"a": 1})")));
   const TestResult failed = run_policy_test(strict, inputs);
@@ -228,7 +217,8 @@ TEST(PolicyTestRun, AnExceptionMakesTheOutcomeExempted) {
   rule: missing-pcie-alignment
   action: exempted
 )");
-  const TestResult result = run_policy_test(test, inputs_of(kUnaligned, kExemptingPolicy));
+  const TestResult result =
+      run_policy_test(test, inputs_of(audit::testing::kUnalignedTemplate, kExemptingPolicy));
   ASSERT_EQ(result.cases.size(), 1u);
   EXPECT_TRUE(result.cases[0].passed) << result.cases[0].observed;
   EXPECT_EQ(result.cases[0].observed.rfind("exempted by legacy: ", 0), 0u);
@@ -262,7 +252,8 @@ results:
 )";
   ParsedTests parsed = parse_policy_tests("t.yaml", text, ".");
   ASSERT_EQ(parsed.tests.size(), 1u);
-  const TestResult result = run_policy_test(parsed.tests[0], inputs_of(kUnaligned));
+  const TestResult result =
+      run_policy_test(parsed.tests[0], inputs_of(audit::testing::kUnalignedTemplate));
   const Result<FileUpdate> update = update_test_file("t.yaml", text, {result});
   ASSERT_TRUE(update) << update.error().to_string();
   EXPECT_EQ(update->text, R"(# header
@@ -286,7 +277,8 @@ results:
   // The updated file runs clean.
   parsed = parse_policy_tests("t.yaml", update->text, ".");
   ASSERT_EQ(parsed.tests.size(), 1u);
-  EXPECT_TRUE(run_policy_test(parsed.tests[0], inputs_of(kUnaligned)).passed());
+  EXPECT_TRUE(
+      run_policy_test(parsed.tests[0], inputs_of(audit::testing::kUnalignedTemplate)).passed());
 }
 
 TEST(PolicyTestUpdate, AFlowResultListIsLeftWithANote) {
@@ -296,7 +288,8 @@ TEST(PolicyTestUpdate, AFlowResultListIsLeftWithANote) {
       "name: gpu-nic}, rule: split-claims, action: pass}]\n";
   const ParsedTests parsed = parse_policy_tests("t.yaml", text, ".");
   ASSERT_EQ(parsed.tests.size(), 1u);
-  const TestResult result = run_policy_test(parsed.tests[0], inputs_of(kUnaligned));
+  const TestResult result =
+      run_policy_test(parsed.tests[0], inputs_of(audit::testing::kUnalignedTemplate));
   const Result<FileUpdate> update = update_test_file("t.yaml", text, {result});
   ASSERT_TRUE(update);
   EXPECT_EQ(update->text, text);
@@ -310,7 +303,7 @@ TEST(PolicyTestOutput, TextAndJUnitCountTheSameFailures) {
   rule: missing-pcie-alignment
   action: warn
 )");
-  const TestResult result = run_policy_test(test, inputs_of(kUnaligned));
+  const TestResult result = run_policy_test(test, inputs_of(audit::testing::kUnalignedTemplate));
   std::ostringstream text;
   write_text({}, {result}, text);
   EXPECT_NE(text.str().find("FAIL t: ResourceClaimTemplate ml/gpu-nic missing-pcie-alignment warn\n"
