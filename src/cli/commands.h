@@ -25,6 +25,8 @@ inline constexpr int kExitUsage = 2;     // usage error, unreadable or invalid i
 
 // Each adds its subcommand to `app`; when it runs, it writes its exit code to `exit_code`.
 void add_policy_command(CLI::App& app, int& exit_code);
+// `policy compile`, a subcommand of `policy`.
+void add_policy_compile_command(CLI::App& policy, int& exit_code);
 void add_audit_command(CLI::App& app, int& exit_code);
 void add_explain_command(CLI::App& app, int& exit_code);
 void add_fix_command(CLI::App& app, int& exit_code);

@@ -230,6 +230,8 @@ void add_policy_command(CLI::App& app, int& exit_code) {
                  "keeping comments and order; then run again");
   test->callback([test_options, &exit_code] { exit_code = run_test(*test_options); });
 
+  add_policy_compile_command(*policy, exit_code);
+
   CLI::App* show_default = policy->add_subcommand(
       "show-default", "Print the built-in default policy (copy it to start your own)");
   show_default->callback([&exit_code] {

@@ -1,0 +1,51 @@
+// The CEL that decides, for one policy, what the engine's claim analysis decides
+// (engine/claim_alignment.cpp): request roles from class names, ties by alignment and NUMA
+// constraints with `requests`/subrequest coverage, NUMA pins, multi-device constraints and
+// derived attributes that override the alignment attribute. Variables in evaluation order,
+// then one boolean per rule (true: the engine would report it).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "topoguard/native/native_policy.h"
+#include "topoguard/policy/policy.h"
+
+namespace topoguard::native {
+
+// Limits past which the compiled CEL decides nothing (the webhook does): they keep every
+// expression's cost bound well under the API server's per-call limit.
+inline constexpr int kMaxSelectorsExamined = 4;          // per request or subrequest
+inline constexpr int kMaxSelectorLength = 256;           // characters
+inline constexpr int kMaxPinSelectorLength = 64;         // a selector read as a NUMA pin
+inline constexpr int kMaxDerivingRequests = 4;           // requests with derived attributes
+inline constexpr int kMaxDerivedExamined = 4;            // per request or subrequest
+inline constexpr int kMaxDerivedExpressionLength = 256;  // characters
+
+struct ClaimCel {
+  std::vector<std::pair<std::string, std::string>> variables;  // name, expression
+  std::string missing;         // missing-pcie-alignment
+  std::string numa_only;       // numa-only-alignment
+  std::string multi_device;    // multi-device-alignment
+  std::string overridden;      // overridden-alignment-attribute
+  std::string missing_message;
+  std::string numa_only_message;
+  std::string multi_device_message;
+  std::string overridden_message;
+  // Fix conditions: the engine's verdict is surely / maybe numa-only (NUMA pins it cannot
+  // read exactly), and the fix pairs exist.
+  std::string only_numa_sure;
+  std::string only_numa_maybe;
+  std::string fixable;
+  std::string fix_patch;  // JSONPatch list (without a condition)
+  std::vector<std::string> notes;  // what this policy's CEL cannot see
+};
+
+[[nodiscard]] ClaimCel claim_cel(const policy::Policy& policy,
+                                 const std::vector<DeviceClassRoles>& device_classes);
+
+// A CEL string literal for `text`.
+[[nodiscard]] std::string cel_quote(std::string_view text);
+
+}  // namespace topoguard::native
