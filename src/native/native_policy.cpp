@@ -152,7 +152,7 @@ std::string match_test(const policy::Match& match, bool with_namespace_labels) {
     parts.push_back(patterns_test("request.namespace", match.include_namespaces));
   }
   if (!match.exclude_namespaces.empty()) {
-    parts.push_back("!" + patterns_test("request.namespace", match.exclude_namespaces));
+    parts.push_back("!(" + patterns_test("request.namespace", match.exclude_namespaces) + ")");
   }
   if (!match.names.empty()) {
     parts.push_back("(has(object.metadata.name) && " +
@@ -207,7 +207,13 @@ struct RuleAction {
 };
 
 RuleAction rule_action(const policy::Policy& policy, RuleId rule) {
-  const Action own = policy.rule(rule).action;
+  const policy::RuleSettings& settings = policy.rule(rule);
+  // whenAlignmentImpossible depends on the cluster's slices, which CEL cannot see: the weaker
+  // of the two actions (a larger Action is weaker), so the compiled policy never denies where
+  // the engine would only warn.
+  const Action own = settings.when_alignment_impossible
+                         ? std::max(settings.action, *settings.when_alignment_impossible)
+                         : settings.action;
   RuleAction result;
   std::string expression;
   std::string closing;
@@ -639,7 +645,7 @@ Result<CompiledPolicies> compile_policies(const policy::PolicySet& policies,
     }
     if (policy.rule(RuleId::kNumaOnlyAlignment).when_alignment_impossible) {
       note("numa-only-alignment whenAlignmentImpossible: needs the cluster's ResourceSlices; "
-           "compiled with the rule's own action");
+           "compiled with the weaker of its two actions");
     }
     if (!policy.gpu.drivers.empty() || !policy.nic.drivers.empty()) {
       if (options.cluster_state) {

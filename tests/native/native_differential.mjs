@@ -1,0 +1,594 @@
+// Differential test of `topoguard policy compile` against the engine it compiles.
+//
+// The emitted ValidatingAdmissionPolicies and MutatingAdmissionPolicy are evaluated the way the
+// API server does (matchConstraints, matchConditions, then variables in order, then validations;
+// an error under failurePolicy Ignore allows), with two CEL implementations: @bufbuild/cel
+// (RE2) and @marcbachmann/cel-js (homogeneous literals, as Kubernetes' environment). Each object
+// validates against kubernetes-models. Cases: every claim and template of the golden cases (with
+// their policies and cluster state) and generated resource.k8s.io/v1 claims and templates up to
+// the API's maximum sizes. The engine's verdict is `topoguard audit` on the same objects.
+//
+// Must hold, in both CEL implementations:
+//   - never: the compiled policy denies where the engine denies nothing;
+//   - equal verdicts (rule and action of the compiled rules) on every case whose roles come from
+//     class names and that the compiled CEL reads exactly (within its documented limits);
+//   - the MutatingAdmissionPolicy's JSONPatch applies (fast-json-patch), the engine passes the
+//     patched object, and a second pass patches nothing.
+//
+//   node native_differential.mjs --topoguard BIN --repo DIR [--count 10000] [--seed 24]
+//     [--work DIR] [--report FILE]
+import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
+import { mkdirSync, readFileSync, readdirSync, writeFileSync, existsSync } from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+const args = Object.fromEntries(
+  process.argv.slice(2).reduce((pairs, arg, i, all) => {
+    if (arg.startsWith("--")) pairs.push([arg.slice(2), all[i + 1]]);
+    return pairs;
+  }, []),
+);
+const repo = args.repo;
+const topoguard = args.topoguard;
+const count = Number(args.count ?? 10000);
+let seed = Number(args.seed ?? 24);
+const work = args.work ?? path.join(process.env.TMPDIR ?? "/tmp", `native-diff-${process.pid}`);
+mkdirSync(work, { recursive: true });
+
+const nodeDir = path.join(repo, "tests/node");
+const require = createRequire(path.join(nodeDir, "package.json"));
+const buf = require("@bufbuild/cel");
+const yaml = require("js-yaml");
+const jsonpatch = require("fast-json-patch");
+const celjs = await import(
+  pathToFileURL(path.join(nodeDir, "node_modules/@marcbachmann/cel-js/lib/index.js")).href);
+const load = (module) =>
+  import(pathToFileURL(path.join(nodeDir, "node_modules", module, "index.js")).href);
+
+// ---- CEL engines ------------------------------------------------------------------------------
+
+class CelFailure extends Error {}
+
+// CEL values as plain JSON (ints as numbers).
+function plain(value) {
+  if (typeof value === "bigint") return Number(value);
+  if (value === null || typeof value !== "object") return value;
+  if (buf.isCelError(value)) throw new CelFailure(String(value._cause ?? "error"));
+  if (Array.isArray(value)) return value.map(plain);
+  if (buf.isCelList(value)) return [...value].map(plain);
+  if (buf.isCelMap(value) || value instanceof Map) {
+    const out = {};
+    for (const [key, entry] of value.entries()) out[String(key)] = plain(entry);
+    return out;
+  }
+  const out = {};
+  for (const [key, entry] of Object.entries(value)) out[key] = plain(entry);
+  return out;
+}
+
+// JSON as CEL input: integers are CEL ints (the API server decodes them as int64).
+function celInput(value) {
+  if (typeof value === "number") return Number.isInteger(value) ? BigInt(value) : value;
+  if (Array.isArray(value)) return value.map(celInput);
+  if (value && typeof value === "object") {
+    const out = {};
+    for (const [key, entry] of Object.entries(value)) out[key] = celInput(entry);
+    return out;
+  }
+  return value;
+}
+
+// A JSONPatch{...} literal as a map: neither implementation has Kubernetes' JSONPatch type.
+const withoutPatchType = (expression) =>
+  expression
+    .replaceAll("JSONPatch{op: ", "{'op': ")
+    .replaceAll(", path: ", ", 'path': ")
+    .replaceAll(", value: ", ", 'value': ");
+
+function engine(name, compile) {
+  const cache = new Map();
+  return {
+    name,
+    evaluate(expression, context) {
+      let program = cache.get(expression);
+      if (!program) {
+        program = compile(expression);
+        cache.set(expression, program);
+      }
+      return plain(program(context));
+    },
+  };
+}
+
+const bufEnv = buf.celEnv();
+const strict = new celjs.Environment({ unlistedVariablesAreDyn: true });
+const lax = new celjs.Environment({ unlistedVariablesAreDyn: true, homogeneousAggregateLiterals: false });
+const engines = [
+  engine("@bufbuild/cel", (expression) => {
+    const program = buf.plan(bufEnv, buf.parse(expression));
+    return (context) => program(context);
+  }),
+  engine("@marcbachmann/cel-js", (expression) => {
+    const program = (expression.includes("'op': ") ? lax : strict).parse(expression);
+    return (context) => program(context);
+  }),
+];
+
+// ---- admission, as the API server runs it -----------------------------------------------------
+
+function labelsMatch(selector, labels) {
+  if (!selector) return true;
+  labels ??= {};
+  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
+    if (labels[key] !== value) return false;
+  }
+  for (const { key, operator, values = [] } of selector.matchExpressions ?? []) {
+    const has = Object.hasOwn(labels, key);
+    if (operator === "In" && !(has && values.includes(labels[key]))) return false;
+    if (operator === "NotIn" && has && values.includes(labels[key])) return false;
+    if (operator === "Exists" && !has) return false;
+    if (operator === "DoesNotExist" && has) return false;
+  }
+  return true;
+}
+
+const plural = { ResourceClaim: "resourceclaims", ResourceClaimTemplate: "resourceclaimtemplates" };
+
+function admissionContext(object, namespaceLabels) {
+  return {
+    object: celInput(object),
+    request: celInput({ namespace: object.metadata.namespace, name: object.metadata.name ?? "" }),
+    namespaceObject: celInput({
+      metadata: { name: object.metadata.namespace, labels: namespaceLabels },
+    }),
+  };
+}
+
+// Variables in order (an error leaves the variable out: any use of it is an error too), or null
+// when the policy does not apply (match, or a matchCondition false or failing).
+function prepare(cel, policy, object, namespaceLabels) {
+  const spec = policy.spec;
+  const rule = spec.matchConstraints.resourceRules[0];
+  if (!rule.resources.includes(plural[object.kind])) return null;
+  if (!labelsMatch(spec.matchConstraints.namespaceSelector, namespaceLabels)) return null;
+  if (!labelsMatch(spec.matchConstraints.objectSelector, object.metadata.labels)) return null;
+  const context = admissionContext(object, namespaceLabels);
+  for (const condition of spec.matchConditions ?? []) {
+    try {
+      if (cel.evaluate(condition.expression, context) !== true) return null;
+    } catch (error) {
+      if (!(error instanceof Error)) throw error;
+      return null;  // failurePolicy Ignore
+    }
+  }
+  const variables = {};
+  context.variables = variables;
+  for (const variable of spec.variables ?? []) {
+    try {
+      variables[variable.name] = celInput(cel.evaluate(variable.expression, context));
+    } catch (error) {
+      if (!(error instanceof Error)) throw error;
+    }
+  }
+  return context;
+}
+
+// {rule: action} of the failing validations, and the evaluation errors met.
+function validate(cel, policies, bindings, object, namespaceLabels) {
+  const verdict = {};
+  const errors = [];
+  for (const policy of policies) {
+    const context = prepare(cel, policy, object, namespaceLabels);
+    if (!context) continue;
+    const action = bindings.get(policy.metadata.name);
+    for (const validation of policy.spec.validations) {
+      const rule = validation.message.split(":")[0];
+      try {
+        if (cel.evaluate(validation.expression, context) === false) {
+          const order = ["deny", "warn", "audit"];
+          if (!verdict[rule] || order.indexOf(action) < order.indexOf(verdict[rule])) {
+            verdict[rule] = action;
+          }
+          cel.evaluate(validation.messageExpression, context);
+        }
+      } catch (error) {
+        if (!(error instanceof Error)) throw error;
+        errors.push(`${policy.metadata.name} ${rule}: ${error.message}`);
+      }
+    }
+  }
+  return { verdict, errors };
+}
+
+function mutate(cel, mutating, object, namespaceLabels) {
+  const context = prepare(cel, mutating, object, namespaceLabels);
+  if (!context) return [];
+  const expression = withoutPatchType(mutating.spec.mutations[0].jsonPatch.expression);
+  return cel.evaluate(expression, context);
+}
+
+// ---- the engine -------------------------------------------------------------------------------
+
+function run(command, commandArgs, input) {
+  const result = spawnSync(command, commandArgs, { input, encoding: "utf8", maxBuffer: 1 << 30 });
+  return result;
+}
+
+// {"ns/name": {rule: action}} for the compiled rules (and `deny` when any rule denies).
+function engineVerdicts(file, policyArgs, clusterState) {
+  const input = clusterState ? ["--cluster-state", file] : [file];
+  const result = run(topoguard, ["audit", "--format", "json", ...policyArgs, ...input]);
+  let report;
+  try {
+    report = JSON.parse(result.stdout);
+  } catch {
+    throw new Error(`topoguard audit ${file}: exit ${result.status}: ${result.stderr}`);
+  }
+  const verdicts = {};
+  for (const finding of report.findings) {
+    if (finding.exempted) continue;
+    const key = `${finding.resource.kind}/${finding.resource.namespace}/${finding.resource.name}`;
+    verdicts[key] ??= {};
+    const current = verdicts[key][finding.rule];
+    const order = ["deny", "warn", "audit"];
+    if (!current || order.indexOf(finding.action) < order.indexOf(current)) {
+      verdicts[key][finding.rule] = finding.action;
+    }
+  }
+  // Objects the engine could not judge for want of a Namespace's labels.
+  const unknown = new Set((report.unknown ?? []).map(
+    (u) => `${u.resource.kind}/${u.resource.namespace}/${u.resource.name}`));
+  return { verdicts, errors: report.errors, unknown };
+}
+
+function compile(policyArgs) {
+  const result = run(topoguard, ["policy", "compile", "--format", "json", ...policyArgs]);
+  if (result.status !== 0) throw new Error(`policy compile: exit ${result.status}: ${result.stderr}`);
+  return JSON.parse(result.stdout).items;
+}
+
+const compiledRules = [
+  "missing-pcie-alignment",
+  "numa-only-alignment",
+  "multi-device-alignment",
+  "overridden-alignment-attribute",
+];
+
+// ---- v1 objects -------------------------------------------------------------------------------
+
+// What the API server hands a resource.k8s.io/v1 policy (matchPolicy Equivalent): v1beta1 flat
+// requests become `exactly`.
+function asV1(object) {
+  const copy = structuredClone(object);
+  copy.apiVersion = "resource.k8s.io/v1";
+  const devices = copy.kind === "ResourceClaimTemplate" ? copy.spec?.spec?.devices : copy.spec?.devices;
+  for (const request of devices?.requests ?? []) {
+    if (request.exactly || request.firstAvailable) continue;
+    const exactly = {};
+    for (const key of Object.keys(request)) {
+      if (key !== "name") {
+        exactly[key] = request[key];
+        delete request[key];
+      }
+    }
+    request.exactly = exactly;
+  }
+  return copy;
+}
+
+// ---- generated claims -------------------------------------------------------------------------
+
+function random() {
+  seed = (seed * 1103515245 + 12345) % 2147483648;
+  return seed / 2147483648;
+}
+const pick = (items) => items[Math.floor(random() * items.length)];
+const chance = (p) => random() < p;
+
+const gpuClasses = ["gpu.nvidia.com", "mig.nvidia.com", "gpu.amd.com"];
+const nicClasses = ["dra.net", "sriovnetwork.k8snetworkplumbingwg.io", "efa.networking.k8s.aws"];
+const otherClasses = ["cpu.example.com", "storage.example.com", "fpga.example.com"];
+const alignmentAttributes = ["resource.kubernetes.io/pcieRoot"];
+const numaAttributes = ["resource.kubernetes.io/numaNode", "dra.net/numaNode", "example.com/numa"];
+const otherAttributes = ["example.com/rack", "gpu.nvidia.com/productName"];
+
+// What a generated case holds that the compiled CEL leaves to the webhook.
+function generateChoice(traits, big) {
+  const choice = {};
+  const role = random();
+  choice.deviceClassName =
+    role < 0.4 ? pick(gpuClasses) : role < 0.8 ? pick(nicClasses) : pick(otherClasses);
+  if (chance(0.15)) choice.count = pick([2, 4]);
+  else if (chance(0.05)) choice.allocationMode = "All";
+  if (chance(0.35)) {
+    const selectors = [];
+    const n = big && chance(0.3) ? 5 + Math.floor(random() * 4) : 1 + Math.floor(random() * 2);
+    for (let i = 0; i < n; i++) {
+      const kind = random();
+      let expression;
+      if (kind < 0.35) {
+        expression = `device.attributes["${pick(["resource.kubernetes.io", "dra.net"])}"].numaNode == ${pick([0, 1])}`;
+        traits.pins = true;
+      } else if (kind < 0.7) {
+        expression = `device.attributes["gpu.nvidia.com"].productName == "${pick(["A100", "H100"])}"`;
+      } else if (kind < 0.8) {
+        expression = `device.driver == "${pick([...gpuClasses, ...nicClasses])}"`;
+        traits.driverSelectors = true;
+      } else if (kind < 0.9) {
+        expression = `device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0`;
+      } else {
+        const length = Math.floor(random() * 300);
+        expression = `device.attributes["dra.net"].rdma == true && ` +
+          `device.attributes["dra.net"].ifName.startsWith("${"x".repeat(length)}")`;
+        if (expression.length > 256) traits.longSelectors = true;
+      }
+      selectors.push({ cel: { expression } });
+    }
+    if (n > 4) traits.manySelectors = true;
+    choice.selectors = selectors;
+  }
+  if (chance(0.04)) {
+    const name = pick([...alignmentAttributes, ...numaAttributes, "derived.example.com/root"]);
+    const expression = chance(0.5)
+      ? `device.attributes["${name.split("/")[0]}"].${name.split("/")[1]}`
+      : pick([`"forged"`, `device.attributes["resource.kubernetes.io"].pcieRoot`]);
+    choice.derivedAttributes = [{ name, expression }];
+    traits.derived = true;
+  }
+  return choice;
+}
+
+function generateObject(index) {
+  const traits = {};
+  const big = chance(0.1);
+  const requestCount = big ? 1 + Math.floor(random() * 32) : 1 + Math.floor(random() * 4);
+  const requests = [];
+  const entries = [];
+  for (let r = 0; r < requestCount; r++) {
+    const name = `r${r}`;
+    if (chance(0.25)) {
+      const subs = [];
+      const subCount = 1 + Math.floor(random() * (big ? 8 : 3));
+      for (let s = 0; s < subCount; s++) {
+        subs.push({ name: `s${s}`, ...generateChoice(traits, big) });
+        entries.push(`${name}/s${s}`);
+      }
+      requests.push({ name, firstAvailable: subs });
+    } else {
+      requests.push({ name, exactly: generateChoice(traits, big) });
+    }
+    entries.push(name);
+  }
+  const constraints = [];
+  const constraintCount = chance(0.3) ? 0 : Math.floor(random() * (big ? 32 : 4));
+  for (let c = 0; c < constraintCount; c++) {
+    const constraint = {};
+    if (!chance(0.1)) {
+      const named = [];
+      const n = 1 + Math.floor(random() * Math.min(entries.length, big ? 32 : 4));
+      for (let i = 0; i < n; i++) named.push(pick(entries));
+      constraint.requests = named;
+    }
+    if (chance(0.08)) constraint.distinctAttribute = pick(otherAttributes);
+    else {
+      const kind = random();
+      constraint.matchAttribute =
+        kind < 0.55 ? pick(alignmentAttributes) : kind < 0.85 ? pick(numaAttributes) : pick(otherAttributes);
+    }
+    constraints.push(constraint);
+  }
+  const devices = { requests };
+  if (constraintCount > 0 || chance(0.2)) devices.constraints = constraints;
+  const template = chance(0.5);
+  const namespace = pick(["default", "inference", "team-a", "kube-system"]);
+  const object = template
+    ? { apiVersion: "resource.k8s.io/v1", kind: "ResourceClaimTemplate",
+        metadata: { name: `case-${index}`, namespace }, spec: { spec: { devices } } }
+    : { apiVersion: "resource.k8s.io/v1", kind: "ResourceClaim",
+        metadata: { name: `case-${index}`, namespace }, spec: { devices } };
+  return { object, traits };
+}
+
+// ---- comparison -------------------------------------------------------------------------------
+
+const counts = { cases: 0, skipped: 0, exact: 0, unsafe: {}, unequal: {}, errors: {}, patched: {},
+                 patchFailures: {}, notNoop: {}, rejudgedFailures: 0, denies: {} };
+const examples = [];
+const note = (kind, message) => {
+  if (examples.filter((e) => e.startsWith(kind)).length < 5) examples.push(`${kind}: ${message}`);
+};
+const bump = (table, key) => { table[key] = (table[key] ?? 0) + 1; };
+
+function writeDocuments(label, documents) {
+  const file = path.join(work, `${label}.yaml`);
+  writeFileSync(file, documents.map((d) => yaml.dump(d, { noRefs: true })).join("---\n"));
+  return file;
+}
+
+function restrict(verdict) {
+  const out = {};
+  for (const rule of compiledRules) if (verdict?.[rule]) out[rule] = verdict[rule];
+  return out;
+}
+
+// One batch: objects judged by the engine with `policyArgs` (with `context`: Namespaces, and the
+// cluster state when `clusterState`), by the compiled policies in both CEL implementations, and
+// patched by the MutatingAdmissionPolicy.
+function judgeBatch(label, cases, policyArgs, { context = [], clusterState = false, namespaceLabels }) {
+  const objects = compile(clusterState ? [...policyArgs, "--cluster-state", writeDocuments(`${label}-state`, context)] : policyArgs);
+  const validating = objects.filter((o) => o.kind === "ValidatingAdmissionPolicy");
+  const bindings = new Map(
+    objects.filter((o) => o.kind === "ValidatingAdmissionPolicyBinding")
+      .map((b) => [b.spec.policyName, b.spec.validationActions[0].toLowerCase()]));
+  const mutating = objects.filter((o) => o.kind === "MutatingAdmissionPolicy");
+  const file = writeDocuments(label, [...context, ...cases.map((c) => c.object)]);
+  const judged = engineVerdicts(file, policyArgs, clusterState);
+  if (judged.errors.length > 0) {
+    // Objects the API server refuses (CEL that does not compile) never reach admission.
+    counts.skipped += cases.length;
+    return objects;
+  }
+  const patchedCases = [];
+  for (const { object, traits, exact: exactHint } of cases) {
+    counts.cases++;
+    const key = `${object.kind}/${object.metadata.namespace}/${object.metadata.name}`;
+    const engineVerdict = judged.verdicts[key] ?? {};
+    const engineDenies = Object.values(engineVerdict).includes("deny");
+    const v1 = asV1(object);
+    const labels = namespaceLabels(object.metadata.namespace);
+    if (judged.unknown.has(key)) {
+      counts.skipped++;
+      continue;
+    }
+    const exact = exactHint ??
+      !(traits.driverSelectors || traits.derived || traits.manySelectors || traits.longSelectors ||
+        traits.weakened);
+    if (exact) counts.exact++;
+    for (const cel of engines) {
+      const { verdict, errors } = validate(cel, validating, bindings, v1, labels);
+      for (const error of errors) {
+        bump(counts.errors, cel.name);
+        note("error", `${cel.name} ${key}: ${error}`);
+      }
+      const denies = Object.values(verdict).includes("deny");
+      if (denies) bump(counts.denies, cel.name);
+      if (denies && !engineDenies) {
+        bump(counts.unsafe, cel.name);
+        note("unsafe", `${cel.name} ${label} ${key}: compiled ${JSON.stringify(verdict)}, engine ${JSON.stringify(engineVerdict)}`);
+      }
+      const expected = restrict(engineVerdict);
+      if (exact && JSON.stringify(verdict) !== JSON.stringify(expected)) {
+        bump(counts.unequal, cel.name);
+        note("unequal", `${cel.name} ${label} ${key}: compiled ${JSON.stringify(verdict)}, engine ${JSON.stringify(expected)}`);
+      }
+      for (const policy of mutating) {
+        let patch;
+        try {
+          patch = mutate(cel, policy, v1, labels);
+        } catch (error) {
+          if (!(error instanceof Error)) throw error;
+          bump(counts.patchFailures, cel.name);
+          note("patch", `${cel.name} ${key}: ${error.message}`);
+          continue;
+        }
+        if (patch.length === 0) continue;
+        bump(counts.patched, cel.name);
+        let patched;
+        try {
+          patched = jsonpatch.applyPatch(structuredClone(v1), patch, true, false).newDocument;
+        } catch (error) {
+          bump(counts.patchFailures, cel.name);
+          note("patch", `${cel.name} ${key}: ${error.message} ${JSON.stringify(patch)}`);
+          continue;
+        }
+        const again = mutate(cel, policy, patched, labels);
+        if (again.length !== 0) {
+          bump(counts.notNoop, cel.name);
+          note("second pass", `${cel.name} ${key}: ${JSON.stringify(again)}`);
+        }
+        if (cel === engines[0]) patchedCases.push(patched);
+      }
+    }
+  }
+  if (patchedCases.length > 0) {
+    const patchedFile = writeDocuments(`${label}-patched`, [...context, ...patchedCases]);
+    const rejudged = engineVerdicts(patchedFile, policyArgs, clusterState);
+    for (const object of patchedCases) {
+      const verdict =
+        rejudged.verdicts[`${object.kind}/${object.metadata.namespace}/${object.metadata.name}`] ?? {};
+      if (verdict["missing-pcie-alignment"] || verdict["numa-only-alignment"]) {
+        counts.rejudgedFailures++;
+        note("rejudged", `${label} ${object.metadata.name}: ${JSON.stringify(verdict)}`);
+      }
+    }
+  }
+  return objects;
+}
+
+// ---- the runs ---------------------------------------------------------------------------------
+
+// kubernetes-models: every emitted object validates against its schema.
+let invalidObjects = 0;
+async function validateObjects(objects) {
+  for (const object of objects) {
+    const [group, version] = object.apiVersion.split("/");
+    const Model = (await load(`kubernetes-models/${group}/${version}`))[object.kind];
+    try {
+      if (!Model) throw new Error("no schema");
+      new Model(object).validate();
+    } catch (error) {
+      invalidObjects++;
+      note("schema", `${object.kind}/${object.metadata.name}: ${error.message}`);
+    }
+  }
+}
+
+const claimKinds = new Set(["ResourceClaim", "ResourceClaimTemplate"]);
+const contextKinds = new Set(["Namespace", "DeviceClass", "ResourceSlice"]);
+const noLabels = () => ({});
+
+// Golden cases: their claims and templates, with their policies and cluster state.
+const goldenDir = path.join(repo, "tests/golden/cases");
+for (const name of readdirSync(goldenDir).sort()) {
+  const dir = path.join(goldenDir, name);
+  const caseFile = yaml.load(readFileSync(path.join(dir, "case.yaml"), "utf8")) ?? {};
+  const input = path.join(dir, "input.yaml");
+  if (!existsSync(input)) continue;
+  let documents;
+  try {
+    documents = yaml.loadAll(readFileSync(input, "utf8"));
+  } catch {
+    continue;  // a case about unreadable YAML
+  }
+  const items = documents.flatMap((d) => (d?.kind === "List" ? d.items ?? [] : [d]));
+  const namespaces = new Map(items.filter((o) => o?.kind === "Namespace")
+    .map((o) => [o.metadata.name, o.metadata.labels ?? {}]));
+  const cases = items.filter((o) => o && claimKinds.has(o.kind) && o.metadata?.name)
+    .map((object) => ({ object: { ...object, metadata: { namespace: "default", ...object.metadata } },
+                        traits: {}, exact: undefined }));
+  if (cases.length === 0) continue;
+  const policyArgs = (caseFile.policies ?? []).flatMap((p) => ["--policies", path.join(dir, p)]);
+  // whenAlignmentImpossible needs the cluster's slices: compiled with the weaker action.
+  const policyText = (caseFile.policies ?? [])
+    .map((p) => readFileSync(path.join(dir, p), "utf8")).join("\n");
+  for (const c of cases) {
+    const text = JSON.stringify(c.object);
+    c.traits = { driverSelectors: /driver/.test(text), derived: /derivedAttributes/.test(text),
+                 weakened: /whenAlignmentImpossible/.test(policyText) };
+  }
+  const context = items.filter((o) => o && contextKinds.has(o.kind));
+  const objects = judgeBatch(`golden-${name}`, cases, policyArgs, {
+    context,
+    clusterState: caseFile.clusterState === true,
+    // A Namespace the input does not hold has its name label (an engine that cannot read the
+    // labels reports the object unknown, and it is not compared).
+    namespaceLabels: (ns) => namespaces.get(ns) ?? { "kubernetes.io/metadata.name": ns },
+  });
+  await validateObjects(objects);
+}
+
+// Generated cases, under the built-in policy and the shipped example policies.
+const generated = [];
+for (let i = 0; i < count; i++) generated.push(generateObject(i));
+const generatedNamespaces = ["default", "inference", "team-a", "kube-system"].map((name) => ({
+  apiVersion: "v1", kind: "Namespace", metadata: { name, labels: { "kubernetes.io/metadata.name": name } } }));
+const builtinObjects = judgeBatch("generated", generated, [], {
+  context: generatedNamespaces,
+  namespaceLabels: (ns) => ({ "kubernetes.io/metadata.name": ns }),
+});
+await validateObjects(builtinObjects);
+
+const report = {
+  cases: counts.cases, skipped: counts.skipped, exactCases: counts.exact, unsafe: counts.unsafe, unequal: counts.unequal,
+  evaluationErrors: counts.errors, denies: counts.denies, patched: counts.patched,
+  patchFailures: counts.patchFailures, secondPassChanges: counts.notNoop,
+  rejudgedFailures: counts.rejudgedFailures, invalidObjects,
+};
+console.log(JSON.stringify(report, null, 2));
+for (const example of examples) console.log(example);
+if (args.report) writeFileSync(args.report, JSON.stringify(report, null, 2));
+const bad = Object.values(counts.unsafe).some(Boolean) || Object.values(counts.unequal).some(Boolean) ||
+  Object.values(counts.patchFailures).some(Boolean) || Object.values(counts.notNoop).some(Boolean) ||
+  Object.values(counts.errors).some(Boolean) || counts.rejudgedFailures > 0 || invalidObjects > 0;
+process.exit(bad ? 1 : 0);
