@@ -563,8 +563,12 @@ class ClaimAnalyzer {
   }
 
   // One constraint per pair, naming both requests (never an empty list, which would also bind
-  // devices that lack the attribute). `add` the whole array when it is absent, else append.
+  // devices that lack the attribute). `add` the whole array when it is absent, else append. None
+  // when the claim would then hold more constraints than the API server accepts.
   JsonPatch fix_operations(const std::vector<std::pair<std::string, std::string>>& pairs) const {
+    if (spec_.constraints.size() + pairs.size() > k8s::kMaxConstraints) {
+      return {};
+    }
     Json constraints = Json::array();
     for (const auto& [gpu, nic] : pairs) {
       Json requests = Json::array();

@@ -98,6 +98,24 @@ TEST(ClaimScaleTest, SixteenNumaOnlyPairs) {
   EXPECT_EQ(evaluation.findings[0].fix.size(), 16u);
 }
 
+// A fix never takes a claim past the API's 32 constraints: 17 constraints and 16 untied pairs
+// are still reported, with no fix (the API server would refuse the patched object).
+TEST(ClaimScaleTest, NoFixPastThirtyTwoConstraints) {
+  std::string requests;
+  std::string constraints;
+  for (int i = 0; i < 16; ++i) {
+    append(requests, gpu("gpu-" + std::to_string(i)));
+    append(requests, nic("nic-" + std::to_string(i)));
+    append(constraints, pair_constraint(i, "dra.net/numaNode"));
+  }
+  append(constraints, R"({"requests":["gpu-0"],"matchAttribute":"example.com/rack"})");
+  const Evaluation evaluation = evaluate_builtin(claim_template(requests, constraints));
+  ASSERT_EQ(evaluation.findings.size(), 1u) << testing::dump(evaluation);
+  EXPECT_EQ(evaluation.findings[0].rule, RuleId::kNumaOnlyAlignment);
+  EXPECT_TRUE(evaluation.findings[0].fix.empty());
+  EXPECT_TRUE(evaluation.patch.empty());
+}
+
 // One constraint naming every subrequest ("r-i/gpu", "r-i/nic") binds every request by both
 // roles; leaving out one NIC subrequest unties that request.
 TEST(ClaimScaleTest, SharedConstraintOverSubrequests) {
