@@ -85,13 +85,13 @@ check "unknown subcommand exit 2" test "$code" -eq 2
 check "unknown subcommand named" grep -q '^topoguard: unknown subcommand "frobnicate"; the subcommands are: audit, fix, explain, policy, serve, review, topology$' "$work/err"
 run policy frobnicate
 check "unknown policy subcommand exit 2" test "$code" -eq 2
-check "unknown policy subcommand named" grep -q '^topoguard policy: unknown subcommand "frobnicate"; the subcommands are: lint, show, test, show-default$' "$work/err"
+check "unknown policy subcommand named" grep -q '^topoguard policy: unknown subcommand "frobnicate"; the subcommands are: lint, show, test, compile, show-default$' "$work/err"
 run
 check "no subcommand is a usage error" test "$code" -eq 2
 check "no subcommand lists them" grep -q '^topoguard: a subcommand is needed: audit, fix, explain, policy, serve, review, topology$' "$work/err"
 run policy
 check "no policy subcommand is a usage error" test "$code" -eq 2
-check "no policy subcommand lists them" grep -q '^topoguard policy: a subcommand is needed: lint, show, test, show-default$' "$work/err"
+check "no policy subcommand lists them" grep -q '^topoguard policy: a subcommand is needed: lint, show, test, compile, show-default$' "$work/err"
 
 # explain: the rule's whole explanation, told once instead of in every finding.
 run explain missing-pcie-alignment
@@ -183,7 +183,8 @@ for i, line in enumerate(lines):
         print(match.group(1))
 PY
 }
-for command in audit fix explain review serve topology "policy lint" "policy show" "policy show-default"; do
+for command in audit fix explain review serve topology "policy lint" "policy show" "policy compile" \
+  "policy show-default"; do
   # shellcheck disable=SC2086 # the policy subcommands are two words
   run $command --help
   check "help of $command shows every default" test -z "$(options_without_default "$work/out")"
