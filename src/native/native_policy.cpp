@@ -8,6 +8,7 @@
 
 #include "cel_cost.h"
 #include "claim_cel.h"
+#include "topoguard/policy/policy_json.h"
 
 namespace topoguard::native {
 
@@ -171,30 +172,6 @@ std::string match_test(const policy::Match& match, bool with_namespace_labels) {
   return parts.empty() ? "true" : join(parts, " && ");
 }
 
-Json label_selector_json(const policy::LabelSelector& selector) {
-  Json json = Json::object();
-  if (!selector.match_labels.empty()) {
-    json["matchLabels"] = Json::object();
-    for (const auto& [key, value] : selector.match_labels) {
-      json["matchLabels"][key] = value;
-    }
-  }
-  if (!selector.match_expressions.empty()) {
-    json["matchExpressions"] = Json::array();
-    for (const policy::LabelRequirement& requirement : selector.match_expressions) {
-      static constexpr std::array<const char*, 4> kOperators{"In", "NotIn", "Exists",
-                                                             "DoesNotExist"};
-      Json entry = {{"key", requirement.key},
-                    {"operator", kOperators[static_cast<std::size_t>(requirement.op)]}};
-      if (!requirement.values.empty()) {
-        entry["values"] = requirement.values;
-      }
-      json["matchExpressions"].push_back(std::move(entry));
-    }
-  }
-  return json;
-}
-
 bool covers(const std::vector<RuleId>& rules, RuleId rule) {
   return rules.empty() || std::find(rules.begin(), rules.end(), rule) != rules.end();
 }
@@ -304,10 +281,10 @@ class PolicyCompiler {
                        {"resources", resources}}})},
         {"matchPolicy", "Equivalent"}};
     if (policy_.match.namespace_selector) {
-      match_constraints_["namespaceSelector"] = label_selector_json(*policy_.match.namespace_selector);
+      match_constraints_["namespaceSelector"] = policy::selector_to_json(*policy_.match.namespace_selector);
     }
     if (policy_.match.selector) {
-      match_constraints_["objectSelector"] = label_selector_json(*policy_.match.selector);
+      match_constraints_["objectSelector"] = policy::selector_to_json(*policy_.match.selector);
     }
     const std::string scope = match_test(
         policy::Match{policy_.match.include_namespaces, policy_.match.exclude_namespaces,

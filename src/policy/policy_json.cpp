@@ -17,6 +17,25 @@ Json pattern_texts(const PatternList& list) {
   return texts;
 }
 
+
+Json rule_names(const std::vector<RuleId>& rules) {
+  Json names = Json::array();
+  for (RuleId rule : rules) {
+    names.push_back(rule_name(rule));
+  }
+  return names;
+}
+
+Json recognizer_to_json(const DeviceRecognizer& recognizer) {
+  Json json = Json::object();
+  json["deviceClassNames"] = pattern_texts(recognizer.device_class_names);
+  json["drivers"] = pattern_texts(recognizer.drivers);
+  json["extendedResources"] = pattern_texts(recognizer.extended_resources);
+  return json;
+}
+
+}  // namespace
+
 Json selector_to_json(const LabelSelector& selector) {
   Json json = Json::object();
   if (!selector.match_labels.empty()) {
@@ -39,24 +58,6 @@ Json selector_to_json(const LabelSelector& selector) {
   }
   return json;
 }
-
-Json rule_names(const std::vector<RuleId>& rules) {
-  Json names = Json::array();
-  for (RuleId rule : rules) {
-    names.push_back(rule_name(rule));
-  }
-  return names;
-}
-
-Json recognizer_to_json(const DeviceRecognizer& recognizer) {
-  Json json = Json::object();
-  json["deviceClassNames"] = pattern_texts(recognizer.device_class_names);
-  json["drivers"] = pattern_texts(recognizer.drivers);
-  json["extendedResources"] = pattern_texts(recognizer.extended_resources);
-  return json;
-}
-
-}  // namespace
 
 Json match_to_json(const Match& match) {
   Json json = Json::object();

@@ -10,6 +10,8 @@
 namespace topoguard::policy {
 
 [[nodiscard]] Json match_to_json(const Match& match);
+// A label selector as Kubernetes writes it (matchLabels, matchExpressions).
+[[nodiscard]] Json selector_to_json(const LabelSelector& selector);
 [[nodiscard]] Json policy_to_json(const Policy& policy);
 
 }  // namespace topoguard::policy

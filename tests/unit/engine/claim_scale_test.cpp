@@ -83,15 +83,20 @@ TEST(ClaimScaleTest, UntiedHalfIsFixedPairByPair) {
                                  Inventory(Inventory::Claims::kUnknown));
 }
 
-// Pairs tied only by NUMA constraints are numa-only, also at the limit.
-TEST(ClaimScaleTest, SixteenNumaOnlyPairs) {
-  std::string requests;
-  std::string constraints;
+// 16 GPU-NIC pairs, each tied only by its own NUMA constraint.
+void numa_pairs(std::string& requests, std::string& constraints) {
   for (int i = 0; i < 16; ++i) {
     append(requests, gpu("gpu-" + std::to_string(i)));
     append(requests, nic("nic-" + std::to_string(i)));
     append(constraints, pair_constraint(i, "dra.net/numaNode"));
   }
+}
+
+// Pairs tied only by NUMA constraints are numa-only, also at the limit.
+TEST(ClaimScaleTest, SixteenNumaOnlyPairs) {
+  std::string requests;
+  std::string constraints;
+  numa_pairs(requests, constraints);
   const Evaluation evaluation = evaluate_builtin(claim_template(requests, constraints));
   ASSERT_EQ(evaluation.findings.size(), 1u) << testing::dump(evaluation);
   EXPECT_EQ(evaluation.findings[0].rule, RuleId::kNumaOnlyAlignment);
@@ -103,11 +108,7 @@ TEST(ClaimScaleTest, SixteenNumaOnlyPairs) {
 TEST(ClaimScaleTest, NoFixPastThirtyTwoConstraints) {
   std::string requests;
   std::string constraints;
-  for (int i = 0; i < 16; ++i) {
-    append(requests, gpu("gpu-" + std::to_string(i)));
-    append(requests, nic("nic-" + std::to_string(i)));
-    append(constraints, pair_constraint(i, "dra.net/numaNode"));
-  }
+  numa_pairs(requests, constraints);
   append(constraints, R"({"requests":["gpu-0"],"matchAttribute":"example.com/rack"})");
   const Evaluation evaluation = evaluate_builtin(claim_template(requests, constraints));
   ASSERT_EQ(evaluation.findings.size(), 1u) << testing::dump(evaluation);
