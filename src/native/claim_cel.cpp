@@ -1,6 +1,7 @@
 #include "claim_cel.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <string_view>
 
@@ -251,6 +252,11 @@ ClaimCel claim_cel(const policy::Policy& policy,
                     "has(variables.devices.requests) ? variables.devices.requests : []");
   vars.emplace_back("constraints",
                     "has(variables.devices.constraints) ? variables.devices.constraints : []");
+  // Per constraint (by index): its matchAttribute ('' for none) and its entries.
+  vars.emplace_back("attributes", "variables.constraints.map(k, has(k.matchAttribute) ? "
+                                  "string(k.matchAttribute) : '')");
+  vars.emplace_back("entries",
+                    "variables.constraints.map(k, has(k.requests) ? k.requests : [])");
   // The requests of a role, and (by the same index) their subrequests of that role as
   // constraint entries name them.
   const auto role_requests = [&](const std::string& is_role) {
@@ -267,6 +273,11 @@ ClaimCel claim_cel(const policy::Policy& policy,
   vars.emplace_back("nicNames", "variables.nicRequests.map(r, string(r.name))");
   vars.emplace_back("gpuSubs", subs("gpu", is_gpu));
   vars.emplace_back("nicSubs", subs("nic", is_nic));
+  // The indexes of those lists and of the constraints, so that loops by index run over what
+  // is there.
+  vars.emplace_back("gpuIndexes", indexes + ".filter(i, i < size(variables.gpuNames))");
+  vars.emplace_back("nicIndexes", indexes + ".filter(i, i < size(variables.nicNames))");
+  vars.emplace_back("constraintIndexes", indexes + ".filter(j, j < size(variables.constraints))");
   // Roles may also come from selectors that read the driver (as the engine evaluates them):
   // then the compiled policy decides nothing about ties.
   const std::string max_selectors = std::to_string(kMaxSelectorsExamined);
@@ -281,7 +292,6 @@ ClaimCel claim_cel(const policy::Policy& policy,
   vars.emplace_back("derives", "variables.requests.exists(r, " + choices +
                                    ".exists(c, has(c.derivedAttributes) && "
                                    "size(c.derivedAttributes) > 0))");
-  vars.emplace_back("exact", "!variables.rolesFromSelectors && !variables.derives");
 
   // NUMA pins: the requests of a role with a choice of that role whose selectors read a NUMA
   // attribute, surely or maybe.
@@ -318,104 +328,248 @@ ClaimCel claim_cel(const policy::Policy& policy,
   vars.emplace_back("gpuPinMaybe", pinned(is_gpu, maybe_pin));
   vars.emplace_back("nicPinMaybe", pinned(is_nic, maybe_pin));
 
-  // Per alignment (NUMA) constraint, the GPU and NIC requests it binds by their role: all for an
+  // Derived attributes (KEP-6080), classified once each: what the engine's classify() reads of
+  // them. [name, sure/maybe a read of its own name, sure/maybe a read of an alignment attribute,
+  // sure/maybe a read of an alignment or NUMA attribute, a topology name] as 'y'/'n'. "Sure"
+  // only for the canonical texts, "maybe" for any text the engine could read as such a read.
+  const std::string max_deriving = std::to_string(kMaxDerivingRequests);
+  const std::string max_derived = std::to_string(kMaxDerivedExamined);
+  const std::string max_derived_length = std::to_string(kMaxDerivedExpressionLength);
+  std::vector<std::string> literal_names = alignment;
+  for (const policy::Pattern& pattern : policy.numa_attributes.patterns()) {
+    if (pattern.literal()) {
+      literal_names.push_back(*pattern.literal());
+    }
+  }
+  const auto canonical = [](const std::string& name) {
+    const std::size_t slash = name.rfind('/');
+    const std::string domain = slash == std::string::npos ? "" : name.substr(0, slash);
+    const std::string field = slash == std::string::npos ? name : name.substr(slash + 1);
+    return std::vector<std::string>{"device.attributes[\"" + domain + "\"]." + field,
+                                    "device.attributes[\"" + domain + "\"][\"" + field + "\"]"};
+  };
+  const auto text_of = [](const std::string& name) {
+    const std::size_t slash = name.rfind('/');
+    const std::string domain = slash == std::string::npos ? "" : name.substr(0, slash);
+    const std::string field = slash == std::string::npos ? name : name.substr(slash + 1);
+    return "(d.expression.contains(" + cel_quote(domain) + ") && d.expression.contains(" +
+           cel_quote(field) + "))";
+  };
+  std::vector<std::string> alignment_reads;
+  std::string alignment_text = "false";
+  for (const std::string& name : alignment) {
+    for (std::string& text : canonical(name)) {
+      alignment_reads.push_back(std::move(text));
+    }
+    alignment_text += " || " + text_of(name);
+  }
+  std::string self_sure = "false";
+  std::string self_text = "!(d.name in " + cel_list(literal_names) + ")";
+  for (const std::string& name : literal_names) {
+    self_sure += " || (d.name == " + cel_quote(name) + " && d.expression in " +
+                 cel_list(canonical(name)) + ")";
+    self_text += " || (d.name == " + cel_quote(name) + " && " + text_of(name) + ")";
+  }
+  std::string numa_text = every_selector_may_pin ? "true" : "false";
+  for (const std::string& text : witnesses) {
+    numa_text += " || d.expression.contains(" + cel_quote(text) + ")";
+  }
+  std::string sure_numa_read = "false";
+  if (!sure_pins.empty()) {
+    std::string alternatives;
+    for (const std::string& pin : sure_pins) {
+      alternatives += (alternatives.empty() ? "" : "|") + pin;
+    }
+    sure_numa_read = "d.expression.matches(" + cel_quote("^(?:" + alternatives + ")$") + ")";
+  }
+  const std::string generic_read =
+      std::string(R"re(^[\s(]*device\s*\.\s*attributes\s*\[\s*)re") + kStringLiteral +
+      R"re(\s*\]\s*(?:\.\s*[A-Za-z_][A-Za-z0-9_]*|\[\s*)re" + kStringLiteral +
+      R"re(\s*\])[\s)]*$)re";
+  // Texts the engine may read as an attribute read: the generic form, or any it cannot be told
+  // from here (escapes, comments, too long to look at).
+  const std::string opaque = "(size(d.expression) > " + max_derived_length +
+                             " || d.expression.contains('\\\\') || d.expression.contains('//'))";
+  const std::string read_form = "(size(d.expression) <= " + max_derived_length +
+                                " && d.expression.matches(" + cel_quote(generic_read) + "))";
+  const std::string topology_name =
+      "(d.name in " + cel_list(literal_names) +
+      (numa.regexes.empty() ? std::string()
+                            : " || d.name.matches(" + cel_quote(anchored(numa.regexes)) + ")") +
+      ")";
+  const auto flag = [](const std::string& condition) {
+    return "(" + condition + " ? 'y' : 'n')";
+  };
+  const std::string sure_alignment = "d.expression in " + cel_list(alignment_reads);
+  const std::string classes =
+      "[string(d.name), " + flag(self_sure) + ", " +
+      flag(opaque + " || (" + read_form + " && (" + self_text + "))") + ", " +
+      flag(sure_alignment) + ", " + flag(opaque + " || (" + read_form + " && (" + alignment_text + "))") +
+      ", " +
+      flag(sure_alignment + " || (size(d.expression) <= " + max_derived_length + " && " +
+           sure_numa_read + ")") +
+      ", " +
+      flag(opaque + " || (" + read_form + " && (" + alignment_text + " || " + numa_text + "))") +
+      ", " + flag(topology_name) + "]";
+  vars.emplace_back("derivingRequests", "variables.requests.filter(r, " + choices +
+                                            ".exists(c, has(c.derivedAttributes) && "
+                                            "size(c.derivedAttributes) > 0))");
+  vars.emplace_back(
+      "derivedChoiceLists",
+      "size(variables.derivingRequests) <= " + max_deriving +
+          " ? variables.derivingRequests.map(r, " + choices +
+          ".filter(c, has(c.derivedAttributes)).map(c, {'key': dyn(has(r.firstAvailable) ? "
+          "string(r.name) + '/' + string(c.name) : string(r.name)), 'request': "
+          "dyn(string(r.name)), 'classes': dyn(size(c.derivedAttributes) <= " +
+          max_derived + " ? c.derivedAttributes.map(d, " + classes + ") : [])})) : []");
+  const auto flatten = [](const std::string& lists, int count) {
+    std::string text;
+    for (int i = 0; i < count; ++i) {
+      text += (i > 0 ? " + " : "") + std::string("(size(") + lists + ") > " +
+              std::to_string(i) + " ? " + lists + "[" + std::to_string(i) + "] : [])";
+    }
+    return text;
+  };
+  vars.emplace_back("derivedChoices",
+                    flatten("variables.derivedChoiceLists", kMaxDerivingRequests));
+  // Claims with derived attributes are read exactly when small: within the limits above, at
+  // most kMaxDerivingClaimRequests requests and as many constraints.
+  const std::string small = std::to_string(kMaxDerivingClaimRequests);
+  vars.emplace_back(
+      "derivedExact",
+      "size(variables.requests) <= " + small + " && size(variables.constraints) <= " + small +
+          " && size(variables.derivingRequests) <= " + max_deriving +
+          " && variables.derivingRequests.all(r, " + choices +
+          ".all(c, !has(c.derivedAttributes) || size(c.derivedAttributes) <= " + max_derived +
+          "))");
+  vars.emplace_back("exact",
+                    "!variables.rolesFromSelectors && (!variables.derives || variables.derivedExact)");
+  // Every choice as [key, request] (for the first kMaxDerivingClaimRequests requests: only read
+  // when the claim is that small).
+  vars.emplace_back("choiceKeyLists",
+                    "variables.requests.map(r, " + choices +
+                        ".map(c, has(r.firstAvailable) ? [string(r.name) + '/' + string(c.name), "
+                        "string(r.name)] : [string(r.name), string(r.name)]))");
+  vars.emplace_back("choiceKeys", flatten("variables.choiceKeyLists", kMaxDerivingClaimRequests));
+
+  // Per constraint: what it ties by, as [may be alignment, is alignment, may be NUMA, is NUMA]
+  // (engine: ClaimAnalyzer::classify). A constraint on an alignment (NUMA) attribute ties by it
+  // unless a choice it binds derives that attribute as anything but a read of it; one on another
+  // name only when every choice it binds derives the name as a read of an alignment (NUMA)
+  // attribute.
+  const std::string binds_choice = "(" + empty_list + " || dc.request in k.requests || dc.key in k.requests)";
+  vars.emplace_back("namedDerived",
+                    "variables.constraints.map(k, has(k.matchAttribute) ? "
+                    "variables.derivedChoices.filter(dc, " +
+                        binds_choice +
+                        ").map(dc, dc.classes.filter(x, x[0] == k.matchAttribute))"
+                        ".filter(l, size(l) > 0).map(l, l[0]) : [])");
+  vars.emplace_back("boundChoices",
+                    "variables.constraints.map(k, size(variables.choiceKeys.filter(q, " +
+                        empty_list + " || q[1] in k.requests || q[0] in k.requests)))");
+  const std::string bound_attribute = "variables.attributes[j]";
+  const std::string is_alignment_name = "(" + bound_attribute + " in " + cel_list(alignment) + ")";
+  const std::string is_numa_name = "(" + bound_attribute + " != '' && !(" + bound_attribute + " in " +
+                                   cel_list(alignment) + ") && " + accepts(bound_attribute, numa) + ")";
+  const std::string named = "variables.namedDerived[j]";
+  const std::string every_derives = "(" + bound_attribute + " != '' && !" + is_alignment_name + " && !" +
+                                    is_numa_name + " && variables.boundChoices[j] > 0 && size(" +
+                                    named + ") == variables.boundChoices[j])";
+  const auto all_say = [&](int column) {
+    return named + ".all(x, x[" + std::to_string(column) + "] == 'y')";
+  };
+  const auto none_forged = [&](int column) {
+    return "!" + named + ".exists(x, x[" + std::to_string(column) + "] == 'n')";
+  };
+  const std::string may_alignment = "(" + is_alignment_name + " ? " + none_forged(2) + " : " +
+                                    every_derives + " && " + all_say(4) + ")";
+  const std::string is_alignment = "(" + is_alignment_name + " ? " + none_forged(1) + " : " +
+                                   every_derives + " && " + all_say(3) + ")";
+  const std::string may_numa = "(" + is_numa_name + " ? " + none_forged(2) + " : " +
+                               every_derives + " && " + all_say(6) + " && !" + all_say(3) + ")";
+  const std::string is_numa = "(" + is_numa_name + " ? " + none_forged(1) + " : " +
+                              every_derives + " && " + all_say(5) + " && !" + all_say(4) + ")";
+  vars.emplace_back("ties", "variables.constraintIndexes.map(j, [" +
+                                flag(may_alignment) + ", " + flag(is_alignment) + ", " +
+                                flag(may_numa) + ", " + flag(is_numa) + "])");
+
+  // Per constraint, the indexes of the GPU (NIC) requests it binds by that role: all for an
   // empty list, a request named whole, or one whose subrequests of the role are all named.
-  const std::string is_alignment =
-      "has(k.matchAttribute) && k.matchAttribute in " + cel_list(alignment);
-  const std::string is_numa = "has(k.matchAttribute) && !(k.matchAttribute in " +
-                              cel_list(alignment) + ") && " + accepts("k.matchAttribute", numa);
-  const auto cover = [&](const std::string& kind_test, const std::string& role) {
+  const auto cover = [&](const std::string& role) {
     const std::string names = "variables." + role + "Names";
     const std::string role_subs = "variables." + role + "Subs";
-    return "variables.constraints.filter(k, " + kind_test + ").map(k, " + indexes +
-           ".filter(i, i < size(" + names + ") && (" + empty_list + " || " + names +
-           "[i] in k.requests || (size(" + role_subs + "[i]) > 0 && " + role_subs +
-           "[i].all(x, x in k.requests)))).map(i, " + names + "[i]))";
+    return "variables.constraints.map(k, variables." + role + "Indexes.filter(i, " + empty_list +
+           " || " + names + "[i] in k.requests || (size(" + role_subs + "[i]) > 0 && " +
+           role_subs + "[i].all(x, x in k.requests))))";
   };
-  vars.emplace_back("alignGpus", cover(is_alignment, "gpu"));
-  vars.emplace_back("alignNics", cover(is_alignment, "nic"));
-  vars.emplace_back("numaGpus", cover(is_numa, "gpu"));
-  vars.emplace_back("numaNics", cover(is_numa, "nic"));
-  const auto tied = [&](const std::string& mine, const std::string& others) {
-    return indexes + ".exists(i, i < size(variables." + mine + ") && size(variables." + others +
-           "[i]) > 0 && n in variables." + mine + "[i])";
+  vars.emplace_back("gpuBound", cover("gpu"));
+  vars.emplace_back("nicBound", cover("nic"));
+  // The constraints that tie a GPU to a NIC by a kind (ties column: 0 may be alignment, 1 is
+  // alignment, 2 may be NUMA, 3 is NUMA): they bind requests of both roles.
+  const std::array<const char*, 4> tie_sets{"mayAlign", "isAlign", "mayNuma", "isNuma"};
+  for (std::size_t column = 0; column < tie_sets.size(); ++column) {
+    vars.emplace_back(tie_sets[column],
+                      "variables.constraintIndexes.filter(j, variables.ties[j][" +
+                          std::to_string(column) +
+                          "] == 'y' && size(variables.gpuBound[j]) > 0 && "
+                          "size(variables.nicBound[j]) > 0)");
+  }
+  const auto tied = [&](const std::string& mine, const std::string&, int column) {
+    return "variables." + std::string(tie_sets[static_cast<std::size_t>(column)]) +
+           ".exists(j, i in variables." + mine + "[j])";
   };
-  vars.emplace_back("untiedGpus",
-                    "variables.gpuNames.filter(n, !" + tied("alignGpus", "alignNics") + ")");
-  vars.emplace_back("untiedNics",
-                    "variables.nicNames.filter(n, !" + tied("alignNics", "alignGpus") + ")");
+  const auto untied = [&](const std::string& role, const std::string& other, int column) {
+    return "variables." + role + "Indexes.filter(i, !" +
+           tied(role + "Bound", other + "Bound", column) + ")";
+  };
+  // Fewest untied (by every constraint that may tie) and most (by those that surely do).
+  vars.emplace_back("untiedGpusFewest", untied("gpu", "nic", 0));
+  vars.emplace_back("untiedNicsFewest", untied("nic", "gpu", 0));
+  vars.emplace_back("untiedGpusMost", untied("gpu", "nic", 1));
+  vars.emplace_back("untiedNicsMost", untied("nic", "gpu", 1));
+  vars.emplace_back("untiedGpus", "variables.untiedGpusFewest.map(i, variables.gpuNames[i])");
+  vars.emplace_back("untiedNics", "variables.untiedNicsFewest.map(i, variables.nicNames[i])");
   vars.emplace_back("misaligned",
                     "size(variables.gpuNames) > 0 && size(variables.nicNames) > 0 && "
-                    "size(variables.untiedGpus) + size(variables.untiedNics) > 0");
-  const auto only_numa = [&](const std::string& how) {
-    return "variables.untiedGpus.all(n, size(variables.nicPin" + how +
-           ") > 0 || n in variables.gpuPin" + how + " || " + tied("numaGpus", "numaNics") +
-           ") && variables.untiedNics.all(n, size(variables.gpuPin" + how +
-           ") > 0 || n in variables.nicPin" + how + " || " + tied("numaNics", "numaGpus") + ")";
+                    "size(variables.untiedGpusFewest) + size(variables.untiedNicsFewest) > 0");
+  // Whether every untied request is related to the other role by NUMA only (engine:
+  // check_alignment): surely (fewest relations, most untied) or maybe (the reverse).
+  const auto only_numa = [&](const std::string& how, const std::string& untied_set,
+                             int column) {
+    return "variables.untiedGpus" + untied_set + ".all(i, size(variables.nicPin" + how +
+           ") > 0 || variables.gpuNames[i] in variables.gpuPin" + how + " || " +
+           tied("gpuBound", "nicBound", column) + ") && variables.untiedNics" + untied_set +
+           ".all(i, size(variables.gpuPin" + how + ") > 0 || variables.nicNames[i] in "
+           "variables.nicPin" + how + " || " + tied("nicBound", "gpuBound", column) + ")";
   };
-  vars.emplace_back("onlyNumaSure", only_numa("Sure"));
-  vars.emplace_back("onlyNumaMaybe", only_numa("Maybe"));
+  vars.emplace_back("onlyNumaSure", only_numa("Sure", "Most", 3));
+  vars.emplace_back("onlyNumaMaybe", only_numa("Maybe", "Fewest", 2));
   out.only_numa_sure = "variables.onlyNumaSure";
   out.only_numa_maybe = "variables.onlyNumaMaybe";
   out.missing = "variables.exact && variables.misaligned && !variables.onlyNumaMaybe";
   out.numa_only = "variables.exact && variables.misaligned && variables.onlyNumaSure";
 
-  // Multi-device choices an alignment constraint binds: [name, name/sub, ...] of the requests
-  // with such a choice (the request itself when it has no subrequests).
+  // Multi-device choices a constraint that surely ties by alignment binds: [name, name/sub, ...]
+  // of the requests with such a choice (the request itself when it has no subrequests).
   vars.emplace_back("multiKeys",
                     "variables.requests.filter(r, " + choices + ".exists(c, " + multi +
                         ")).map(r, has(r.firstAvailable) ? [string(r.name)] + "
                         "r.firstAvailable.filter(c, " +
                         multi + ").map(c, string(r.name) + '/' + string(c.name)) : [string(r.name)])");
-  vars.emplace_back("multiBound", "variables.constraints.filter(k, " + is_alignment +
-                                      " && variables.multiKeys.exists(q, " + empty_list +
-                                      " || q.exists(x, x in k.requests))).map(k, "
-                                      "string(k.matchAttribute))");
-  out.multi_device = "!variables.derives && size(variables.multiBound) > 0";
+  vars.emplace_back("multiBound",
+                    "variables.constraintIndexes.filter(j, variables.ties[j][1] == 'y' "
+                    "&& variables.multiKeys.exists(q, size(variables.entries[j]) == 0 || "
+                              "q.exists(x, x in variables.entries[j]))).map(j, "
+                              "variables.attributes[j])");
+  out.multi_device =
+      "(!variables.derives || variables.derivedExact) && size(variables.multiBound) > 0";
 
   // Derived attributes named like an alignment or NUMA attribute on a choice some constraint
-  // binds, whose expression is surely not a read of that attribute.
-  const std::string max_deriving = std::to_string(kMaxDerivingRequests);
-  const std::string max_derived = std::to_string(kMaxDerivedExamined);
-  const std::string max_derived_length = std::to_string(kMaxDerivedExpressionLength);
-  vars.emplace_back("derivingRequests", "variables.requests.filter(r, " + choices +
-                                            ".exists(c, has(c.derivedAttributes) && "
-                                            "size(c.derivedAttributes) > 0))");
-  const std::string generic_read =
-      std::string(R"re(^[\s(]*device\s*\.\s*attributes\s*\[\s*)re") + kStringLiteral +
-      R"re(\s*\]\s*(?:\.\s*[A-Za-z_][A-Za-z0-9_]*|\[\s*)re" + kStringLiteral +
-      R"re(\s*\])[\s)]*$)re";
-  std::string mismatch;
-  std::vector<std::string> literal_names = alignment;
-  literal_names.insert(literal_names.end(), numa.literals.begin(), numa.literals.end());
-  for (const std::string& name : literal_names) {
-    const std::size_t slash = name.rfind('/');
-    const std::string domain = slash == std::string::npos ? "" : name.substr(0, slash);
-    const std::string field = slash == std::string::npos ? name : name.substr(slash + 1);
-    mismatch += " || (d.name == " + cel_quote(name) + " && !(d.expression.contains(" +
-                cel_quote(domain) + ") && d.expression.contains(" + cel_quote(field) + ")))";
-  }
-  const std::string forged = "size(d.expression) <= " + max_derived_length +
-                             " && !d.expression.contains('\\\\') && "
-                             "!d.expression.contains('//') && (!d.expression.matches(" +
-                             cel_quote(generic_read) + ")" + mismatch + ")";
-  const std::string topology_name = "(d.name in " + cel_list(literal_names) +
-                                    (numa.regexes.empty()
-                                         ? std::string()
-                                         : " || d.name.matches(" +
-                                               cel_quote(anchored(numa.regexes)) + ")") +
-                                    ")";
-  const std::string bound_choice =
-      "variables.constraints.exists(k, " + empty_list +
-      " || string(r.name) in k.requests || (has(r.firstAvailable) && string(r.name) + '/' + "
-      "string(c.name) in k.requests))";
-  vars.emplace_back(
-      "overriddenAttributes",
-      "size(variables.derivingRequests) <= " + max_deriving +
-          " ? variables.derivingRequests.filter(r, " + choices +
-          ".exists(c, has(c.derivedAttributes) && size(c.derivedAttributes) <= " + max_derived +
-          " && c.derivedAttributes.exists(d, " + topology_name + " && " + forged + ") && " +
-          bound_choice + ")).map(r, string(r.name)) : []");
+  // binds, surely not a read of that attribute (engine: check_derived_attributes).
+  vars.emplace_back("overriddenAttributes",
+                    "variables.derivedChoices.filter(dc, dc.classes.exists(x, x[7] == 'y' && "
+                    "x[2] == 'n') && variables.constraints.exists(k, " +
+                        binds_choice + ")).map(dc, string(dc.key))");
   out.overridden = "size(variables.overriddenAttributes) > 0";
 
   // The fix's pairs exist as the engine makes them (claim_alignment.cpp fix_pairs), and the
@@ -427,7 +581,11 @@ ClaimCel claim_cel(const policy::Policy& policy,
       "!variables.untiedGpus.exists(n, n in variables.multiNames) && "
       "!variables.untiedNics.exists(n, n in variables.multiNames) && "
       "!variables.gpuNames.exists(n, n in variables.nicNames) && "
-      "size(variables.constraints) + size(variables.untiedGpus) <= 32";
+      "size(variables.constraints) + size(variables.untiedGpus) <= 32 && "
+      "variables.untiedGpusFewest == variables.untiedGpusMost && "
+      "variables.untiedNicsFewest == variables.untiedNicsMost && "
+      "!variables.derivedChoices.exists(dc, dc.classes.exists(x, x[0] == " +
+      cel_quote(policy.alignment_attribute) + " && x[1] == 'n'))";
   const std::string attribute = cel_quote(policy.alignment_attribute);
   const std::string pair_value = "{'requests': dyn([variables.untiedGpus[i], "
                                  "variables.untiedNics[i]]), 'matchAttribute': dyn(" +

@@ -1,8 +1,12 @@
 // The CEL that decides, for one policy, what the engine's claim analysis decides
 // (engine/claim_alignment.cpp): request roles from class names, ties by alignment and NUMA
-// constraints with `requests`/subrequest coverage, NUMA pins, multi-device constraints and
-// derived attributes that override the alignment attribute. Variables in evaluation order,
-// then one boolean per rule (true: the engine would report it).
+// constraints with `requests`/subrequest coverage, NUMA pins, multi-device constraints, and
+// derived attributes (which can make or break a tie, or override an alignment attribute).
+// Variables in evaluation order, then one boolean per rule (true: the engine reports it).
+//
+// What the text of a selector or derived attribute cannot settle is computed both ways, as what
+// surely holds and what may hold: a rule fires only when it fires either way, so the compiled
+// policy never reports what the engine does not.
 #pragma once
 
 #include <string>
@@ -21,7 +25,9 @@ inline constexpr int kMaxSelectorLength = 256;           // characters
 inline constexpr int kMaxPinSelectorLength = 64;         // a selector read as a NUMA pin
 inline constexpr int kMaxDerivingRequests = 4;           // requests with derived attributes
 inline constexpr int kMaxDerivedExamined = 4;            // per request or subrequest
-inline constexpr int kMaxDerivedExpressionLength = 256;  // characters
+inline constexpr int kMaxDerivedExpressionLength = 128;  // characters
+// A claim with derived attributes is read exactly up to this many requests and constraints.
+inline constexpr int kMaxDerivingClaimRequests = 8;
 
 struct ClaimCel {
   std::vector<std::pair<std::string, std::string>> variables;  // name, expression

@@ -635,12 +635,15 @@ Result<CompiledPolicies> compile_policies(const policy::PolicySet& policies,
     }
     note("roles from request selectors that read the driver: claims with such selectors are "
          "left to the webhook");
-    limit("claims with derived attributes (KEP-6080): missing-pcie-alignment, "
-         "numa-only-alignment and multi-device-alignment are left to the webhook; "
-         "overridden-alignment-attribute is decided for up to " +
-         std::to_string(kMaxDerivingRequests) + " requests with at most " +
-         std::to_string(kMaxDerivedExamined) + " derived attributes each of at most " +
-         std::to_string(kMaxDerivedExpressionLength) + " characters");
+    limit("claims with derived attributes (KEP-6080): read when at most " +
+          std::to_string(kMaxDerivingRequests) + " requests derive attributes, at most " +
+          std::to_string(kMaxDerivedExamined) + " each, and (for every rule but "
+          "overridden-alignment-attribute) the claim has at most " +
+          std::to_string(kMaxDerivingClaimRequests) + " requests and " +
+          std::to_string(kMaxDerivingClaimRequests) +
+          " constraints; an expression is read as an attribute read only in its canonical form "
+          "device.attributes[\"<domain>\"].<name>, and one of more than " +
+          std::to_string(kMaxDerivedExpressionLength) + " characters not at all");
     limit("selectors: a request's are read when it has at most " +
           std::to_string(kMaxSelectorsExamined) + " of at most " +
           std::to_string(kMaxSelectorLength) +
