@@ -546,8 +546,8 @@ ClaimCel claim_cel(const policy::Policy& policy,
   vars.emplace_back("onlyNumaMaybe", only_numa("Maybe", "Fewest", 2));
   out.only_numa_sure = "variables.onlyNumaSure";
   out.only_numa_maybe = "variables.onlyNumaMaybe";
-  out.missing = "variables.exact && variables.misaligned && !variables.onlyNumaMaybe";
-  out.numa_only = "variables.exact && variables.misaligned && variables.onlyNumaSure";
+  out.missing.reported = "variables.exact && variables.misaligned && !variables.onlyNumaMaybe";
+  out.numa_only.reported = "variables.exact && variables.misaligned && variables.onlyNumaSure";
 
   // Multi-device choices a constraint that surely ties by alignment binds: [name, name/sub, ...]
   // of the requests with such a choice (the request itself when it has no subrequests).
@@ -561,7 +561,7 @@ ClaimCel claim_cel(const policy::Policy& policy,
                     "&& variables.multiKeys.exists(q, size(variables.entries[j]) == 0 || "
                               "q.exists(x, x in variables.entries[j]))).map(j, "
                               "variables.attributes[j])");
-  out.multi_device =
+  out.multi_device.reported =
       "(!variables.derives || variables.derivedExact) && size(variables.multiBound) > 0";
 
   // Derived attributes named like an alignment or NUMA attribute on a choice some constraint
@@ -570,7 +570,7 @@ ClaimCel claim_cel(const policy::Policy& policy,
                     "variables.derivedChoices.filter(dc, dc.classes.exists(x, x[7] == 'y' && "
                     "x[2] == 'n') && variables.constraints.exists(k, " +
                         binds_choice + ")).map(dc, string(dc.key))");
-  out.overridden = "size(variables.overriddenAttributes) > 0";
+  out.overridden.reported = "size(variables.overriddenAttributes) > 0";
 
   // The fix's pairs exist as the engine makes them (claim_alignment.cpp fix_pairs), and the
   // constraints they add keep the claim within the API's 32.
@@ -615,15 +615,15 @@ ClaimCel claim_cel(const policy::Policy& policy,
            state + "; add one constraint on " + policy.alignment_attribute +
            " per GPU/NIC pair, each naming one GPU and one NIC request'";
   };
-  out.missing_message = pair_message("not tied to one PCIe root", "add ");
-  out.numa_only_message =
+  out.missing.message = pair_message("not tied to one PCIe root", "add ");
+  out.numa_only.message =
       pair_message("aligned only by NUMA node, not to one PCIe root",
                    "keep the NUMA constraint or selectors and add ");
-  out.multi_device_message =
+  out.multi_device.message =
       "'constraint on ' + variables.multiBound[0] + ' covers a request for several devices: all "
       "their devices must share one PCIe root, so on typical servers the claim stays Pending; "
       "use count-1 requests and one constraint per GPU/NIC pair'";
-  out.overridden_message =
+  out.overridden.message =
       "'request ' + variables.overriddenAttributes[0] + ' derives its own alignment or NUMA "
       "attribute: a constraint on it then compares that value instead of the attribute the "
       "driver publishes, so it no longer keeps devices on one PCIe root or NUMA node. Remove the "

@@ -29,16 +29,18 @@ inline constexpr int kMaxDerivedExpressionLength = 128;  // characters
 // A claim with derived attributes is read exactly up to this many requests and constraints.
 inline constexpr int kMaxDerivingClaimRequests = 8;
 
+// One rule: a boolean that is true when the engine reports it, and a string message.
+struct RuleCel {
+  std::string reported;
+  std::string message;
+};
+
 struct ClaimCel {
   std::vector<std::pair<std::string, std::string>> variables;  // name, expression
-  std::string missing;         // missing-pcie-alignment
-  std::string numa_only;       // numa-only-alignment
-  std::string multi_device;    // multi-device-alignment
-  std::string overridden;      // overridden-alignment-attribute
-  std::string missing_message;
-  std::string numa_only_message;
-  std::string multi_device_message;
-  std::string overridden_message;
+  RuleCel missing;       // missing-pcie-alignment
+  RuleCel numa_only;     // numa-only-alignment
+  RuleCel multi_device;  // multi-device-alignment
+  RuleCel overridden;    // overridden-alignment-attribute
   // Fix conditions: the engine's verdict is surely / maybe numa-only (NUMA pins it cannot
   // read exactly), and the fix pairs exist.
   std::string only_numa_sure;

@@ -308,7 +308,8 @@ class PolicyCompiler {
   }
 
  private:
-  const std::string& violation(RuleId rule) const {
+  // The rule's CEL: whether the engine reports it, and its message.
+  const RuleCel& rule_cel(RuleId rule) const {
     switch (rule) {
       case RuleId::kMissingPcieAlignment:
         return cel_.missing;
@@ -318,19 +319,6 @@ class PolicyCompiler {
         return cel_.multi_device;
       default:
         return cel_.overridden;
-    }
-  }
-
-  const std::string& message(RuleId rule) const {
-    switch (rule) {
-      case RuleId::kMissingPcieAlignment:
-        return cel_.missing_message;
-      case RuleId::kNumaOnlyAlignment:
-        return cel_.numa_only_message;
-      case RuleId::kMultiDeviceAlignment:
-        return cel_.multi_device_message;
-      default:
-        return cel_.overridden_message;
     }
   }
 
@@ -384,11 +372,11 @@ class PolicyCompiler {
           continue;
         }
         const std::string when = acts(rule, action);
-        const std::string failing =
-            when == "true" ? violation(rule) : when + " && " + violation(rule);
+        const std::string& reported = rule_cel(rule).reported;
+        const std::string failing = when == "true" ? reported : when + " && " + reported;
         validations.push_back({{"expression", "!(" + failing + ")"},
                                {"messageExpression", "'" + std::string(policy::rule_name(rule)) +
-                                                         ": ' + (" + message(rule) + ")"},
+                                                         ": ' + (" + rule_cel(rule).message + ")"},
                                {"message", std::string(policy::rule_name(rule)) +
                                                ": the claim is not aligned as policy \"" +
                                                policy_.name + "\" requires"},
