@@ -51,13 +51,13 @@ std::vector<std::string> header(const native::CompiledPolicies& compiled,
       " objects for Kubernetes " + std::to_string(version.major) + "." +
       std::to_string(version.minor) + " (resource.k8s.io/v1 claims and claim templates, CREATE)"};
   if (const native::ExpressionCost* largest = largest_cost(compiled)) {
-    lines.push_back("cost bound (cel-go cost units, at 32 requests x 8 subrequests x 32 "
-                    "constraints): largest expression " +
-                    thousands(largest->cost) + " (" + largest->object + " " + largest->field +
-                    "), largest policy " + thousands(compiled.largest_policy_cost) +
-                    "; the API server allows " + thousands(native::kPerCallLimit) +
-                    " per expression and " + thousands(native::kRuntimeBudget) +
-                    " per policy evaluation");
+    lines.push_back(
+        "cost bound (cel-go cost units, at 32 requests x 8 subrequests x 32 "
+        "constraints): largest expression " +
+        thousands(largest->cost) + " (" + largest->object + " " + largest->field +
+        "), largest policy " + thousands(compiled.largest_policy_cost) +
+        "; the API server allows " + thousands(native::kPerCallLimit) + " per expression and " +
+        thousands(native::kRuntimeBudget) + " per policy evaluation");
   }
   if (!compiled.not_compiled.empty()) {
     lines.emplace_back("not compiled (the webhook decides these):");
@@ -66,7 +66,8 @@ std::vector<std::string> header(const native::CompiledPolicies& compiled,
     }
   }
   if (!compiled.limits.empty()) {
-    lines.emplace_back("limits of the compiled CEL (past them it allows, and the webhook decides):");
+    lines.emplace_back(
+        "limits of the compiled CEL (past them it allows, and the webhook decides):");
     for (const std::string& note : compiled.limits) {
       lines.push_back("  - " + note);
     }
@@ -102,14 +103,12 @@ int run_compile(const CompileCommandOptions& options) {
     }
     for (const policy::Policy& policy : policies->policies()) {
       auto& classes = compile_options.device_classes[policy.name];
-      for (const engine::DeviceClassRole& role :
-           engine::device_class_roles(policy, loaded.state)) {
+      for (const engine::DeviceClassRole& role : engine::device_class_roles(policy, loaded.state)) {
         classes.push_back({role.name, role.gpu, role.nic});
       }
     }
   }
-  Result<native::CompiledPolicies> compiled =
-      native::compile_policies(*policies, compile_options);
+  Result<native::CompiledPolicies> compiled = native::compile_policies(*policies, compile_options);
   if (!compiled) {
     std::cerr << "topoguard policy compile: " << compiled.error().to_string() << std::endl;
     return kExitUsage;

@@ -24,8 +24,9 @@ constexpr std::uint64_t kStructCreateBaseCost = 40;
 
 // Saturating arithmetic: a bound that overflows is as good as infinite.
 std::uint64_t add(std::uint64_t a, std::uint64_t b) {
-  return a > std::numeric_limits<std::uint64_t>::max() - b ? std::numeric_limits<std::uint64_t>::max()
-                                                           : a + b;
+  return a > std::numeric_limits<std::uint64_t>::max() - b
+             ? std::numeric_limits<std::uint64_t>::max()
+             : a + b;
 }
 
 std::uint64_t multiply(std::uint64_t a, std::uint64_t b) {
@@ -154,8 +155,8 @@ class Estimator {
     }
     // A guarded path is no larger than its guard says.
     if (const std::string path = path_of(expr); !path.empty() && result->shape) {
-      if (const auto found = bounds_.find(path); found != bounds_.end() &&
-                                                 found->second < result->shape->size) {
+      if (const auto found = bounds_.find(path);
+          found != bounds_.end() && found->second < result->shape->size) {
         auto shape = std::make_shared<Shape>(*result->shape);
         shape->size = found->second;
         result->shape = std::move(shape);
@@ -220,7 +221,8 @@ class Estimator {
       element = union_of(element, estimate_of_item->shape);
     }
     (void)expr;
-    return CostEstimate{cost, Shape::list(list.elements.size(), element ? element : Shape::scalar())};
+    return CostEstimate{cost,
+                        Shape::list(list.elements.size(), element ? element : Shape::scalar())};
   }
 
   Result<CostEstimate> visit(const Expr&, const cel::CreateMap& map) {
@@ -370,9 +372,8 @@ class Estimator {
     if (function == "_+_" && args.size() == 2) {
       const std::uint64_t size = add(size_of(args[0]), size_of(args[1]));
       if (args[0].shape->kind == Shape::Kind::kList) {
-        return CostEstimate{add(cost, 1),
-                            Shape::list(size, union_of(args[0].shape->element,
-                                                       args[1].shape->element))};
+        return CostEstimate{add(cost, 1), Shape::list(size, union_of(args[0].shape->element,
+                                                                     args[1].shape->element))};
       }
       return CostEstimate{add(cost, tenth(size)), Shape::string(size)};
     }
@@ -488,8 +489,8 @@ Result<CostEstimate> estimate_cost(std::string_view expression,
                                    const std::map<std::string, ShapePtr>& roots) {
   Result<cel::Program> program = cel::compile(expression);
   if (!program) {
-    return Error{ErrorCode::kInternal,
-                 "compiled CEL does not parse: " + program.error().message, {}};
+    return Error{
+        ErrorCode::kInternal, "compiled CEL does not parse: " + program.error().message, {}};
   }
   return Estimator(roots).estimate(program->root());
 }

@@ -29,7 +29,7 @@ struct Shape {
   enum class Kind { kScalar, kString, kList, kMap };
   Kind kind = Kind::kScalar;
   std::uint64_t size = 1;
-  ShapePtr element;                         // kList; kMap: the value of any key (labels)
+  ShapePtr element;                        // kList; kMap: the value of any key (labels)
   std::map<std::string, ShapePtr> fields;  // kMap: known fields
 
   [[nodiscard]] static ShapePtr scalar();

@@ -26,11 +26,10 @@ NameTest name_test(const policy::PatternList& patterns) {
       test.regexes.push_back(pattern.text());
       continue;
     }
-    const bool subsumed =
-        std::any_of(patterns.patterns().begin(), patterns.patterns().end(),
-                    [&](const policy::Pattern& other) {
-                      return !other.literal() && other.full_match(*pattern.literal());
-                    });
+    const bool subsumed = std::any_of(
+        patterns.patterns().begin(), patterns.patterns().end(), [&](const policy::Pattern& other) {
+          return !other.literal() && other.full_match(*pattern.literal());
+        });
     if (!subsumed) {
       test.literals.push_back(*pattern.literal());
     }
@@ -153,8 +152,7 @@ std::optional<std::string> narrowed(const std::string& pattern, const std::strin
   return text;
 }
 
-constexpr const char* kStringLiteral =
-    R"re([rR]?(?:"""[^"]*"""|'''[^']*'''|"[^"]*"|'[^']*'))re";
+constexpr const char* kStringLiteral = R"re([rR]?(?:"""[^"]*"""|'''[^']*'''|"[^"]*"|'[^']*'))re";
 
 }  // namespace
 
@@ -218,9 +216,8 @@ ClaimCel claim_cel(const policy::Policy& policy,
     const auto field = narrowed(parts->second, "[A-Za-z0-9_]");
     const auto key = narrowed(parts->second, R"([^"\\])");
     if (domain && field && key) {
-      sure_pins.push_back(R"re(device\.attributes\["(?:)re" + *domain +
-                          R"re()"\](?:\.(?:)re" + *field + R"re()|\["(?:)re" + *key +
-                          R"re()"\]))re");
+      sure_pins.push_back(R"re(device\.attributes\["(?:)re" + *domain + R"re()"\](?:\.(?:)re" +
+                          *field + R"re()|\["(?:)re" + *key + R"re()"\]))re");
     }
   }
   std::sort(witnesses.begin(), witnesses.end());
@@ -253,10 +250,10 @@ ClaimCel claim_cel(const policy::Policy& policy,
   vars.emplace_back("constraints",
                     "has(variables.devices.constraints) ? variables.devices.constraints : []");
   // Per constraint (by index): its matchAttribute ('' for none) and its entries.
-  vars.emplace_back("attributes", "variables.constraints.map(k, has(k.matchAttribute) ? "
-                                  "string(k.matchAttribute) : '')");
-  vars.emplace_back("entries",
-                    "variables.constraints.map(k, has(k.requests) ? k.requests : [])");
+  vars.emplace_back("attributes",
+                    "variables.constraints.map(k, has(k.matchAttribute) ? "
+                    "string(k.matchAttribute) : '')");
+  vars.emplace_back("entries", "variables.constraints.map(k, has(k.requests) ? k.requests : [])");
   // The requests of a role, and (by the same index) their subrequests of that role as
   // constraint entries name them.
   const auto role_requests = [&](const std::string& is_role) {
@@ -284,9 +281,9 @@ ClaimCel claim_cel(const policy::Policy& policy,
   const std::string max_selector = std::to_string(kMaxSelectorLength);
   vars.emplace_back(
       "rolesFromSelectors",
-      "variables.requests.exists(r, " + choices + ".exists(c, has(c.selectors) && (size(c.selectors) > " +
-          max_selectors + " || c.selectors.exists(s, !has(s.cel) || size(s.cel.expression) > " +
-          max_selector +
+      "variables.requests.exists(r, " + choices +
+          ".exists(c, has(c.selectors) && (size(c.selectors) > " + max_selectors +
+          " || c.selectors.exists(s, !has(s.cel) || size(s.cel.expression) > " + max_selector +
           " || s.cel.expression.contains('driver') || s.cel.expression.contains('\\\\') || "
           "s.cel.expression.matches('device\\\\s*($|[^\\\\s.])')))))");
   vars.emplace_back("derives", "variables.requests.exists(r, " + choices +
@@ -303,8 +300,7 @@ ClaimCel claim_cel(const policy::Policy& policy,
     }
     sure_pin = "(has(c.selectors) && size(c.selectors) <= " + max_selectors +
                " && c.selectors.exists(s, size(s.cel.expression) <= " +
-               std::to_string(kMaxPinSelectorLength) +
-               " && s.cel.expression.matches(" +
+               std::to_string(kMaxPinSelectorLength) + " && s.cel.expression.matches(" +
                cel_quote(R"re(^\s*(?:)re" + alternatives +
                          R"re()\s*(?:==|!=|<=|>=|<|>)\s*-?[0-9]+\s*$)re") +
                ")))";
@@ -382,10 +378,10 @@ ClaimCel claim_cel(const policy::Policy& policy,
     }
     sure_numa_read = "d.expression.matches(" + cel_quote("^(?:" + alternatives + ")$") + ")";
   }
-  const std::string generic_read =
-      std::string(R"re(^[\s(]*device\s*\.\s*attributes\s*\[\s*)re") + kStringLiteral +
-      R"re(\s*\]\s*(?:\.\s*[A-Za-z_][A-Za-z0-9_]*|\[\s*)re" + kStringLiteral +
-      R"re(\s*\])[\s)]*$)re";
+  const std::string generic_read = std::string(R"re(^[\s(]*device\s*\.\s*attributes\s*\[\s*)re") +
+                                   kStringLiteral +
+                                   R"re(\s*\]\s*(?:\.\s*[A-Za-z_][A-Za-z0-9_]*|\[\s*)re" +
+                                   kStringLiteral + R"re(\s*\])[\s)]*$)re";
   // Texts the engine may read as an attribute read: the generic form, or any it cannot be told
   // from here (escapes, comments, too long to look at).
   const std::string opaque = "(size(d.expression) > " + max_derived_length +
@@ -397,15 +393,13 @@ ClaimCel claim_cel(const policy::Policy& policy,
       (numa.regexes.empty() ? std::string()
                             : " || d.name.matches(" + cel_quote(anchored(numa.regexes)) + ")") +
       ")";
-  const auto flag = [](const std::string& condition) {
-    return "(" + condition + " ? 'y' : 'n')";
-  };
+  const auto flag = [](const std::string& condition) { return "(" + condition + " ? 'y' : 'n')"; };
   const std::string sure_alignment = "d.expression in " + cel_list(alignment_reads);
   const std::string classes =
       "[string(d.name), " + flag(self_sure) + ", " +
       flag(opaque + " || (" + read_form + " && (" + self_text + "))") + ", " +
-      flag(sure_alignment) + ", " + flag(opaque + " || (" + read_form + " && (" + alignment_text + "))") +
-      ", " +
+      flag(sure_alignment) + ", " +
+      flag(opaque + " || (" + read_form + " && (" + alignment_text + "))") + ", " +
       flag(sure_alignment + " || (size(d.expression) <= " + max_derived_length + " && " +
            sure_numa_read + ")") +
       ", " +
@@ -425,8 +419,8 @@ ClaimCel claim_cel(const policy::Policy& policy,
   const auto flatten = [](const std::string& lists, int count) {
     std::string text;
     for (int i = 0; i < count; ++i) {
-      text += (i > 0 ? " + " : "") + std::string("(size(") + lists + ") > " +
-              std::to_string(i) + " ? " + lists + "[" + std::to_string(i) + "] : [])";
+      text += (i > 0 ? " + " : "") + std::string("(size(") + lists + ") > " + std::to_string(i) +
+              " ? " + lists + "[" + std::to_string(i) + "] : [])";
     }
     return text;
   };
@@ -442,8 +436,8 @@ ClaimCel claim_cel(const policy::Policy& policy,
           " && variables.derivingRequests.all(r, " + choices +
           ".all(c, !has(c.derivedAttributes) || size(c.derivedAttributes) <= " + max_derived +
           "))");
-  vars.emplace_back("exact",
-                    "!variables.rolesFromSelectors && (!variables.derives || variables.derivedExact)");
+  vars.emplace_back(
+      "exact", "!variables.rolesFromSelectors && (!variables.derives || variables.derivedExact)");
   // Every choice as [key, request] (for the first kMaxDerivingClaimRequests requests: only read
   // when the claim is that small).
   vars.emplace_back("choiceKeyLists",
@@ -457,7 +451,8 @@ ClaimCel claim_cel(const policy::Policy& policy,
   // unless a choice it binds derives that attribute as anything but a read of it; one on another
   // name only when every choice it binds derives the name as a read of an alignment (NUMA)
   // attribute.
-  const std::string binds_choice = "(" + empty_list + " || dc.request in k.requests || dc.key in k.requests)";
+  const std::string binds_choice =
+      "(" + empty_list + " || dc.request in k.requests || dc.key in k.requests)";
   vars.emplace_back("namedDerived",
                     "variables.constraints.map(k, has(k.matchAttribute) ? "
                     "variables.derivedChoices.filter(dc, " +
@@ -469,12 +464,13 @@ ClaimCel claim_cel(const policy::Policy& policy,
                         empty_list + " || q[1] in k.requests || q[0] in k.requests)))");
   const std::string bound_attribute = "variables.attributes[j]";
   const std::string is_alignment_name = "(" + bound_attribute + " in " + cel_list(alignment) + ")";
-  const std::string is_numa_name = "(" + bound_attribute + " != '' && !(" + bound_attribute + " in " +
-                                   cel_list(alignment) + ") && " + accepts(bound_attribute, numa) + ")";
+  const std::string is_numa_name = "(" + bound_attribute + " != '' && !(" + bound_attribute +
+                                   " in " + cel_list(alignment) + ") && " +
+                                   accepts(bound_attribute, numa) + ")";
   const std::string named = "variables.namedDerived[j]";
-  const std::string every_derives = "(" + bound_attribute + " != '' && !" + is_alignment_name + " && !" +
-                                    is_numa_name + " && variables.boundChoices[j] > 0 && size(" +
-                                    named + ") == variables.boundChoices[j])";
+  const std::string every_derives =
+      "(" + bound_attribute + " != '' && !" + is_alignment_name + " && !" + is_numa_name +
+      " && variables.boundChoices[j] > 0 && size(" + named + ") == variables.boundChoices[j])";
   const auto all_say = [&](int column) {
     return named + ".all(x, x[" + std::to_string(column) + "] == 'y')";
   };
@@ -485,13 +481,13 @@ ClaimCel claim_cel(const policy::Policy& policy,
                                     every_derives + " && " + all_say(4) + ")";
   const std::string is_alignment = "(" + is_alignment_name + " ? " + none_forged(1) + " : " +
                                    every_derives + " && " + all_say(3) + ")";
-  const std::string may_numa = "(" + is_numa_name + " ? " + none_forged(2) + " : " +
-                               every_derives + " && " + all_say(6) + " && !" + all_say(3) + ")";
-  const std::string is_numa = "(" + is_numa_name + " ? " + none_forged(1) + " : " +
-                              every_derives + " && " + all_say(5) + " && !" + all_say(4) + ")";
-  vars.emplace_back("ties", "variables.constraintIndexes.map(j, [" +
-                                flag(may_alignment) + ", " + flag(is_alignment) + ", " +
-                                flag(may_numa) + ", " + flag(is_numa) + "])");
+  const std::string may_numa = "(" + is_numa_name + " ? " + none_forged(2) + " : " + every_derives +
+                               " && " + all_say(6) + " && !" + all_say(3) + ")";
+  const std::string is_numa = "(" + is_numa_name + " ? " + none_forged(1) + " : " + every_derives +
+                              " && " + all_say(5) + " && !" + all_say(4) + ")";
+  vars.emplace_back("ties", "variables.constraintIndexes.map(j, [" + flag(may_alignment) + ", " +
+                                flag(is_alignment) + ", " + flag(may_numa) + ", " + flag(is_numa) +
+                                "])");
 
   // Per constraint, the indexes of the GPU (NIC) requests it binds by that role: all for an
   // empty list, a request named whole, or one whose subrequests of the role are all named.
@@ -499,8 +495,8 @@ ClaimCel claim_cel(const policy::Policy& policy,
     const std::string names = "variables." + role + "Names";
     const std::string role_subs = "variables." + role + "Subs";
     return "variables.constraints.map(k, variables." + role + "Indexes.filter(i, " + empty_list +
-           " || " + names + "[i] in k.requests || (size(" + role_subs + "[i]) > 0 && " +
-           role_subs + "[i].all(x, x in k.requests))))";
+           " || " + names + "[i] in k.requests || (size(" + role_subs + "[i]) > 0 && " + role_subs +
+           "[i].all(x, x in k.requests))))";
   };
   vars.emplace_back("gpuBound", cover("gpu"));
   vars.emplace_back("nicBound", cover("nic"));
@@ -508,11 +504,10 @@ ClaimCel claim_cel(const policy::Policy& policy,
   // alignment, 2 may be NUMA, 3 is NUMA): they bind requests of both roles.
   const std::array<const char*, 4> tie_sets{"mayAlign", "isAlign", "mayNuma", "isNuma"};
   for (std::size_t column = 0; column < tie_sets.size(); ++column) {
-    vars.emplace_back(tie_sets[column],
-                      "variables.constraintIndexes.filter(j, variables.ties[j][" +
-                          std::to_string(column) +
-                          "] == 'y' && size(variables.gpuBound[j]) > 0 && "
-                          "size(variables.nicBound[j]) > 0)");
+    vars.emplace_back(tie_sets[column], "variables.constraintIndexes.filter(j, variables.ties[j][" +
+                                            std::to_string(column) +
+                                            "] == 'y' && size(variables.gpuBound[j]) > 0 && "
+                                            "size(variables.nicBound[j]) > 0)");
   }
   const auto tied = [&](const std::string& mine, const std::string&, int column) {
     return "variables." + std::string(tie_sets[static_cast<std::size_t>(column)]) +
@@ -534,13 +529,14 @@ ClaimCel claim_cel(const policy::Policy& policy,
                     "size(variables.untiedGpusFewest) + size(variables.untiedNicsFewest) > 0");
   // Whether every untied request is related to the other role by NUMA only (engine:
   // check_alignment): surely (fewest relations, most untied) or maybe (the reverse).
-  const auto only_numa = [&](const std::string& how, const std::string& untied_set,
-                             int column) {
+  const auto only_numa = [&](const std::string& how, const std::string& untied_set, int column) {
     return "variables.untiedGpus" + untied_set + ".all(i, size(variables.nicPin" + how +
            ") > 0 || variables.gpuNames[i] in variables.gpuPin" + how + " || " +
            tied("gpuBound", "nicBound", column) + ") && variables.untiedNics" + untied_set +
-           ".all(i, size(variables.gpuPin" + how + ") > 0 || variables.nicNames[i] in "
-           "variables.nicPin" + how + " || " + tied("nicBound", "gpuBound", column) + ")";
+           ".all(i, size(variables.gpuPin" + how +
+           ") > 0 || variables.nicNames[i] in "
+           "variables.nicPin" +
+           how + " || " + tied("nicBound", "gpuBound", column) + ")";
   };
   vars.emplace_back("onlyNumaSure", only_numa("Sure", "Most", 3));
   vars.emplace_back("onlyNumaMaybe", only_numa("Maybe", "Fewest", 2));
@@ -555,12 +551,13 @@ ClaimCel claim_cel(const policy::Policy& policy,
                     "variables.requests.filter(r, " + choices + ".exists(c, " + multi +
                         ")).map(r, has(r.firstAvailable) ? [string(r.name)] + "
                         "r.firstAvailable.filter(c, " +
-                        multi + ").map(c, string(r.name) + '/' + string(c.name)) : [string(r.name)])");
+                        multi +
+                        ").map(c, string(r.name) + '/' + string(c.name)) : [string(r.name)])");
   vars.emplace_back("multiBound",
                     "variables.constraintIndexes.filter(j, variables.ties[j][1] == 'y' "
                     "&& variables.multiKeys.exists(q, size(variables.entries[j]) == 0 || "
-                              "q.exists(x, x in variables.entries[j]))).map(j, "
-                              "variables.attributes[j])");
+                    "q.exists(x, x in variables.entries[j]))).map(j, "
+                    "variables.attributes[j])");
   out.multi_device.reported =
       "(!variables.derives || variables.derivedExact) && size(variables.multiBound) > 0";
 
@@ -587,17 +584,18 @@ ClaimCel claim_cel(const policy::Policy& policy,
       "!variables.derivedChoices.exists(dc, dc.classes.exists(x, x[0] == " +
       cel_quote(policy.alignment_attribute) + " && x[1] == 'n'))";
   const std::string attribute = cel_quote(policy.alignment_attribute);
-  const std::string pair_value = "{'requests': dyn([variables.untiedGpus[i], "
-                                 "variables.untiedNics[i]]), 'matchAttribute': dyn(" +
-                                 attribute + ")}";
+  const std::string pair_value =
+      "{'requests': dyn([variables.untiedGpus[i], "
+      "variables.untiedNics[i]]), 'matchAttribute': dyn(" +
+      attribute + ")}";
   const std::string path =
       "(object.kind == 'ResourceClaimTemplate' ? '/spec/spec/devices/constraints' : "
       "'/spec/devices/constraints')";
   const std::string pairs = indexes + ".filter(i, i < size(variables.untiedGpus))";
   out.fix_patch = "has(variables.devices.constraints) ? " + pairs +
-                  ".map(i, JSONPatch{op: 'add', path: " + path + " + '/-', value: " +
-                  pair_value + "}) : [JSONPatch{op: 'add', path: " + path + ", value: " +
-                  pairs + ".map(i, " + pair_value + ")}]";
+                  ".map(i, JSONPatch{op: 'add', path: " + path + " + '/-', value: " + pair_value +
+                  "}) : [JSONPatch{op: 'add', path: " + path + ", value: " + pairs + ".map(i, " +
+                  pair_value + ")}]";
 
   // Messages: the engine's for one unambiguous pair, a shorter one otherwise (CEL in the API
   // server has no list join that every CEL runs).
@@ -607,7 +605,8 @@ ClaimCel claim_cel(const policy::Policy& policy,
            "size(variables.multiNames) == 0 && variables.untiedGpus[0] != variables.untiedNics[0] "
            "? 'GPU request \"' + variables.untiedGpus[0] + '\" with NIC request \"' + "
            "variables.untiedNics[0] + '\": " +
-           state + "; " + advice + "constraint {requests: [' + variables.untiedGpus[0] + ', ' + "
+           state + "; " + advice +
+           "constraint {requests: [' + variables.untiedGpus[0] + ', ' + "
            "variables.untiedNics[0] + '], matchAttribute: " +
            policy.alignment_attribute +
            "}' : string(size(variables.untiedGpus)) + ' GPU and ' + "
@@ -616,9 +615,8 @@ ClaimCel claim_cel(const policy::Policy& policy,
            " per GPU/NIC pair, each naming one GPU and one NIC request'";
   };
   out.missing.message = pair_message("not tied to one PCIe root", "add ");
-  out.numa_only.message =
-      pair_message("aligned only by NUMA node, not to one PCIe root",
-                   "keep the NUMA constraint or selectors and add ");
+  out.numa_only.message = pair_message("aligned only by NUMA node, not to one PCIe root",
+                                       "keep the NUMA constraint or selectors and add ");
   out.multi_device.message =
       "'constraint on ' + variables.multiBound[0] + ' covers a request for several devices: all "
       "their devices must share one PCIe root, so on typical servers the claim stays Pending; "

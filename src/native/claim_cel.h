@@ -37,16 +37,16 @@ struct RuleCel {
 
 struct ClaimCel {
   std::vector<std::pair<std::string, std::string>> variables;  // name, expression
-  RuleCel missing;       // missing-pcie-alignment
-  RuleCel numa_only;     // numa-only-alignment
-  RuleCel multi_device;  // multi-device-alignment
-  RuleCel overridden;    // overridden-alignment-attribute
+  RuleCel missing;                                             // missing-pcie-alignment
+  RuleCel numa_only;                                           // numa-only-alignment
+  RuleCel multi_device;                                        // multi-device-alignment
+  RuleCel overridden;                                          // overridden-alignment-attribute
   // Fix conditions: the engine's verdict is surely / maybe numa-only (NUMA pins it cannot
   // read exactly), and the fix pairs exist.
   std::string only_numa_sure;
   std::string only_numa_maybe;
   std::string fixable;
-  std::string fix_patch;  // JSONPatch list (without a condition)
+  std::string fix_patch;           // JSONPatch list (without a condition)
   std::vector<std::string> notes;  // what this policy's CEL cannot see
 };
 

@@ -30,8 +30,8 @@ ShapePtr choice_shape(bool subrequest) {
   std::map<std::string, ShapePtr> fields{
       {"deviceClassName", Shape::string(253)},
       {"selectors",
-       Shape::list(32, Shape::object({{"cel", Shape::object({{"expression",
-                                                              Shape::string(10 * 1024)}})}}))},
+       Shape::list(32, Shape::object(
+                           {{"cel", Shape::object({{"expression", Shape::string(10 * 1024)}})}}))},
       {"allocationMode", Shape::string(16)},
       {"count", Shape::scalar()},
       {"derivedAttributes",
@@ -56,9 +56,8 @@ ShapePtr devices_shape() {
 
 std::map<std::string, ShapePtr> cost_roots() {
   const ShapePtr labels = Shape::map_of(Shape::string(63));
-  const ShapePtr metadata = Shape::object({{"name", Shape::string(253)},
-                                           {"namespace", Shape::string(63)},
-                                           {"labels", labels}});
+  const ShapePtr metadata = Shape::object(
+      {{"name", Shape::string(253)}, {"namespace", Shape::string(63)}, {"labels", labels}});
   const ShapePtr devices = devices_shape();
   return {
       {"object",
@@ -126,8 +125,8 @@ std::string labels_test(const std::string& labels, const policy::LabelSelector& 
                         ")");
         break;
       case policy::LabelRequirement::Operator::kNotIn:
-        parts.push_back("(!(" + has + ") || !(" + value + " in " +
-                        cel_strings(requirement.values) + "))");
+        parts.push_back("(!(" + has + ") || !(" + value + " in " + cel_strings(requirement.values) +
+                        "))");
         break;
       case policy::LabelRequirement::Operator::kExists:
         parts.push_back("(" + has + ")");
@@ -179,8 +178,8 @@ bool covers(const std::vector<RuleId>& rules, RuleId rule) {
 // What a compiled rule does on an object: the first covering override that selects it, else the
 // rule's own action (engine: Policy::action_for). A CEL string expression, or a constant.
 struct RuleAction {
-  std::string expression;           // evaluates to 'deny' | 'warn' | 'audit' | 'off'
-  std::set<Action> possible;        // the actions it can take
+  std::string expression;     // evaluates to 'deny' | 'warn' | 'audit' | 'off'
+  std::set<Action> possible;  // the actions it can take
 };
 
 RuleAction rule_action(const policy::Policy& policy, RuleId rule) {
@@ -237,14 +236,12 @@ std::string rule_variable(RuleId rule, std::string_view what) {
 Json metadata(const std::string& name, const std::string& policy_name) {
   return {{"name", name},
           {"labels",
-           {{"app.kubernetes.io/managed-by", "topoguard"},
-            {"topoguard.dev/policy", policy_name}}}};
+           {{"app.kubernetes.io/managed-by", "topoguard"}, {"topoguard.dev/policy", policy_name}}}};
 }
 
 class PolicyCompiler {
  public:
-  PolicyCompiler(const policy::Policy& policy, const CompileOptions& options,
-                 CompiledPolicies& out)
+  PolicyCompiler(const policy::Policy& policy, const CompileOptions& options, CompiledPolicies& out)
       : policy_(policy), options_(options), out_(out) {}
 
   Result<Ok> run() {
@@ -273,31 +270,35 @@ class PolicyCompiler {
     for (const std::string& note : cel_.notes) {
       out_.not_compiled.push_back("policy \"" + policy_.name + "\": " + note);
     }
-    match_constraints_ = {
-        {"resourceRules",
-         Json::array({{{"apiGroups", {"resource.k8s.io"}},
-                       {"apiVersions", {"v1"}},
-                       {"operations", {"CREATE"}},
-                       {"resources", resources}}})},
-        {"matchPolicy", "Equivalent"}};
+    match_constraints_ = {{"resourceRules", Json::array({{{"apiGroups", {"resource.k8s.io"}},
+                                                          {"apiVersions", {"v1"}},
+                                                          {"operations", {"CREATE"}},
+                                                          {"resources", resources}}})},
+                          {"matchPolicy", "Equivalent"}};
     if (policy_.match.namespace_selector) {
-      match_constraints_["namespaceSelector"] = policy::selector_to_json(*policy_.match.namespace_selector);
+      match_constraints_["namespaceSelector"] =
+          policy::selector_to_json(*policy_.match.namespace_selector);
     }
     if (policy_.match.selector) {
       match_constraints_["objectSelector"] = policy::selector_to_json(*policy_.match.selector);
     }
-    const std::string scope = match_test(
-        policy::Match{policy_.match.include_namespaces, policy_.match.exclude_namespaces,
-                      std::nullopt, {}, policy_.match.names, std::nullopt},
-        false);
+    const std::string scope = match_test(policy::Match{policy_.match.include_namespaces,
+                                                       policy_.match.exclude_namespaces,
+                                                       std::nullopt,
+                                                       {},
+                                                       policy_.match.names,
+                                                       std::nullopt},
+                                         false);
     if (scope != "true") {
       match_conditions_.push_back({{"name", "policy-match"}, {"expression", scope}});
     }
-    // Exceptions for every rule that do not read Namespace labels skip the policy at once.
-    for (const policy::PolicyException& exception : policy_.exceptions) {
+    // Exceptions for every rule that do not read Namespace labels skip the policy at once. Named
+    // by index: a matchCondition's name must be a qualified name, an exception's need not be.
+    for (std::size_t i = 0; i < policy_.exceptions.size(); ++i) {
+      const policy::PolicyException& exception = policy_.exceptions[i];
       if (exception.rules.empty() && !exception.match.namespace_selector) {
         match_conditions_.push_back(
-            {{"name", "exception-" + exception.name},
+            {{"name", "exception-" + std::to_string(i)},
              {"expression", "!(" + match_test(exception.match, false) + ")"}});
       }
     }
@@ -331,7 +332,8 @@ class PolicyCompiler {
     for (const RuleId rule : kCompiledRules) {
       const RuleAction action = rule_action(policy_, rule);
       if (action.possible.size() > 1) {
-        list.push_back({{"name", rule_variable(rule, "action")}, {"expression", action.expression}});
+        list.push_back(
+            {{"name", rule_variable(rule, "action")}, {"expression", action.expression}});
       }
       const std::string exempt = exempt_test(policy_, rule);
       if (exempt != "false") {
@@ -346,8 +348,8 @@ class PolicyCompiler {
     const RuleAction rule_action_here = rule_action(policy_, rule);
     std::vector<std::string> parts;
     if (rule_action_here.possible.size() > 1) {
-      parts.push_back("variables." + rule_variable(rule, "action") + " == " +
-                      cel_quote(action_text(action)));
+      parts.push_back("variables." + rule_variable(rule, "action") +
+                      " == " + cel_quote(action_text(action)));
     }
     if (exempt_test(policy_, rule) != "false") {
       parts.push_back("!variables." + rule_variable(rule, "exempt"));
@@ -443,8 +445,7 @@ class PolicyCompiler {
     // else missing-pcie-alignment; when the pins leave that open, both must fix.
     const std::string which = "((" + cel_.only_numa_sure + " && " + numa_only + ") || (!" +
                               cel_.only_numa_maybe + " && " + missing + ") || (" +
-                              cel_.only_numa_maybe + " && " + missing + " && " + numa_only +
-                              "))";
+                              cel_.only_numa_maybe + " && " + missing + " && " + numa_only + "))";
     const std::string expression =
         cel_.fixable + " && " + which + " ? (" + cel_.fix_patch + ") : []";
     const bool beta = version.minor < 36;
@@ -453,8 +454,8 @@ class PolicyCompiler {
     const std::string name = "topoguard-" + policy_.name + "-fix";
     Json spec = spec_base();
     spec["reinvocationPolicy"] = "IfNeeded";
-    spec["mutations"] = Json::array(
-        {{{"patchType", "JSONPatch"}, {"jsonPatch", {{"expression", expression}}}}});
+    spec["mutations"] =
+        Json::array({{{"patchType", "JSONPatch"}, {"jsonPatch", {{"expression", expression}}}}});
     Json object = {{"apiVersion", group_version},
                    {"kind", "MutatingAdmissionPolicy"},
                    {"metadata", metadata(name, policy_.name)},
@@ -499,8 +500,9 @@ class PolicyCompiler {
     const Json& spec = object["spec"];
     if (spec.contains("matchConditions")) {
       for (const Json& condition : spec["matchConditions"]) {
-        if (Result<Ok> done = estimate("matchConditions[" + condition["name"].get<std::string>() + "]",
-                                       condition["expression"].get<std::string>(), nullptr);
+        if (Result<Ok> done =
+                estimate("matchConditions[" + condition["name"].get<std::string>() + "]",
+                         condition["expression"].get<std::string>(), nullptr);
             !done) {
           return done;
         }
@@ -529,9 +531,9 @@ class PolicyCompiler {
       }
     }
     if (spec.contains("mutations")) {
-      if (Result<Ok> done = estimate("mutations[0].jsonPatch.expression",
-                                     spec["mutations"][0]["jsonPatch"]["expression"].get<std::string>(),
-                                     nullptr);
+      if (Result<Ok> done =
+              estimate("mutations[0].jsonPatch.expression",
+                       spec["mutations"][0]["jsonPatch"]["expression"].get<std::string>(), nullptr);
           !done) {
         return done;
       }
@@ -593,39 +595,43 @@ Result<CompiledPolicies> compile_policies(const policy::PolicySet& policies,
     const auto limit = [&](const std::string& text) {
       out.limits.push_back("policy \"" + policy.name + "\": " + text);
     };
-    for (const RuleId rule : {RuleId::kDevicePluginPairing, RuleId::kSplitClaims,
-                              RuleId::kUnresolvedClaim}) {
+    for (const RuleId rule :
+         {RuleId::kDevicePluginPairing, RuleId::kSplitClaims, RuleId::kUnresolvedClaim}) {
       if (policy.rule(rule).action != Action::kOff) {
         note(std::string(policy::rule_name(rule)) +
              ": judges Pods and workloads through the claims they reference; the webhook "
              "decides it");
       }
     }
-    for (const RuleId rule :
-         {RuleId::kUnsatisfiableAlignment, RuleId::kAttributeNotPublished}) {
+    for (const RuleId rule : {RuleId::kUnsatisfiableAlignment, RuleId::kAttributeNotPublished}) {
       if (policy.rule(rule).action != Action::kOff) {
         note(std::string(policy::rule_name(rule)) +
              ": needs the cluster's ResourceSlices (feasibility); the webhook decides it");
       }
     }
     if (policy.rule(RuleId::kNumaOnlyAlignment).when_alignment_impossible) {
-      note("numa-only-alignment whenAlignmentImpossible: needs the cluster's ResourceSlices; "
-           "compiled with the weaker of its two actions");
+      note(
+          "numa-only-alignment whenAlignmentImpossible: needs the cluster's ResourceSlices; "
+          "compiled with the weaker of its two actions");
     }
     if (!policy.gpu.drivers.empty() || !policy.nic.drivers.empty()) {
       if (options.cluster_state) {
-        limit("roles by driver: baked in from the DeviceClasses of --cluster-state (compile "
-              "again when classes change)");
+        limit(
+            "roles by driver: baked in from the DeviceClasses of --cluster-state (compile "
+            "again when classes change)");
       } else {
-        note("roles by driver: no DeviceClass list (--cluster-state), so only class names give "
-             "roles");
+        note(
+            "roles by driver: no DeviceClass list (--cluster-state), so only class names give "
+            "roles");
       }
     }
-    note("roles from request selectors that read the driver: claims with such selectors are "
-         "left to the webhook");
+    note(
+        "roles from request selectors that read the driver: claims with such selectors are "
+        "left to the webhook");
     limit("claims with derived attributes (KEP-6080): read when at most " +
           std::to_string(kMaxDerivingRequests) + " requests derive attributes, at most " +
-          std::to_string(kMaxDerivedExamined) + " each, and (for every rule but "
+          std::to_string(kMaxDerivedExamined) +
+          " each, and (for every rule but "
           "overridden-alignment-attribute) the claim has at most " +
           std::to_string(kMaxDerivingClaimRequests) + " requests and " +
           std::to_string(kMaxDerivingClaimRequests) +

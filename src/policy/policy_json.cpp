@@ -17,7 +17,6 @@ Json pattern_texts(const PatternList& list) {
   return texts;
 }
 
-
 Json rule_names(const std::vector<RuleId>& rules) {
   Json names = Json::array();
   for (RuleId rule : rules) {

@@ -8,11 +8,12 @@ namespace topoguard::native {
 namespace {
 
 std::map<std::string, ShapePtr> roots() {
-  return {{"xs", Shape::list(10, Shape::scalar())},
-          {"names", Shape::list(32, Shape::string(63))},
-          {"s", Shape::string(99)},
-          {"o", Shape::object({{"items", Shape::list(8, Shape::object({{"n", Shape::string(5)}}))}})},
-          {"labels", Shape::map_of(Shape::string(63))}};
+  return {
+      {"xs", Shape::list(10, Shape::scalar())},
+      {"names", Shape::list(32, Shape::string(63))},
+      {"s", Shape::string(99)},
+      {"o", Shape::object({{"items", Shape::list(8, Shape::object({{"n", Shape::string(5)}}))}})},
+      {"labels", Shape::map_of(Shape::string(63))}};
 }
 
 std::uint64_t cost_of(std::string_view expression) {
@@ -23,9 +24,9 @@ std::uint64_t cost_of(std::string_view expression) {
 
 TEST(CelCostTest, LiteralsIdentifiersAndSelections) {
   EXPECT_EQ(cost_of("1"), 0u);
-  EXPECT_EQ(cost_of("[1, 2]"), 10u);     // list creation
-  EXPECT_EQ(cost_of("{'a': 1}"), 30u);   // map creation
-  EXPECT_EQ(cost_of("o.items"), 2u);     // identifier + selection
+  EXPECT_EQ(cost_of("[1, 2]"), 10u);    // list creation
+  EXPECT_EQ(cost_of("{'a': 1}"), 30u);  // map creation
+  EXPECT_EQ(cost_of("o.items"), 2u);    // identifier + selection
   EXPECT_EQ(cost_of("has(o.items)"), 2u);
 }
 
@@ -41,8 +42,8 @@ TEST(CelCostTest, StringFunctionsAreChargedByLength) {
 }
 
 TEST(CelCostTest, InChargesTheListButNotAMap) {
-  EXPECT_EQ(cost_of("'a' in names"), 33u);   // 32 elements + identifier
-  EXPECT_EQ(cost_of("'a' in labels"), 2u);   // a key lookup
+  EXPECT_EQ(cost_of("'a' in names"), 33u);  // 32 elements + identifier
+  EXPECT_EQ(cost_of("'a' in labels"), 2u);  // a key lookup
   EXPECT_EQ(cost_of("labels['a']"), 2u);
 }
 
@@ -73,8 +74,7 @@ TEST(CelCostTest, GuardsBoundWhatFollowsThem) {
   // As the condition of ?:, for the branch it leads to.
   EXPECT_EQ(cost_of("size(xs) <= 2 ? xs.exists(x, x == 1) : false"), 3u + 2u + 2u * 6u);
   // Not past a variable that shadows the guarded one.
-  EXPECT_EQ(cost_of("size(xs) <= 2 && o.items.exists(xs, true)"),
-            3u + 2u + 1u + 8u * 4u);
+  EXPECT_EQ(cost_of("size(xs) <= 2 && o.items.exists(xs, true)"), 3u + 2u + 1u + 8u * 4u);
 }
 
 TEST(CelCostTest, UnknownSizesAreErrors) {
