@@ -509,19 +509,18 @@ ClaimCel claim_cel(const policy::Policy& policy,
                                             "] == 'y' && size(variables.gpuBound[j]) > 0 && "
                                             "size(variables.nicBound[j]) > 0)");
   }
-  const auto tied = [&](const std::string& mine, const std::string&, int column) {
+  const auto tied = [&](const std::string& mine, int column) {
     return "variables." + std::string(tie_sets[static_cast<std::size_t>(column)]) +
            ".exists(j, i in variables." + mine + "[j])";
   };
-  const auto untied = [&](const std::string& role, const std::string& other, int column) {
-    return "variables." + role + "Indexes.filter(i, !" +
-           tied(role + "Bound", other + "Bound", column) + ")";
+  const auto untied = [&](const std::string& role, int column) {
+    return "variables." + role + "Indexes.filter(i, !" + tied(role + "Bound", column) + ")";
   };
   // Fewest untied (by every constraint that may tie) and most (by those that surely do).
-  vars.emplace_back("untiedGpusFewest", untied("gpu", "nic", 0));
-  vars.emplace_back("untiedNicsFewest", untied("nic", "gpu", 0));
-  vars.emplace_back("untiedGpusMost", untied("gpu", "nic", 1));
-  vars.emplace_back("untiedNicsMost", untied("nic", "gpu", 1));
+  vars.emplace_back("untiedGpusFewest", untied("gpu", 0));
+  vars.emplace_back("untiedNicsFewest", untied("nic", 0));
+  vars.emplace_back("untiedGpusMost", untied("gpu", 1));
+  vars.emplace_back("untiedNicsMost", untied("nic", 1));
   vars.emplace_back("untiedGpus", "variables.untiedGpusFewest.map(i, variables.gpuNames[i])");
   vars.emplace_back("untiedNics", "variables.untiedNicsFewest.map(i, variables.nicNames[i])");
   vars.emplace_back("misaligned",
@@ -532,11 +531,11 @@ ClaimCel claim_cel(const policy::Policy& policy,
   const auto only_numa = [&](const std::string& how, const std::string& untied_set, int column) {
     return "variables.untiedGpus" + untied_set + ".all(i, size(variables.nicPin" + how +
            ") > 0 || variables.gpuNames[i] in variables.gpuPin" + how + " || " +
-           tied("gpuBound", "nicBound", column) + ") && variables.untiedNics" + untied_set +
+           tied("gpuBound", column) + ") && variables.untiedNics" + untied_set +
            ".all(i, size(variables.gpuPin" + how +
            ") > 0 || variables.nicNames[i] in "
            "variables.nicPin" +
-           how + " || " + tied("nicBound", "gpuBound", column) + ")";
+           how + " || " + tied("nicBound", column) + ")";
   };
   vars.emplace_back("onlyNumaSure", only_numa("Sure", "Most", 3));
   vars.emplace_back("onlyNumaMaybe", only_numa("Maybe", "Fewest", 2));
