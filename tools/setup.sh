@@ -16,7 +16,7 @@ esac
 # Building the binary and its Debian package (file: for dpkg-shlibdeps via CPack), and running
 # the quickstart (certificates, readiness check).
 build_packages=(
-  build-essential g++ cmake ninja-build pkg-config git ca-certificates
+  build-essential g++ cmake ninja-build pkg-config git ca-certificates ccache mold
   libcpp-httplib-dev libssl-dev openssl nlohmann-json3-dev libre2-dev libspdlog-dev
   libyaml-cpp-dev libcli11-dev libboost1.81-dev libsimdjson-dev libjemalloc-dev libdtl-dev
   curl iproute2 procps file
@@ -51,6 +51,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null
+fi
+
+# The builds compile through ccache (CMakeLists.txt). Release, ASan and TSan objects together
+# outgrow its default 5 GB, which would evict one build's objects while another fills the cache;
+# a size the user has set is kept.
+if command -v ccache >/dev/null && ccache --show-config 2>/dev/null | grep -q '^(default) max_size'; then
+  ccache --max-size=25G >/dev/null
 fi
 
 if [ "$build_only" -eq 1 ]; then exit 0; fi
