@@ -24,6 +24,7 @@
 #include "serve_process.h"
 #include "topoguard/common/yaml_document.h"
 #include "webhook_server_fixture.h"
+#include "test_paths.h"
 
 namespace topoguard::server {
 namespace {
@@ -273,7 +274,7 @@ class AdversarialProcessTest : public ::testing::Test {
                                           dir_ + "/tls.key", "--listen", "127.0.0.1:0",
                                           "--metrics-listen", "127.0.0.1:0"};
     arguments.insert(arguments.end(), extra.begin(), extra.end());
-    return server_.start(TOPOGUARD_BINARY, arguments);
+    return server_.start(test::topoguard_binary(), arguments);
   }
 
   [[nodiscard]] std::unique_ptr<httplib::SSLClient> client() const {
@@ -488,7 +489,7 @@ TEST_F(AdversarialProcessTest, ConnectionsAtTheCapDoNotLockOutNewClients) {
 // client without a certificate and serves the API server's.
 TEST_F(AdversarialProcessTest, ShippedProbesPassWithClientCertificates) {
   ASSERT_TRUE(start(deployed_flags({"--client-ca", dir_ + "/ca.pem"})));
-  std::ifstream file(std::string(TOPOGUARD_SOURCE_DIR) + "/deploy/webhook/base/deployment.yaml");
+  std::ifstream file(test::source_dir() + "/deploy/webhook/base/deployment.yaml");
   std::stringstream text;
   text << file.rdbuf();
   const YamlStream stream = parse_yaml_stream(text.str(), "deployment.yaml");

@@ -19,13 +19,14 @@
 #include "topoguard/k8s/claim_view.h"
 #include "topoguard/k8s/pod_template.h"
 #include "topoguard/kube/discovery.h"
+#include "test_paths.h"
 
 namespace topoguard {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kDeployDir = fs::path(TOPOGUARD_SOURCE_DIR) / "deploy" / "webhook";
+const fs::path kDeployDir = fs::path(test::source_dir()) / "deploy" / "webhook";
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -164,7 +165,7 @@ TEST(DeployManifestsTest, KustomizationsListExistingFilesAndNothingIsOrphaned) {
 
 // The ConfigMap serves the same default policy that is compiled into the binary.
 TEST(DeployManifestsTest, ConfigMapPolicyIsTheRepositoryDefault) {
-  const fs::path repository = fs::path(TOPOGUARD_SOURCE_DIR) / "policies" / "default.yaml";
+  const fs::path repository = fs::path(test::source_dir()) / "policies" / "default.yaml";
   const fs::path copy = kDeployDir / "base" / "policies" / "default.yaml";
   ASSERT_TRUE(fs::exists(repository));
   ASSERT_TRUE(fs::exists(copy));

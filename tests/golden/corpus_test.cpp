@@ -18,6 +18,7 @@
 #include "topoguard/engine/evaluate.h"
 #include "topoguard/engine/inventory.h"
 #include "topoguard/policy/policy_loader.h"
+#include "test_paths.h"
 
 namespace topoguard::corpus {
 namespace {
@@ -25,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-const std::string kCorpus = TOPOGUARD_CORPUS_DIR;
+const std::string kCorpus = test::corpus_dir();
 
 const policy::PolicySet& builtin() {
   static const policy::PolicySet set = [] {

@@ -27,13 +27,14 @@
 #include "topoguard/audit/report_writer.h"
 #include "topoguard/common/yaml_document.h"
 #include "topoguard/policy/policy_loader.h"
+#include "test_paths.h"
 
 namespace topoguard::golden {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kCasesDir = TOPOGUARD_GOLDEN_CASES_DIR;
+const fs::path kCasesDir = fs::path(test::source_dir()) / "tests" / "golden" / "cases";
 
 const std::array<std::pair<audit::ReportFormat, std::string_view>, 4> kFormatFiles{{
     {audit::ReportFormat::kSarif, "expected-report.sarif"},

@@ -25,6 +25,7 @@
 #include "serve_process.h"
 #include "topoguard/common/json.h"
 #include "webhook_test_support.h"
+#include "test_paths.h"
 
 namespace topoguard::server {
 namespace {
@@ -51,7 +52,7 @@ class ServeBinaryTest : public ::testing::Test {
   // Starts the binary and returns its webhook port.
   int start_server() {
     const bool started = server_.start(
-        TOPOGUARD_BINARY,
+        test::topoguard_binary(),
         {"--tls-cert", dir_ + "/tls.crt", "--tls-key", dir_ + "/tls.key", "--listen",
          "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--shutdown-grace", "60",
          "--keep-alive-timeout", "60", "--read-timeout", "60"});

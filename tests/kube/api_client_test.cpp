@@ -14,6 +14,7 @@
 #include "ephemeral_certs.h"
 #include "fake_apiserver.h"
 #include "test_clock.h"
+#include "test_paths.h"
 
 namespace topoguard::kube {
 namespace {
@@ -21,7 +22,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr const char* kPlugin = TOPOGUARD_SOURCE_DIR "/tests/kube/exec_plugin.sh";
+const std::string kPlugin = test::source_dir() + "/tests/kube/exec_plugin.sh";
 
 int count_lines(const std::string& path) {
   std::ifstream in(path);

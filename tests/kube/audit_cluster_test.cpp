@@ -14,11 +14,12 @@
 #include "fake_apiserver.h"
 #include "temp_dir.h"
 #include "topoguard/common/yaml_document.h"
+#include "test_paths.h"
 
 namespace topoguard {
 namespace {
 
-const std::string kP4d = TOPOGUARD_CORPUS_DIR "/dranet/examples/aws_eks_examples/gpu-efa";
+const std::string kP4d = test::corpus_dir() + "/dranet/examples/aws_eks_examples/gpu-efa";
 
 // Every object of a YAML file (List items expanded), with `ns` set on those that are given one.
 std::vector<Json> objects_of(const std::string& path, const std::string& ns = "") {
@@ -107,7 +108,7 @@ class AuditClusterTest : public ::testing::Test {
     std::vector<Json> objects = objects_of(kP4d + "/resourceslice-gpu.yaml");
     for (std::vector<Json> more :
          {objects_of(kP4d + "/resourceslice-dranet.yaml"), objects_of(kP4d + "/device-class.yaml"),
-          objects_of(TOPOGUARD_SOURCE_DIR "/tests/data/device-classes.yaml"),
+          objects_of(test::source_dir() + "/tests/data/device-classes.yaml"),
           objects_of(kP4d + "/resource-claim-template.yaml", "inference"),
           objects_of(kP4d + "/resource-claim-template.yaml", "other")}) {
       objects.insert(objects.end(), more.begin(), more.end());
@@ -146,7 +147,7 @@ current-context: fake
   CommandRun audit(const std::string& arguments) {
     const std::string out = dir_.path() + "/out";
     const std::string err = dir_.path() + "/err";
-    const std::string command = std::string(TOPOGUARD_BINARY) + " audit --cluster --kubeconfig " +
+    const std::string command = test::topoguard_binary() + " audit --cluster --kubeconfig " +
                                 kubeconfig_ + " " + arguments + " >" + out + " 2>" + err +
                                 " </dev/null";
     const int status = std::system(command.c_str());
@@ -238,7 +239,7 @@ TEST_F(AuditClusterTest, NamespaceRestrictsNamespacedResources) {
 // Every namespace without --namespace: both namespaces' templates; --policies and --fail-on
 // combine with --cluster as with files.
 TEST_F(AuditClusterTest, EveryNamespaceByDefault) {
-  const CommandRun run = audit("--format json --fail-on never --policies " TOPOGUARD_SOURCE_DIR
+  const CommandRun run = audit("--format json --fail-on never --policies " + test::source_dir() +
                                "/policies/default.yaml");
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_EQ(flagged(Json::parse(run.out), "missing-pcie-alignment"),
@@ -311,7 +312,7 @@ TEST_F(AuditClusterTest, EveryFormatRenders) {
 
 // Text names each finding by its cluster source; with manifest paths too, both are audited.
 TEST_F(AuditClusterTest, TextWithManifestPaths) {
-  const CommandRun run = audit("--namespace inference " TOPOGUARD_SOURCE_DIR
+  const CommandRun run = audit("--namespace inference " + test::source_dir() +
                                "/examples/manifests/unaligned-template-v1.yaml");
   ASSERT_EQ(run.code, 1) << run.err;
   EXPECT_NE(run.out.find("cluster:resourceclaimtemplates.v1.resource.k8s.io/inference/"

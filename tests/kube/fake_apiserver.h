@@ -18,6 +18,7 @@
 #include "temp_dir.h"
 #include "topoguard/common/json.h"
 #include "topoguard/kube/client_config.h"
+#include "test_paths.h"
 
 namespace topoguard::testing {
 
@@ -25,8 +26,8 @@ class FakeApiServer {
  public:
   explicit FakeApiServer(std::vector<std::string> arguments = {},
                          std::vector<std::string> tokens = {"test-token"}) {
-    std::vector<std::string> words = {TOPOGUARD_TEST_PYTHON,
-                                      TOPOGUARD_SOURCE_DIR "/tests/kube/fake_apiserver.py",
+    std::vector<std::string> words = {test::test_python(),
+                                      test::source_dir() + "/tests/kube/fake_apiserver.py",
                                       "--tls-dir", dir_.path() + "/tls"};
     for (const std::string& token : tokens) {
       words.insert(words.end(), {"--token", token});

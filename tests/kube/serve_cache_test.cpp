@@ -18,6 +18,7 @@
 #include "serve_process.h"
 #include "topoguard/common/json.h"
 #include "webhook_test_support.h"
+#include "test_paths.h"
 
 namespace topoguard::testing {
 namespace {
@@ -96,7 +97,7 @@ class ServeCacheTest : public ::testing::Test {
   }
 
   bool start_server() {
-    return server_.start(TOPOGUARD_BINARY,
+    return server_.start(test::topoguard_binary(),
                          {"--tls-cert", dir_ + "/tls.crt", "--tls-key", dir_ + "/tls.key",
                           "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
                           "--kubeconfig", dir_ + "/kubeconfig"});
@@ -202,7 +203,7 @@ TEST_F(ServeCacheTest, NamespaceSelectorFollowsTheNamespaceLabels) {
              "metadata: {name: prod-only}\n"
              "spec:\n  match: {namespaceSelector: {matchLabels: {tier: prod}}}\n");
   write_kubeconfig("test-token");
-  ASSERT_TRUE(server_.start(TOPOGUARD_BINARY,
+  ASSERT_TRUE(server_.start(test::topoguard_binary(),
                             {"--tls-cert", dir_ + "/tls.crt", "--tls-key", dir_ + "/tls.key",
                              "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
                              "--kubeconfig", dir_ + "/kubeconfig", "--policies",
@@ -222,7 +223,7 @@ TEST_F(ServeCacheTest, NamespaceSelectorFollowsTheNamespaceLabels) {
 TEST_F(ServeCacheTest, WithoutTheCacheAPodIsJudgedAlone) {
   fake_.apply("ADDED", claim_template("unaligned", false));
   write_kubeconfig("test-token");
-  ASSERT_TRUE(server_.start(TOPOGUARD_BINARY,
+  ASSERT_TRUE(server_.start(test::topoguard_binary(),
                             {"--tls-cert", dir_ + "/tls.crt", "--tls-key", dir_ + "/tls.key",
                              "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
                              "--kubeconfig", dir_ + "/kubeconfig", "--cluster-cache", "off"}));

@@ -19,6 +19,7 @@
 #include "topoguard/kube/base64.h"
 #include "topoguard/kube/objects.h"
 #include "webhook_test_support.h"
+#include "test_paths.h"
 
 namespace topoguard::testing {
 namespace {
@@ -70,7 +71,7 @@ class ServeTlsTest : public ::testing::Test {
   }
 
   bool start(ServeProcess& server) {
-    return server.start(TOPOGUARD_BINARY,
+    return server.start(test::topoguard_binary(),
                         {"--self-managed-tls", "--cluster-cache", "off", "--listen", "127.0.0.1:0",
                          "--metrics-listen", "127.0.0.1:0", "--kubeconfig", dir_ + "/kubeconfig"});
   }

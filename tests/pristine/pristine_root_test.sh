@@ -107,6 +107,17 @@ make_base() {
   cp -a /etc/apt/sources.list /etc/apt/sources.list.d "${base}/etc/apt/" 2>/dev/null || true
 }
 
+# The host's compiler cache, shared with the roots: the quickstart compiles there only what the
+# host's builds did not. This proves as much as a cold build: ccache checks every header a cached
+# object read, so a header or package the root lacks still fails the build there.
+ccache_dir=""
+ccache_max_size=""
+if command -v ccache >/dev/null; then
+  ccache_dir="$(ccache --get-config cache_dir)"
+  ccache_max_size="$(ccache --get-config max_size)"
+  mkdir -p "$ccache_dir"
+fi
+
 # A fresh copy of the base root, with /proc, /dev, name resolution and the shared package cache.
 # Services never start inside (policy-rc.d), as in a container build.
 new_root() {
@@ -127,6 +138,10 @@ mount_root() {
   mount --rbind /dev "${root}/dev"; mount --make-rslave "${root}/dev"; mounted+=("${root}/dev")
   mount --bind "${work}/cache/archives" "${root}/var/cache/apt/archives"
   mounted+=("${root}/var/cache/apt/archives")
+  if [ -n "$ccache_dir" ]; then
+    mkdir -p "${root}/var/cache/host-ccache"
+    mount --bind "$ccache_dir" "${root}/var/cache/host-ccache"; mounted+=("${root}/var/cache/host-ccache")
+  fi
   # The network's own trust anchors (a TLS-inspecting egress proxy, say): a machine on this
   # network has them, or npm cannot reach its registry. Debian's ca-certificates adds them to
   # the system store when it is installed (or now, when it already is).
@@ -138,8 +153,10 @@ mount_root() {
 }
 in_root() {  # in_root ROOT COMMAND: COMMAND with /bin/sh -c in ROOT, a clean login-like environment
   local root="$1"
+  local -a cache=()
   shift
-  chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+  [ -z "$ccache_dir" ] || cache=(CCACHE_DIR=/var/cache/host-ccache "CCACHE_MAXSIZE=${ccache_max_size}")
+  chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb "${cache[@]}" \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/sh -c "$*"
 }
 

@@ -12,6 +12,7 @@
 
 #include "topoguard/cluster/cluster_state.h"
 #include "topoguard/common/yaml_document.h"
+#include "test_paths.h"
 
 namespace topoguard::cluster::testing {
 
@@ -41,7 +42,7 @@ inline ClusterState build_state(const std::string& yaml) {
 }
 
 inline std::string read_corpus_file(const std::string& path) {
-  std::ifstream in(std::string(TOPOGUARD_CORPUS_DIR) + "/" + path, std::ios::binary);
+  std::ifstream in(test::corpus_dir() + "/" + path, std::ios::binary);
   EXPECT_TRUE(in.good()) << path;
   std::ostringstream text;
   text << in.rdbuf();

@@ -4,13 +4,14 @@
 
 #include "cluster_test_support.h"
 #include "note_name.h"
+#include "test_paths.h"
 
 namespace topoguard::cluster {
 namespace {
 
 // The DeviceClasses the captures' templates name (NVIDIA's chart class, DRANET's demo class).
 std::string device_classes() {
-  std::ifstream in(std::string(TOPOGUARD_SOURCE_DIR) + "/tests/data/device-classes.yaml");
+  std::ifstream in(test::source_dir() + "/tests/data/device-classes.yaml");
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();

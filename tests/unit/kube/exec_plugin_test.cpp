@@ -9,11 +9,12 @@
 #include "note_name.h"
 #include "temp_dir.h"
 #include "topoguard/kube/rfc3339.h"
+#include "test_paths.h"
 
 namespace topoguard::kube {
 namespace {
 
-constexpr const char* kPlugin = TOPOGUARD_SOURCE_DIR "/tests/kube/exec_plugin.sh";
+const std::string kPlugin = test::source_dir() + "/tests/kube/exec_plugin.sh";
 constexpr const char* kV1 = "client.authentication.k8s.io/v1";
 
 std::string slurp(const std::string& path) {

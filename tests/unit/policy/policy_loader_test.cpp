@@ -14,6 +14,7 @@
 #include "topoguard/common/yaml_document.h"
 #include "topoguard/policy/policy_json.h"
 #include "topoguard/policy/policy_parser.h"
+#include "test_paths.h"
 
 namespace topoguard::policy {
 namespace {
@@ -52,7 +53,7 @@ std::vector<std::string> names_of(const PolicySet& set) {
 
 // The compiled-in text is byte for byte policies/default.yaml.
 TEST(BuiltinPolicyTest, TextIsTheSourceFile) {
-  std::ifstream file(std::string(TOPOGUARD_SOURCE_DIR) + "/policies/default.yaml",
+  std::ifstream file(test::source_dir() + "/policies/default.yaml",
                      std::ios::binary);
   ASSERT_TRUE(file.good());
   std::ostringstream text;

@@ -7,12 +7,13 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include "test_paths.h"
 
 namespace topoguard::policy {
 namespace {
 
 std::string readme_text() {
-  std::ifstream in(std::string(TOPOGUARD_SOURCE_DIR) + "/README.md");
+  std::ifstream in(test::source_dir() + "/README.md");
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
