@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Issue 38, attack 4: files that never end or never answer. /dev/zero as a kubeconfig's tokenFile,
-# certificate-authority and client-key, as the kubeconfig itself and as a manifest; a FIFO as a
-# manifest, a policy and a test file; an exec credential plugin that writes without end, one
-# that never exits and one that closes its output and never exits. Each ends with a clear error
-# naming the file (or plugin) and why, exit 2, within 60 s and under 256 MiB resident.
+# certificate-authority and client-key, as the kubeconfig itself, as a manifest and as the serving
+# certificate; a FIFO as a manifest, a policy, a test file, a review and the server's client CA;
+# an exec credential plugin that writes without end, one that never exits and one that closes
+# its output and never exits. Each ends with a clear error naming the file (or plugin) and why,
+# exit 2, within 60 s and under 256 MiB resident.
 # Usage: bounded_reads_test.sh BINARY SOURCE_DIR
 set -uo pipefail
 binary=$(realpath "$1")
@@ -107,6 +108,13 @@ hostile "FIFO policy" 'policy.yaml.*FIFO' \
 hostile "FIFO test file" 'suite.yaml.*FIFO' "$binary" policy test "$work/suite.yaml"
 hostile "FIFO review input" 'manifest.yaml.*FIFO' \
   "$binary" review --mode validate "$work/manifest.yaml"
+
+# The server's own files: refused at start (and on a reload, the old ones keep serving).
+hostile "serve --tls-cert /dev/zero" '/dev/zero.*character device' \
+  "$binary" serve --tls-cert /dev/zero --tls-key "$work/key.pem" --listen 127.0.0.1:0
+mkfifo "$work/ca.fifo"
+hostile "serve --client-ca FIFO" 'ca.fifo.*FIFO' "$binary" serve --tls-cert "$work/cert.pem" \
+  --tls-key "$work/key.pem" --client-ca "$work/ca.fifo" --listen 127.0.0.1:0
 
 # Exec plugins: the credential is fetched before the first request, so no server is needed.
 printf '#!/bin/sh\nexec yes "{}"\n' >"$work/flood.sh"
