@@ -57,7 +57,8 @@ struct Fixture {
 Fixture fixture(int count, bool wrong) {
   Fixture made;
   made.text = test_text(count, wrong);
-  made.test = policytest::parse_policy_tests("t.yaml", made.text, ".").tests.at(0);
+  const policytest::PathRoot root = *policytest::PathRoot::open(".");
+  made.test = policytest::parse_policy_tests("t.yaml", made.text, ".", root).tests.at(0);
   made.inputs.policies = *topoguard::policy::load_builtin_policies();
   made.inputs.manifests = topoguard::audit::parse_manifests({{"in.yaml", claim_templates(count)}});
   return made;

@@ -40,7 +40,9 @@ void collect_paths(const std::string& path, std::vector<std::string>& files,
   std::vector<std::string> found;
   fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec);
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_regular_file(ec) && has_manifest_extension(it->path())) {
+    // Not only regular files: a FIFO or a device named like a manifest is an error when read,
+    // never a manifest skipped in silence.
+    if (has_manifest_extension(it->path()) && !it->is_directory(ec)) {
       found.push_back(it->path().string());
     }
   }

@@ -2,6 +2,7 @@
 // wires the modules and stores its exit code; main() only dispatches.
 #pragma once
 
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "topoguard/common/duration.h"
 #include "topoguard/kube/client_config.h"
 
 namespace topoguard::cli {
@@ -70,6 +72,24 @@ inline void add_kube_options(CLI::App& command, kube::LoadOptions& options,
       .add_option("--context", options.context,
                   use + "the kubeconfig context (default: current-context)")
       ->type_name("NAME");
+  command
+      .add_option_function<std::string>(
+          "--exec-timeout",
+          [&options](const std::string& text) {
+            options.exec_timeout =
+                std::chrono::duration_cast<std::chrono::milliseconds>(*parse_duration(text));
+          },
+          use + "how long an exec credential plugin may run before it is killed (default: " +
+              format_duration(kube::kDefaultExecTimeout) + "; a kubeconfig cannot change it)")
+      ->check([](const std::string& text) {
+        const Result<std::chrono::nanoseconds> parsed = parse_duration(text);
+        if (!parsed) {
+          return parsed.error().message;
+        }
+        return *parsed < std::chrono::milliseconds(1) ? std::string("must be at least 1ms")
+                                                      : std::string();
+      })
+      ->type_name("DURATION");
 }
 
 // audit and fix say alike that they were given nothing to read; `alternative` names another

@@ -87,6 +87,7 @@ int run_show(const std::vector<std::string>& paths, bool effective) {
 
 struct TestOptions {
   std::vector<std::string> paths;
+  std::string root = ".";
   std::vector<std::string> names;
   std::string format = "text";
   bool update = false;
@@ -112,7 +113,8 @@ bool any_error(const policytest::ParsedTests& parsed,
 
 // --update: what the run observed written into the test files (and `patched` files). Returns
 // false when a file could not be written.
-bool write_updates(const std::vector<policytest::TestResult>& results) {
+bool write_updates(const std::vector<policytest::TestResult>& results,
+                   const policytest::PathRoot& root) {
   std::vector<std::string> files;  // of failed tests, in run order
   std::set<std::string> seen;
   for (const policytest::TestResult& result : results) {
@@ -121,9 +123,16 @@ bool write_updates(const std::vector<policytest::TestResult>& results) {
     }
   }
   bool ok = true;
-  const auto report_write = [](const Status& written) {
+  // Paths were checked when the tests were read; again here, as the tree may have changed since.
+  const auto write_inside_root = [&ok, &root](const std::string& path, const std::string& text) {
+    const Status written =
+        root.contains(path)
+            ? write_text_file(path, text)
+            : Status(Error{ErrorCode::kIo, "not written: outside the root " + root.string(),
+                           SourceLocation{path, 0, ""}});
     if (!written) {
       std::cerr << "topoguard policy test --update: " << written.error().to_string() << '\n';
+      ok = false;
     }
   };
   for (const std::string& file : files) {
@@ -140,14 +149,10 @@ bool write_updates(const std::vector<policytest::TestResult>& results) {
       std::cerr << "topoguard policy test --update: " << file << ": " << note << '\n';
     }
     for (const auto& [patched, object] : update->patched_files) {
-      const Status written = write_text_file(patched, to_yaml(object));
-      report_write(written);
-      ok = ok && written.has_value();
+      write_inside_root(patched, to_yaml(object));
     }
     if (update->text != *text) {
-      const Status written = write_text_file(file, update->text);
-      report_write(written);
-      ok = ok && written.has_value();
+      write_inside_root(file, update->text);
     }
   }
   return ok;
@@ -156,17 +161,22 @@ bool write_updates(const std::vector<policytest::TestResult>& results) {
 // Exit 0 when every test passes, 1 when one fails, 2 on an input error. With --update the
 // tests run again after the files are written, and that run decides.
 int run_test(const TestOptions& options) {
-  policytest::ParsedTests parsed = policytest::read_policy_tests(options.paths);
+  const Result<policytest::PathRoot> root = policytest::PathRoot::open(options.root);
+  if (!root) {
+    std::cerr << "topoguard policy test: " << root.error().message << '\n';
+    return kExitUsage;
+  }
+  policytest::ParsedTests parsed = policytest::read_policy_tests(options.paths, *root);
   std::vector<policytest::TestResult> results = run_tests(parsed, options.names);
   if (parsed.errors.empty() && !options.names.empty() && results.empty()) {
     std::cerr << "topoguard policy test: no test is named " << options.names.front() << '\n';
     return kExitUsage;
   }
   if (options.update && !any_error(parsed, results)) {
-    if (!write_updates(results)) {
+    if (!write_updates(results, *root)) {
       return kExitUsage;
     }
-    parsed = policytest::read_policy_tests(options.paths);
+    parsed = policytest::read_policy_tests(options.paths, *root);
     results = run_tests(parsed, options.names);
   }
   if (options.format == "junit") {
@@ -225,6 +235,11 @@ void add_policy_command(CLI::App& app, int& exit_code) {
   test->add_option("--format", test_options->format, "Output: text or junit")
       ->check(CLI::IsMember({"text", "junit"}))
       ->type_name("FORMAT");
+  test->add_option("--root", test_options->root,
+                   "Every path a test file names (policies, resources, clusterState, patched) "
+                   "must resolve inside this folder, symlinks resolved; --update writes only "
+                   "there (default: the current directory)")
+      ->type_name("DIR");
   test->add_flag("--update", test_options->update,
                  "Write what the run observed into the failing test files (and patched files), "
                  "keeping comments and order; then run again");

@@ -1,15 +1,14 @@
 // `topoguard review`: one AdmissionReview request from a file or stdin -> the response the
 // server would send, through the same endpoint the server wraps (admission::ReviewEndpoint).
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <memory>
-#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commands.h"
 #include "topoguard/admission/review_endpoint.h"
+#include "topoguard/common/text_file.h"
 #include "topoguard/policy/policy_loader.h"
 
 namespace topoguard::cli {
@@ -23,25 +22,18 @@ struct ReviewFlags {
   std::string input;
 };
 
-bool read_input(const std::string& path, std::string& out) {
-  if (path == "-") {
-    out.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    return !std::cin.bad();
+// The request, read up to the body limit the server would apply.
+Result<std::string> read_input(const ReviewFlags& flags) {
+  if (flags.input == "-") {
+    return read_text_stream(std::cin, "-", flags.body_limit);
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return false;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  out = text.str();
-  return true;
+  return read_text_file(flags.input, flags.body_limit);
 }
 
 int run_review(const ReviewFlags& flags) {
-  std::string body;
-  if (!read_input(flags.input, body)) {
-    std::cerr << "topoguard review: cannot read " << flags.input << std::endl;
+  Result<std::string> body = read_input(flags);
+  if (!body) {
+    std::cerr << "topoguard review: " << body.error().to_string() << std::endl;
     return kExitUsage;
   }
   Result<policy::PolicySet> loaded = policy::load_policies(flags.policies);
@@ -59,7 +51,7 @@ int run_review(const ReviewFlags& flags) {
       admission::make_review_endpoint([policies] { return policies; }, options));
 
   admission::ReviewCall call;
-  call.body = body;
+  call.body = std::move(*body);
   const admission::ReviewReply reply = endpoint(call);
   if (reply.http_status != 200) {
     std::cerr << "topoguard review: " << flags.input << ": HTTP " << reply.http_status << ": "

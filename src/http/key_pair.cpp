@@ -5,11 +5,10 @@
 #include <openssl/x509.h>
 
 #include <ctime>
-#include <fstream>
-#include <sstream>
 
 #include "openssl_error.h"
 #include "tls_native.h"
+#include "topoguard/common/text_file.h"
 
 namespace topoguard::http {
 namespace {
@@ -20,20 +19,6 @@ std::int64_t to_epoch(const ASN1_TIME* time) {
     return 0;
   }
   return static_cast<std::int64_t>(timegm(&tm));
-}
-
-Result<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    Error error;
-    error.code = ErrorCode::kIo;
-    error.message = "cannot read " + path;
-    error.location.file = path;
-    return error;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 struct BioDeleter {
@@ -81,11 +66,11 @@ Result<KeyPairPtr> parse_key_pair(const std::string& cert_pem, const std::string
 }
 
 Result<KeyPairPtr> load_key_pair(const std::string& cert_path, const std::string& key_path) {
-  Result<std::string> cert = read_file(cert_path);
+  Result<std::string> cert = read_text_file(cert_path, kMaxCredentialFileBytes);
   if (!cert) {
     return cert.error();
   }
-  Result<std::string> key = read_file(key_path);
+  Result<std::string> key = read_text_file(key_path, kMaxCredentialFileBytes);
   if (!key) {
     return key.error();
   }

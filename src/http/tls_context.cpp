@@ -1,10 +1,14 @@
 #include "topoguard/http/tls_context.h"
 
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
+
+#include <memory>
 
 #include "openssl_error.h"
 #include "tls_native.h"
+#include "topoguard/common/text_file.h"
 
 namespace topoguard::http {
 namespace {
@@ -35,6 +39,32 @@ int select_http11(SSL* /*ssl*/, const unsigned char** out, unsigned char* out_le
   return SSL_TLSEXT_ERR_OK;
 }
 
+// Trusts the certificates of the PEM bundle at `path` for client certificates and names them in
+// the handshake's CA list. Read through the bounded reader, not OpenSSL's own file loading.
+Status load_client_ca(SSL_CTX& ctx, const std::string& path) {
+  Result<std::string> pem = read_text_file(path, kMaxCredentialFileBytes);
+  if (!pem) {
+    return pem.error();
+  }
+  const std::unique_ptr<BIO, decltype(&BIO_free)> bio(
+      BIO_new_mem_buf(pem->data(), static_cast<int>(pem->size())), BIO_free);
+  int count = 0;
+  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    const bool added = X509_STORE_add_cert(SSL_CTX_get_cert_store(&ctx), cert) == 1 &&
+                       SSL_CTX_add_client_CA(&ctx, cert) == 1;
+    X509_free(cert);
+    if (!added) {
+      return openssl_error("cannot trust a certificate of the client CA file " + path);
+    }
+    ++count;
+  }
+  ERR_clear_error();  // the end of the PEM text
+  if (count == 0) {
+    return openssl_error("no CA certificate in the client CA file " + path);
+  }
+  return Ok{};
+}
+
 Status configure(SSL_CTX& ctx, const KeyPairSource& key_pairs, const std::string& client_ca) {
   ERR_clear_error();
   if (SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION) != 1) {
@@ -59,14 +89,9 @@ Status configure(SSL_CTX& ctx, const KeyPairSource& key_pairs, const std::string
   SSL_CTX_set_session_id_context(&ctx, kSessionContext, sizeof(kSessionContext) - 1);
 
   if (!client_ca.empty()) {
-    if (SSL_CTX_load_verify_locations(&ctx, client_ca.c_str(), nullptr) != 1) {
-      return openssl_error("cannot load the client CA file " + client_ca);
+    if (Status loaded = load_client_ca(ctx, client_ca); !loaded) {
+      return loaded;
     }
-    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(client_ca.c_str());
-    if (names == nullptr) {
-      return openssl_error("no CA certificate in the client CA file " + client_ca);
-    }
-    SSL_CTX_set_client_CA_list(&ctx, names);
     SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
   }
   return Ok{};

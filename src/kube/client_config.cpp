@@ -7,18 +7,15 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <charconv>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <tuple>
 
+#include "topoguard/common/text_file.h"
 #include "topoguard/common/yaml_document.h"
 #include "topoguard/kube/base64.h"
 
@@ -27,8 +24,6 @@ namespace topoguard::kube {
 namespace {
 
 constexpr std::string_view kExecExtension = "client.authentication.k8s.io/exec";
-constexpr std::size_t kMaxConfigFileBytes = 16 * 1024 * 1024;
-
 std::optional<std::string> process_env(const std::string& name) {
   const char* value = std::getenv(name.c_str());  // NOLINT(concurrency-mt-unsafe): read only
   if (value == nullptr) {
@@ -37,25 +32,15 @@ std::optional<std::string> process_env(const std::string& name) {
   return std::string(value);
 }
 
-// Reads a whole file; nullopt with `error` set (errno text) when it cannot.
-std::optional<std::string> slurp(const std::string& path, std::string& error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = std::strerror(errno);  // NOLINT(concurrency-mt-unsafe)
+// Reads a file the configuration names, capped by its kind; nullopt with `error` set (why not,
+// with the cap on an overrun) when it cannot.
+std::optional<std::string> slurp(const std::string& path, std::size_t limit, std::string& error) {
+  Result<std::string> text = read_text_file(path, limit);
+  if (!text) {
+    error = text.error().message;
     return std::nullopt;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    error = "read failed";
-    return std::nullopt;
-  }
-  std::string content = std::move(text).str();
-  if (content.size() > kMaxConfigFileBytes) {
-    error = "larger than 16 MiB";
-    return std::nullopt;
-  }
-  return content;
+  return std::move(*text);
 }
 
 std::string resolve(const std::string& dir, const std::string& path) {
@@ -199,7 +184,7 @@ Result<std::string> pem_field(const Fields& fields, const std::string& base, boo
     key = base;
     const std::string path = resolve(fields.source().dir, *file);
     std::string reason;
-    std::optional<std::string> content = slurp(path, reason);
+    std::optional<std::string> content = slurp(path, kMaxCredentialFileBytes, reason);
     if (!content) {
       return fields.error(ErrorCode::kIo, base, "cannot read \"" + path + "\": " + reason);
     }
@@ -405,7 +390,7 @@ Status read_user(const Entry& entry, ClientConfig& config) {
   if (!token_file->empty()) {
     config.token_file = resolve(entry.source->dir, *token_file);
     std::string reason;
-    if (!slurp(config.token_file, reason)) {
+    if (!slurp(config.token_file, kMaxTokenFileBytes, reason)) {
       return fields.error(ErrorCode::kIo, "tokenFile",
                           "cannot read \"" + config.token_file + "\": " + reason);
     }
@@ -570,7 +555,7 @@ Result<ClientConfig> load_kubeconfig(const std::vector<std::string>& files,
       continue;  // client-go skips missing files of $KUBECONFIG
     }
     std::string reason;
-    std::optional<std::string> text = slurp(file, reason);
+    std::optional<std::string> text = slurp(file, kMaxCredentialFileBytes, reason);
     if (!text) {
       return Error{ErrorCode::kIo, "cannot read kubeconfig: " + reason, {file, 0, ""}};
     }
@@ -711,13 +696,13 @@ Result<ClientConfig> load_in_cluster_config(const LoadOptions& options) {
   const std::filesystem::path dir(options.service_account_dir);
   config.token_file = (dir / "token").string();
   std::string reason;
-  if (!slurp(config.token_file, reason)) {
+  if (!slurp(config.token_file, kMaxTokenFileBytes, reason)) {
     return Error{ErrorCode::kIo,
                  "cannot read the service account token: " + reason,
                  {config.token_file, 0, ""}};
   }
   const std::string ca_file = (dir / "ca.crt").string();
-  std::optional<std::string> ca = slurp(ca_file, reason);
+  std::optional<std::string> ca = slurp(ca_file, kMaxCredentialFileBytes, reason);
   if (!ca) {
     return Error{ErrorCode::kIo, "cannot read the cluster CA: " + reason, {ca_file, 0, ""}};
   }
@@ -725,7 +710,7 @@ Result<ClientConfig> load_in_cluster_config(const LoadOptions& options) {
     return Error{ErrorCode::kInvalidValue, "holds no PEM certificate", {ca_file, 0, ""}};
   }
   config.ca_pem = std::move(*ca);
-  if (std::optional<std::string> ns = slurp((dir / "namespace").string(), reason)) {
+  if (std::optional<std::string> ns = slurp((dir / "namespace").string(), kMaxTokenFileBytes, reason)) {
     config.namespace_ = trim(std::move(*ns));
   }
   config.context = "in-cluster";
@@ -733,7 +718,9 @@ Result<ClientConfig> load_in_cluster_config(const LoadOptions& options) {
   return config;
 }
 
-Result<ClientConfig> load_client_config(const LoadOptions& options) {
+namespace {
+
+Result<ClientConfig> locate_client_config(const LoadOptions& options) {
   const auto getenv = options.getenv ? options.getenv : process_env;
   if (!options.kubeconfig.empty()) {
     return load_kubeconfig({options.kubeconfig}, options.context, true);
@@ -772,6 +759,16 @@ Result<ClientConfig> load_client_config(const LoadOptions& options) {
                "no cluster configuration: pass --kubeconfig, set KUBECONFIG, run in a pod, or "
                "write ~/.kube/config",
                {}};
+}
+
+}  // namespace
+
+Result<ClientConfig> load_client_config(const LoadOptions& options) {
+  Result<ClientConfig> config = locate_client_config(options);
+  if (config && config->exec) {
+    config->exec->timeout = options.exec_timeout;
+  }
+  return config;
 }
 
 }  // namespace topoguard::kube

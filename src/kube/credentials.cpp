@@ -1,28 +1,25 @@
 #include "topoguard/kube/credentials.h"
 
-#include <fstream>
-#include <sstream>
 #include <utility>
 
+#include "topoguard/common/text_file.h"
 #include "topoguard/kube/base64.h"
 
 namespace topoguard::kube {
 
 namespace {
 
-std::optional<std::string> read_token(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return std::nullopt;
+// The token in the file at `path`, trimmed (a token file is written with a newline).
+Result<std::string> read_token(const std::string& path) {
+  Result<std::string> token = read_text_file(path, kMaxTokenFileBytes);
+  if (!token) {
+    return token;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string token = std::move(text).str();
-  const auto first = token.find_first_not_of(" \t\r\n");
+  const auto first = token->find_first_not_of(" \t\r\n");
   if (first == std::string::npos) {
     return std::string();
   }
-  return token.substr(first, token.find_last_not_of(" \t\r\n") - first + 1);
+  return token->substr(first, token->find_last_not_of(" \t\r\n") - first + 1);
 }
 
 }  // namespace
@@ -66,7 +63,7 @@ Result<CredentialsPtr> CredentialSource::fetch() {
     expires_at_ = output->expiration;
   } else if (!config_->token_file.empty()) {
     ++fetches_;
-    std::optional<std::string> token = read_token(config_->token_file);
+    Result<std::string> token = read_token(config_->token_file);
     if (!token || token->empty()) {
       if (cached_ && !cached_->authorization.empty()) {
         // As client-go: keep the last token read while the file cannot be read (being
@@ -75,9 +72,8 @@ Result<CredentialsPtr> CredentialSource::fetch() {
         invalidated_ = false;
         return cached_;
       }
-      return Error{ErrorCode::kIo,
-                   token ? "the token file is empty" : "cannot read the token file",
-                   {config_->token_file, 0, ""}};
+      return token ? Error{ErrorCode::kIo, "the token file is empty", {config_->token_file, 0, ""}}
+                   : token.error();
     }
     credentials->authorization = "Bearer " + *token;
   } else if (!config_->token.empty()) {

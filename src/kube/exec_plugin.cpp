@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "topoguard/common/json.h"
+#include "topoguard/common/text_file.h"
 #include "topoguard/kube/base64.h"
 #include "topoguard/kube/rfc3339.h"
 
@@ -25,6 +26,7 @@ namespace {
 
 constexpr std::size_t kMaxOutputBytes = 1024 * 1024;
 constexpr std::size_t kStderrTail = 2048;
+constexpr int kExitPollMilliseconds = 10;
 
 // Closes a descriptor when it goes out of scope.
 class Fd {
@@ -139,9 +141,9 @@ std::string exec_info(const ClientConfig& config) {
   return info.dump();
 }
 
-Result<ExecCredential> run_exec_plugin(const ClientConfig& config,
-                                       std::chrono::milliseconds timeout) {
+Result<ExecCredential> run_exec_plugin(const ClientConfig& config) {
   const ExecConfig& exec = *config.exec;
+  const std::chrono::milliseconds timeout = exec.timeout;
   std::array<int, 2> out_pipe{};
   std::array<int, 2> err_pipe{};
   if (::pipe2(out_pipe.data(), O_CLOEXEC) != 0) {
@@ -254,17 +256,30 @@ Result<ExecCredential> run_exec_plugin(const ClientConfig& config,
       }
     }
   }
-  if (timed_out || too_long) {
-    ::kill(pid, SIGKILL);
-  }
   int wait_status = 0;
-  while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+  // A plugin may close its output and keep running: it gets what is left of the deadline.
+  bool exited = false;
+  while (!timed_out && !too_long && !exited) {
+    const pid_t waited = ::waitpid(pid, &wait_status, WNOHANG);
+    if (waited == pid || (waited < 0 && errno != EINTR)) {
+      exited = true;
+    } else if (std::chrono::steady_clock::now() >= deadline) {
+      timed_out = true;
+    } else {
+      ::poll(nullptr, 0, kExitPollMilliseconds);
+    }
+  }
+  if (!exited) {
+    ::kill(pid, SIGKILL);
+    while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+    }
   }
   if (timed_out) {
     return plugin_error(config, "did not finish within " + std::to_string(timeout.count()) + " ms");
   }
   if (too_long) {
-    return plugin_error(config, "wrote more than 1 MiB");
+    return plugin_error(config,
+                        "wrote more than its output cap of " + byte_size_text(kMaxOutputBytes));
   }
   if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0) {
     std::string how = WIFEXITED(wait_status)

@@ -1,16 +1,14 @@
 #include "topoguard/policy/policy_loader.h"
 
 #include <algorithm>
-#include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <map>
-#include <sstream>
 #include <system_error>
 #include <utility>
 
 #include "builtin_policy.h"
+#include "topoguard/common/text_file.h"
 #include "topoguard/common/yaml_document.h"
 #include "topoguard/policy/policy_lint.h"
 #include "topoguard/policy/policy_parser.h"
@@ -22,7 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Policies are written by hand; anything this big is a wrong path, not a policy.
-constexpr std::uintmax_t kMaxPolicyFileBytes = 16u << 20u;
+constexpr std::size_t kMaxPolicyFileBytes = std::size_t{16} << 20;
 
 bool is_policy_file_name(const fs::path& path) {
   const std::string extension = path.extension().string();
@@ -63,7 +61,9 @@ std::vector<std::string> expand_paths(const std::vector<std::string>& paths,
         }
         continue;
       }
-      if (is_policy_file_name(it->path()) && it->is_regular_file(error)) {
+      // Not only regular files: a FIFO or a device named like a policy is an error when read,
+      // never a policy skipped in silence.
+      if (is_policy_file_name(it->path()) && !it->is_directory(error)) {
         found.push_back(it->path().string());
       }
     }
@@ -79,26 +79,6 @@ std::vector<std::string> expand_paths(const std::vector<std::string>& paths,
     files.insert(files.end(), found.begin(), found.end());
   }
   return files;
-}
-
-Result<std::string> read_file(const std::string& path) {
-  std::error_code error;
-  const std::uintmax_t size = fs::file_size(path, error);
-  if (!error && size > kMaxPolicyFileBytes) {
-    return Error{ErrorCode::kTooLarge,
-                 "policy file is larger than " + std::to_string(kMaxPolicyFileBytes) + " bytes",
-                 SourceLocation{path, 0, ""}};
-  }
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) {
-    return io_error(path, "cannot open file");
-  }
-  std::ostringstream text;
-  text << stream.rdbuf();
-  if (stream.bad()) {
-    return io_error(path, "read failed");
-  }
-  return text.str();
 }
 
 struct Collected {
@@ -127,7 +107,7 @@ void reject_duplicate_names(Collected& collected) {
 Collected collect(const std::vector<std::string>& paths) {
   Collected collected;
   for (const std::string& file : expand_paths(paths, collected.errors)) {
-    Result<std::string> text = read_file(file);
+    Result<std::string> text = read_text_file(file, kMaxPolicyFileBytes);
     if (!text) {
       collected.errors.push_back(text.error());
       continue;

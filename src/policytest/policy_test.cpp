@@ -37,8 +37,8 @@ constexpr OutcomeName kOutcomes[] = {{Outcome::kDeny, "deny"},
 class TestReader {
  public:
   TestReader(const std::string& file, const YamlDocument& document, const std::string& directory,
-             std::vector<Error>& errors)
-      : file_(file), document_(document), directory_(directory), errors_(errors) {}
+             const PathRoot& root, std::vector<Error>& errors)
+      : file_(file), document_(document), directory_(directory), root_(root), errors_(errors) {}
 
   std::optional<PolicyTest> read() {
     const Json& value = document_.value;
@@ -127,7 +127,7 @@ class TestReader {
     return value->get<std::string>();
   }
 
-  // A list of paths relative to the test file's folder.
+  // A list of paths relative to the test file's folder, each inside the root.
   std::vector<std::string> paths(const char* key, bool required) {
     std::vector<std::string> found;
     const std::string pointer = std::string("/") + key;
@@ -148,9 +148,14 @@ class TestReader {
         fail(ErrorCode::kWrongType, pointer + "/" + std::to_string(i), "must be a path");
         continue;
       }
-      found.push_back(resolve(entry.get<std::string>()));
+      std::string path = resolve(entry.get<std::string>());
+      if (const std::optional<std::string> escape = root_.escape(path)) {
+        fail(ErrorCode::kInvalidValue, pointer + "/" + std::to_string(i), *escape);
+        continue;
+      }
+      found.push_back(std::move(path));
     }
-    if (required && found.empty()) {
+    if (required && list->empty()) {  // a bad entry is reported at its index
       fail(ErrorCode::kMissingField, pointer, std::string(key) + " must list files or folders");
     }
     return found;
@@ -209,6 +214,9 @@ class TestReader {
         fail(ErrorCode::kWrongType, pointer + "/patched", "must be a file");
       } else {
         result.patched = resolve(patched->get<std::string>());
+        if (const std::optional<std::string> escape = root_.escape(result.patched)) {
+          fail(ErrorCode::kInvalidValue, pointer + "/patched", *escape);
+        }
       }
     }
     if (!has_rule && !has_action && present(entry, "patched") == nullptr) {
@@ -220,6 +228,7 @@ class TestReader {
   const std::string& file_;
   const YamlDocument& document_;
   const std::string& directory_;
+  const PathRoot& root_;
   std::vector<Error>& errors_;
   bool failed_ = false;
 };
@@ -289,7 +298,7 @@ std::string ResourceName::to_string() const {
 }
 
 ParsedTests parse_policy_tests(const std::string& file, const std::string& text,
-                               const std::string& directory) {
+                               const std::string& directory, const PathRoot& root) {
   ParsedTests parsed;
   const YamlStream stream = parse_yaml_stream(text, file);
   parsed.errors = stream.errors;
@@ -297,19 +306,19 @@ ParsedTests parse_policy_tests(const std::string& file, const std::string& text,
     if (string_member_view(document.value, "kind") != policy::kPolicyTestKind) {
       continue;
     }
-    if (auto test = TestReader(file, document, directory, parsed.errors).read()) {
+    if (auto test = TestReader(file, document, directory, root, parsed.errors).read()) {
       parsed.tests.push_back(std::move(*test));
     }
   }
   return parsed;
 }
 
-ParsedTests read_policy_tests(const std::vector<std::string>& paths) {
+ParsedTests read_policy_tests(const std::vector<std::string>& paths, const PathRoot& root) {
   ParsedTests all;
   // A file named on the command line must be a readable test file; one found in a folder is
   // read only when it mentions the kind, so manifests and expected objects beside the tests
   // (broken ones included, on purpose or not) are not parsed.
-  const auto read_one = [&all](const fs::path& path, bool named) {
+  const auto read_one = [&all, &root](const fs::path& path, bool named) {
     Result<std::string> text = read_text_file(path.string(), kMaxTestFileBytes);
     if (!text) {
       if (named || text.error().code != ErrorCode::kTooLarge) {
@@ -320,7 +329,8 @@ ParsedTests read_policy_tests(const std::vector<std::string>& paths) {
     if (!named && text->find(policy::kPolicyTestKind) == std::string::npos) {
       return;
     }
-    ParsedTests parsed = parse_policy_tests(path.string(), *text, path.parent_path().string());
+    ParsedTests parsed =
+        parse_policy_tests(path.string(), *text, path.parent_path().string(), root);
     std::move(parsed.tests.begin(), parsed.tests.end(), std::back_inserter(all.tests));
     std::move(parsed.errors.begin(), parsed.errors.end(), std::back_inserter(all.errors));
   };
@@ -336,7 +346,8 @@ ParsedTests read_policy_tests(const std::vector<std::string>& paths) {
          it.increment(error)) {
       if (it->path().filename().string().starts_with('.')) {
         it.disable_recursion_pending();
-      } else if (it->is_regular_file(error) && is_yaml_file(it->path())) {
+      } else if (is_yaml_file(it->path()) && !it->is_directory(error)) {
+        // Not only regular files: a FIFO or a device named like a test is an error when read.
         files.push_back(it->path());
       }
     }

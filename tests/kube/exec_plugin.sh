@@ -9,7 +9,14 @@
 #   EXEC_INFO_OUT     a file that gets KUBERNETES_EXEC_INFO
 #   EXEC_FAIL         fail with this exit status, after a message on stderr
 #   EXEC_SLEEP        sleep this many seconds first
+#   EXEC_FLOOD        write to stdout without end
+#   EXEC_HANG         close stdout and stderr, then sleep this many seconds
 set -eu
+[ -n "${EXEC_FLOOD:-}" ] && exec yes '{"kind": "ExecCredential"}'
+if [ -n "${EXEC_HANG:-}" ]; then
+  exec >&- 2>&-
+  exec sleep "$EXEC_HANG"
+fi
 [ -n "${EXEC_RUNS:-}" ] && echo "$*" >> "$EXEC_RUNS"
 [ -n "${EXEC_INFO_OUT:-}" ] && printf '%s' "${KUBERNETES_EXEC_INFO:-}" > "$EXEC_INFO_OUT"
 [ -n "${EXEC_SLEEP:-}" ] && sleep "$EXEC_SLEEP"

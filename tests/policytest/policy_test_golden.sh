@@ -28,10 +28,10 @@ golden() {  # golden ACTUAL EXPECTED NAME: ACTUAL equals the file EXPECTED (or r
 for case_dir in "$cases"/*/; do
   name=$(basename "$case_dir")
   [ "$name" = update ] && continue
-  (cd "$case_dir" && "$binary" policy test suite.yaml >"$work/$name.txt" 2>"$work/$name.err")
+  (cd "$case_dir" && "$binary" policy test --root "$source_dir" suite.yaml >"$work/$name.txt" 2>"$work/$name.err")
   echo "exit $?" >>"$work/$name.txt"
   golden "$work/$name.txt" "$case_dir/expected-output.txt" "$name: output and exit code"
-  (cd "$case_dir" && "$binary" policy test --format junit suite.yaml >"$work/$name.junit.xml" 2>/dev/null)
+  (cd "$case_dir" && "$binary" policy test --root "$source_dir" --format junit suite.yaml >"$work/$name.junit.xml" 2>/dev/null)
   check "$name: junit is schema-valid" valid_junit "$work/$name.junit.xml"
   # The JUnit report counts what the text run printed.
   check "$name: junit failures = FAIL lines" test \
@@ -40,22 +40,23 @@ for case_dir in "$cases"/*/; do
     "$(grep -c '<error ' "$work/$name.junit.xml")" -eq "$(grep -c '^ERROR ' "$work/$name.txt")"
 done
 
-# --update on a copy placed as deep as the case, so its relative paths reach the examples.
+# --update on a copy placed as deep as the case, so its relative paths reach the examples (a copy
+# too: the suite may name nothing outside its root).
 copy="$work/repo/tests/policytest/cases/update"
 mkdir -p "$(dirname "$copy")"
 cp -r "$cases/update" "$copy"
 rm -f "$copy"/expected-*
-ln -s "$source_dir/examples" "$work/repo/examples"
-(cd "$copy" && "$binary" policy test suite.yaml >"$work/update-before.txt" 2>&1)
+cp -r "$source_dir/examples" "$work/repo/examples"
+(cd "$copy" && "$binary" policy test --root "$work/repo" suite.yaml >"$work/update-before.txt" 2>&1)
 check "update: fails before" test $? -eq 1
-(cd "$copy" && "$binary" policy test --update suite.yaml >"$work/update.txt" 2>"$work/update.err")
+(cd "$copy" && "$binary" policy test --root "$work/repo" --update suite.yaml >"$work/update.txt" 2>"$work/update.err")
 echo "exit $?" >>"$work/update.txt"
 cat "$work/update.err" >>"$work/update.txt"
 golden "$work/update.txt" "$cases/update/expected-output.txt" "update: output, notes and exit code"
 golden "$copy/suite.yaml" "$cases/update/expected-suite.yaml" "update: the test file, comments and order kept"
 golden "$copy/expected/gpu-nic.yaml" "$cases/update/expected-gpu-nic.yaml" "update: the patched file"
 cp "$copy/suite.yaml" "$work/updated-once.yaml"
-(cd "$copy" && "$binary" policy test --update suite.yaml >/dev/null 2>&1)
+(cd "$copy" && "$binary" policy test --root "$work/repo" --update suite.yaml >/dev/null 2>&1)
 check "update: a passing run leaves the file as it is" cmp "$work/updated-once.yaml" "$copy/suite.yaml"
 
 # The shipped suites pass; their JUnit report is valid too.
@@ -74,9 +75,10 @@ check "policy lint skips the test documents" test $? -eq 0
 # read. A path with no test at all is an error.
 mkdir -p "$work/folder/inputs"
 cp "$cases/missing_finding/suite.yaml" "$work/folder/suite.yaml"
-sed -i "s#../../../../examples#$source_dir/examples#; s#action: deny#action: pass#" "$work/folder/suite.yaml"
+cp -r "$source_dir/examples" "$work/folder/examples"
+sed -i "s#../../../../examples#examples#; s#action: deny#action: pass#" "$work/folder/suite.yaml"
 printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: a\n' >"$work/folder/inputs/broken.yaml"
-"$binary" policy test "$work/folder" >"$work/folder.txt" 2>&1
+"$binary" policy test --root "$work/folder" "$work/folder" >"$work/folder.txt" 2>&1
 check "a folder's broken manifest is not a test" test $? -eq 0
 "$binary" policy test "$work/folder/inputs" >"$work/no-tests.txt" 2>&1
 check "no test found exits 2" test $? -eq 2

@@ -9,6 +9,7 @@
 // and shared read-only.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -22,6 +23,9 @@
 namespace topoguard::kube {
 
 // An exec credential plugin (client.authentication.k8s.io/v1 or v1beta1).
+// How long an exec credential plugin may run (kubectl waits without a bound).
+inline constexpr std::chrono::milliseconds kDefaultExecTimeout = std::chrono::seconds(30);
+
 struct ExecConfig {
   std::string api_version;
   std::string command;  // a path containing '/' is resolved against the kubeconfig's folder
@@ -32,6 +36,9 @@ struct ExecConfig {
   std::string install_hint;
   Json cluster_config;      // the cluster's extensions["client.authentication.k8s.io/exec"]
   SourceLocation location;  // the `exec` field, for errors
+  // From LoadOptions (--exec-timeout), never from the kubeconfig, whose author must not be able to
+  // make a client wait forever.
+  std::chrono::milliseconds timeout = kDefaultExecTimeout;
 };
 
 struct ClientConfig {
@@ -64,6 +71,7 @@ struct LoadOptions {
   // The environment (KUBECONFIG, KUBERNETES_SERVICE_HOST/PORT, HOME); nullptr: the process's.
   std::function<std::optional<std::string>(const std::string& name)> getenv;
   std::string service_account_dir = "/var/run/secrets/kubernetes.io/serviceaccount";
+  std::chrono::milliseconds exec_timeout = kDefaultExecTimeout;  // --exec-timeout
 };
 
 // Reads the configuration as described at the top of this file.

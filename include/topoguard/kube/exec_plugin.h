@@ -23,10 +23,10 @@ struct ExecCredential {
   std::optional<std::chrono::system_clock::time_point> expiration;  // none: valid until a 401
 };
 
-// Runs `config.exec` (which must be set) and reads its credential. A plugin still running after
-// `timeout` is killed. Errors quote the plugin's stderr (its end) and the install hint.
-[[nodiscard]] Result<ExecCredential> run_exec_plugin(
-    const ClientConfig& config, std::chrono::milliseconds timeout = std::chrono::seconds(60));
+// Runs `config.exec` (which must be set) and reads its credential: at most 1 MiB of output, and
+// a plugin still running after `config.exec->timeout` is killed. Errors quote the plugin's
+// stderr (its end) and the install hint.
+[[nodiscard]] Result<ExecCredential> run_exec_plugin(const ClientConfig& config);
 
 // The KUBERNETES_EXEC_INFO value for `config`.
 [[nodiscard]] std::string exec_info(const ClientConfig& config);

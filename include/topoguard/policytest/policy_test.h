@@ -18,6 +18,7 @@
 #include "topoguard/common/source_location.h"
 #include "topoguard/policy/policy.h"
 #include "topoguard/policy/policy_set.h"
+#include "topoguard/policytest/path_root.h"
 
 namespace topoguard::policytest {
 
@@ -60,17 +61,19 @@ struct PolicyTest {
 };
 
 // Every AlignmentPolicyTest document of a YAML stream; other kinds are skipped. Paths in the
-// tests are resolved against `directory` (the test file's). Errors name file, line and field.
+// tests are resolved against `directory` (the test file's) and must stay inside `root`. Errors
+// name file, line and field.
 struct ParsedTests {
   std::vector<PolicyTest> tests;
   std::vector<Error> errors;
 };
 [[nodiscard]] ParsedTests parse_policy_tests(const std::string& file, const std::string& text,
-                                             const std::string& directory);
+                                             const std::string& directory, const PathRoot& root);
 
 // The tests under `paths`: files, each a test file, or folders walked in sorted order for *.yaml
 // and *.yml files that mention the kind (hidden entries skipped). No test at all is an error.
-[[nodiscard]] ParsedTests read_policy_tests(const std::vector<std::string>& paths);
+[[nodiscard]] ParsedTests read_policy_tests(const std::vector<std::string>& paths,
+                                            const PathRoot& root);
 
 // What one expected result found, or (expected == null) a finding of a strict test that no
 // result lists.

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <sstream>
 
 #include "../audit/audit_test_support.h"
+#include "temp_dir.h"
 #include "topoguard/policy/policy_loader.h"
 
 namespace topoguard::policytest {
@@ -36,7 +38,15 @@ spec:
     match: {namespaces: {include: [ml]}}
 )";
 
-ParsedTests parse(const std::string& text) { return parse_policy_tests("t.yaml", text, "dir"); }
+// A root that holds every path, for the tests of what a test file says.
+const PathRoot& whole_tree() {
+  static const PathRoot root = *PathRoot::open("/");
+  return root;
+}
+
+ParsedTests parse(const std::string& text) {
+  return parse_policy_tests("t.yaml", text, "dir", whole_tree());
+}
 
 PolicyTest one_test(const std::string& results, const std::string& extra = "") {
   ParsedTests parsed = parse(
@@ -250,7 +260,7 @@ results:
     action: deny
 # trailing
 )";
-  ParsedTests parsed = parse_policy_tests("t.yaml", text, ".");
+  ParsedTests parsed = parse_policy_tests("t.yaml", text, ".", whole_tree());
   ASSERT_EQ(parsed.tests.size(), 1u);
   const TestResult result =
       run_policy_test(parsed.tests[0], inputs_of(audit::testing::kUnalignedTemplate));
@@ -275,7 +285,7 @@ results:
 # trailing
 )");
   // The updated file runs clean.
-  parsed = parse_policy_tests("t.yaml", update->text, ".");
+  parsed = parse_policy_tests("t.yaml", update->text, ".", whole_tree());
   ASSERT_EQ(parsed.tests.size(), 1u);
   EXPECT_TRUE(
       run_policy_test(parsed.tests[0], inputs_of(audit::testing::kUnalignedTemplate)).passed());
@@ -286,7 +296,7 @@ TEST(PolicyTestUpdate, AFlowResultListIsLeftWithANote) {
       "apiVersion: topoguard.dev/v1alpha1\nkind: AlignmentPolicyTest\nmetadata: {name: t}\n"
       "resources: [in.yaml]\nresults: [{resource: {kind: ResourceClaimTemplate, namespace: ml, "
       "name: gpu-nic}, rule: split-claims, action: pass}]\n";
-  const ParsedTests parsed = parse_policy_tests("t.yaml", text, ".");
+  const ParsedTests parsed = parse_policy_tests("t.yaml", text, ".", whole_tree());
   ASSERT_EQ(parsed.tests.size(), 1u);
   const TestResult result =
       run_policy_test(parsed.tests[0], inputs_of(audit::testing::kUnalignedTemplate));
@@ -315,6 +325,100 @@ TEST(PolicyTestOutput, TextAndJUnitCountTheSameFailures) {
   write_junit({}, {result}, junit);
   EXPECT_NE(junit.str().find("tests=\"1\" failures=\"1\" errors=\"0\""), std::string::npos);
   EXPECT_NE(junit.str().find("<failure type=\"wrong-result\" message=\"deny: "), std::string::npos);
+}
+
+// The paths of a test file, in a real tree: <tmp>/root holds the suite, <tmp>/outside does not.
+struct EscapeCase {
+  std::string field;    // policies, resources, clusterState or patched
+  std::string path;     // as the test file writes it
+  std::string pointer;  // where the error must be
+};
+
+class PolicyTestRootTest : public ::testing::TestWithParam<EscapeCase> {
+ protected:
+  void SetUp() override {
+    dir_.write("outside/x.yaml", "kind: Pod\n");
+    dir_.write("root/in.yaml", "kind: Pod\n");
+    dir_.write("root/folder/in.yaml", "kind: Pod\n");
+    std::filesystem::create_symlink(dir_.path() + "/outside/x.yaml", dir_.path() + "/root/link.yaml");
+    std::filesystem::create_symlink(dir_.path() + "/outside/x.yaml",
+                                    dir_.path() + "/root/folder/link.yaml");
+    std::filesystem::create_symlink("in.yaml", dir_.path() + "/root/inside-link.yaml");
+  }
+
+  // The errors of a suite in <tmp>/root whose `field` names `path`.
+  std::vector<Error> errors_of(const std::string& field, const std::string& path) const {
+    const Result<PathRoot> root = PathRoot::open(dir_.path() + "/root");
+    EXPECT_TRUE(root);
+    std::string text =
+        "apiVersion: topoguard.dev/v1alpha1\nkind: AlignmentPolicyTest\nmetadata: {name: t}\n";
+    text += field == "resources" ? "" : "resources: [in.yaml]\n";
+    if (field == "patched") {
+      text += "results:\n- resource: {kind: Pod, name: p}\n  patched: " + path + "\n";
+    } else {
+      text += field + ": [" + path + "]\nresults:\n- resource: {kind: Pod, name: p}\n" +
+              "  rule: split-claims\n  action: pass\n";
+    }
+    return parse_policy_tests("suite.yaml", text, dir_.path() + "/root", *root).errors;
+  }
+
+  testing::TempDir dir_;
+};
+
+// A path that resolves outside the root (by .., absolutely, through a symlink, or a folder
+// holding a symlink that leads out) is an error at its field; the same shapes inside are fine.
+TEST_P(PolicyTestRootTest, PathsOutsideTheRootAreErrorsAtTheirField) {
+  const EscapeCase& c = GetParam();
+  const std::string path = c.path.starts_with("OUTSIDE") ? dir_.path() + c.path.substr(7) : c.path;
+  const std::vector<Error> errors = errors_of(c.field, path);
+  if (c.pointer.empty()) {
+    EXPECT_TRUE(errors.empty()) << errors.front().to_string();
+    return;
+  }
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].location.file, "suite.yaml");
+  EXPECT_EQ(errors[0].location.field, c.pointer);
+  EXPECT_GT(errors[0].location.line, 0);
+  EXPECT_NE(errors[0].message.find("resolves outside the root"), std::string::npos)
+      << errors[0].message;
+}
+
+std::vector<EscapeCase> escape_cases() {
+  std::vector<EscapeCase> cases;
+  for (const std::string field : {"policies", "resources", "clusterState", "patched"}) {
+    const std::string pointer = field == "patched" ? "/results/0/patched" : "/" + field + "/0";
+    cases.push_back({field, "../outside/x.yaml", pointer});
+    cases.push_back({field, "OUTSIDE/outside/x.yaml", pointer});
+    cases.push_back({field, "link.yaml", pointer});
+    cases.push_back({field, "folder/../../outside/x.yaml", pointer});
+    cases.push_back({field, "inside-link.yaml", ""});
+    cases.push_back({field, "OUTSIDE/root/in.yaml", ""});
+    if (field != "patched") {
+      cases.push_back({field, "folder", pointer});
+    }
+  }
+  return cases;
+}
+
+std::string escape_case_name(const ::testing::TestParamInfo<EscapeCase>& info) {
+  return info.param.field + "_" + std::to_string(info.index);
+}
+
+INSTANTIATE_TEST_SUITE_P(EachField, PolicyTestRootTest, ::testing::ValuesIn(escape_cases()),
+                         escape_case_name);
+
+// contains() compares whole components: a sibling that shares the root's name as a prefix is
+// outside.
+TEST(PathRoot, ASiblingWithTheSamePrefixIsOutside) {
+  testing::TempDir dir;
+  dir.write("root/a.yaml", "");
+  dir.write("root-other/a.yaml", "");
+  const Result<PathRoot> root = PathRoot::open(dir.path() + "/root");
+  ASSERT_TRUE(root);
+  EXPECT_TRUE(root->contains(dir.path() + "/root/a.yaml"));
+  EXPECT_TRUE(root->contains(dir.path() + "/root/new/file.yaml"));
+  EXPECT_FALSE(root->contains(dir.path() + "/root-other/a.yaml"));
+  EXPECT_FALSE(PathRoot::open(dir.path() + "/root/a.yaml"));
 }
 
 }  // namespace

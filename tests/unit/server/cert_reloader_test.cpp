@@ -1,6 +1,9 @@
 #include "topoguard/server/cert_reloader.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -70,6 +73,29 @@ TEST_F(CertReloaderTest, ReloadsGoodAndKeepsOldOnBad) {
   EXPECT_EQ(reloader.current().get(), second.get());
   // The broken files are not re-parsed until they change again.
   EXPECT_EQ(reloader.poll().result, ReloadResult::kUnchanged);
+}
+
+// A certificate file swapped for one past the 1 MiB cap, then for a FIFO (which would block a
+// plain read), is refused with the file named, and the old pair keeps serving.
+TEST_F(CertReloaderTest, KeepsOldPairWhenTheNewFileIsTooLargeOrNotRegular) {
+  auto created = CertReloader::create(cert_path(), key_path());
+  ASSERT_TRUE(created.has_value());
+  CertReloader& reloader = **created;
+  const http::KeyPairPtr first = reloader.current();
+
+  write_file(cert_path(), std::string((std::size_t{1} << 20) + 1, 'a'));
+  const ReloadReport too_large = reloader.poll();
+  EXPECT_EQ(too_large.result, ReloadResult::kFailed);
+  EXPECT_NE(too_large.error.to_string().find("cap of 1 MiB"), std::string::npos)
+      << too_large.error.to_string();
+  EXPECT_EQ(reloader.current().get(), first.get());
+
+  fs::remove(cert_path());
+  ASSERT_EQ(::mkfifo(cert_path().c_str(), 0600), 0);
+  const ReloadReport fifo = reloader.poll();
+  EXPECT_EQ(fifo.result, ReloadResult::kFailed);
+  EXPECT_NE(fifo.error.to_string().find("a FIFO"), std::string::npos) << fifo.error.to_string();
+  EXPECT_EQ(reloader.current().get(), first.get());
 }
 
 // A Secret volume update swaps the `..data` symlink; the reloader notices it.
