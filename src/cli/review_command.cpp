@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "topoguard/admission/review_endpoint.h"
+#include "topoguard/common/printable_text.h"
 #include "topoguard/policy/policy_loader.h"
 
 namespace topoguard::cli {
@@ -41,7 +42,7 @@ bool read_input(const std::string& path, std::string& out) {
 int run_review(const ReviewFlags& flags) {
   std::string body;
   if (!read_input(flags.input, body)) {
-    std::cerr << "topoguard review: cannot read " << flags.input << std::endl;
+    std::cerr << "topoguard review: cannot read " << printable(flags.input) << std::endl;
     return kExitUsage;
   }
   Result<policy::PolicySet> loaded = policy::load_policies(flags.policies);
@@ -62,8 +63,8 @@ int run_review(const ReviewFlags& flags) {
   call.body = body;
   const admission::ReviewReply reply = endpoint(call);
   if (reply.http_status != 200) {
-    std::cerr << "topoguard review: " << flags.input << ": HTTP " << reply.http_status << ": "
-              << reply.http_error << std::endl;
+    std::cerr << "topoguard review: " << printable(flags.input) << ": HTTP " << reply.http_status
+              << ": " << printable(reply.http_error) << std::endl;
     return kExitUsage;
   }
   std::cout << reply.body << std::endl;
