@@ -1,6 +1,7 @@
 #include "topoguard/common/printable_text.h"
 
 #include <cstdint>
+#include <string_view>
 
 #include "topoguard/common/utf8.h"
 
@@ -9,6 +10,9 @@ namespace topoguard {
 namespace {
 
 constexpr char kHexDigits[] = "0123456789abcdef";
+// The controls written by name (\n, \r, \t), and those names.
+constexpr std::string_view kNamedControls = "\n\r\t";
+constexpr std::string_view kControlNames = "nrt";
 
 void append_hex_byte(std::string& out, unsigned char byte) {
   out += "\\x";
@@ -56,22 +60,14 @@ std::string printable(std::string_view text) {
       i += length;
       continue;
     }
-    switch (byte) {
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (byte < 0x20 || byte == 0x7F) {
-          append_hex_byte(out, byte);
-        } else {
-          out += static_cast<char>(byte);
-        }
+    if (const std::size_t named = kNamedControls.find(static_cast<char>(byte));
+        named != std::string_view::npos) {
+      out += '\\';
+      out += kControlNames[named];
+    } else if (byte < 0x20 || byte == 0x7F) {
+      append_hex_byte(out, byte);
+    } else {
+      out += static_cast<char>(byte);
     }
     ++i;
   }

@@ -20,6 +20,11 @@ run() {  # run NAME ARGS... -> $work/NAME.out, $work/NAME.err, $code
   shift
   "$binary" "$@" >"$work/$name.out" 2>"$work/$name.err" </dev/null
   code=$?
+  check "$name: ends without a crash (exit $code)" test "$code" -lt 128
+}
+
+parses() {  # parses FILE: a JSON document
+  [ -s "$1" ] && jq -e . "$1" >/dev/null
 }
 
 # No byte a terminal acts on: C0 controls but the line feed, DEL, C1 controls (UTF-8 C2 80-9F),
@@ -150,7 +155,7 @@ check "audit: the exception reason is escaped" grep -q 'exception waive: until \
 check "audit: invalid UTF-8 as bytes" grep -q 'gpu\\x1b\[2K\\u009b\\xff\\xfe' "$work/audit.out"
 for format in json sarif openreports policyreport; do
   run "audit-$format" audit --policies "$policy" --format "$format" "$in"
-  check "audit --format $format: parses" jq -e . "$work/audit-$format.out" >/dev/null
+  check "audit --format $format: parses" parses "$work/audit-$format.out"
   check "audit --format $format: stderr clean" clean "$work/audit-$format.err"
 done
 check "audit --format json: the refusal is an error of the report" jq_true \
@@ -160,13 +165,16 @@ run audit-junit audit --policies "$policy" --format junit "$in"
 check "audit --format junit: parses" xmllint --noout "$work/audit-junit.out"
 check "audit --format junit: stderr clean" clean "$work/audit-junit.err"
 
-# fix: its notes on stderr; stdout (the manifests themselves, as written) and the diff headers.
+# fix: its notes on stderr, the documents it rewrites on stdout and the diff headers.
 run fix fix --policies "$policy" "$esc_file"
 text_output fix
 check "fix: a fix was applied and told" grep -q 'fixed missing-pcie-alignment ResourceClaimTemplate ml/hostile-requests' \
   "$work/fix.err"
 run fix-diff fix --policies "$policy" --diff "$esc_file"
 text_output fix-diff
+# A rewritten document holding raw bytes is written back escaped (and invalid UTF-8 replaced).
+run fix-raw fix --policies "$policy" "$in/raw-bytes.yaml"
+text_output fix-raw
 
 # review: the AdmissionReview response is JSON; a refused body is told on stderr.
 jq -n '{apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview",
@@ -182,7 +190,7 @@ jq -n '{apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview",
         {name: "nic\u009b2K\u202e\r", exactly: {deviceClassName: "dranet"}}]}}}}}}' \
   >"$work/review.json"
 run review review --mode validate "$work/review.json"
-check "review: response parses" jq -e '.response.allowed == false' "$work/review.out" >/dev/null
+check "review: response parses" jq_true '.response.allowed == false' "$work/review.out"
 check "review: stderr clean" clean "$work/review.err"
 printf '{"apiVersion": "admission.k8s.io/v1", "kind": "\033[2K\nsummary: 0 resources, 0 deny' \
   >"$work/broken-review.json"
@@ -272,7 +280,7 @@ text_output topology
 check "topology: the node name is escaped" grep -q '^node node-a\\x1b\[2K\\rnode forged: ' \
   "$work/topology.out"
 run topology-json topology --format json --cluster-state "$work/slices.yaml"
-check "topology --format json: parses" jq -e . "$work/topology-json.out" >/dev/null
+check "topology --format json: parses" parses "$work/topology-json.out"
 check "topology --format json: stderr clean" clean "$work/topology-json.err"
 
 echo "$passed passed, $failed failed"
