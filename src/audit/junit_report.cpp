@@ -6,6 +6,7 @@
 #include <map>
 
 #include "report_formats.h"
+#include "topoguard/common/json_writer.h"
 #include "topoguard/common/xml_text.h"
 
 namespace topoguard::audit {
@@ -26,8 +27,8 @@ std::string finding_detail(const ReportedFinding& reported, const std::string& h
   std::string detail = location_text(reported.file, reported.line) + ": " + finding.pointer +
                        "\n" + finding.message + "\nhelp: " + help;
   if (!finding.fix.empty()) {
-    detail += "\nfix (JSONPatch): " + nlohmann::json(engine::patch_to_json(finding.fix)).dump(
-                                          -1, ' ', false, nlohmann::json::error_handler_t::replace);
+    detail +=
+        "\nfix (JSONPatch): " + to_json_text(nlohmann::json(engine::patch_to_json(finding.fix)));
   }
   return detail;
 }

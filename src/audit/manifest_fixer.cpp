@@ -7,6 +7,8 @@
 #include <optional>
 #include <utility>
 
+#include "topoguard/common/json_writer.h"
+#include "topoguard/common/printable_text.h"
 #include "topoguard/common/yaml_document.h"
 #include "topoguard/engine/json_patch.h"
 #include "topoguard/k8s/object.h"
@@ -30,7 +32,7 @@ std::string describe(const engine::Finding& finding, const std::string& file, in
                      " " + k8s::effective_namespace(finding.resource) + "/" +
                      finding.resource.name + ":";
   for (const engine::PatchOperation& operation : finding.fix) {
-    text += " add " + operation.path + " " + operation.value.dump();
+    text += " add " + operation.path + " " + to_json_text(operation.value);
   }
   return text;
 }
@@ -83,7 +85,7 @@ std::string flow_json(const Json& value) {
     text += '{';
     for (const auto& [key, item] : value.items()) {
       text += text.size() > 1 ? ", " : "";
-      text += Json(key).dump() + ": " + flow_json(item);
+      text += to_json_text(Json(key)) + ": " + flow_json(item);
     }
     return text + '}';
   }
@@ -95,7 +97,7 @@ std::string flow_json(const Json& value) {
     }
     return text + ']';
   }
-  return value.dump();
+  return to_json_text(value);
 }
 
 // `text` with `indent` spaces before every line (a trailing newline gets none after it).
@@ -119,7 +121,7 @@ std::string yaml_key(const std::string& key) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
            c == '_' || c == '-' || c == '.' || c == '/';
   });
-  return plain ? key : Json(key).dump();
+  return plain ? key : to_json_text(Json(key));
 }
 
 // The text of one file and the bounds of the document being fixed.
@@ -254,7 +256,7 @@ std::optional<PlannedEdit> plan_operation(const Source& source, const YamlDocume
         return std::nullopt;
       }
       auto edit = flow_insertion(source, open, flow_json(value), [&](std::size_t indent, std::size_t step) {
-        return indented(value.dump(static_cast<int>(step)), indent).substr(indent);
+        return indented(to_json_text(value, static_cast<int>(step)), indent).substr(indent);
       });
       if (!edit) {
         return std::nullopt;
@@ -275,11 +277,12 @@ std::optional<PlannedEdit> plan_operation(const Source& source, const YamlDocume
       if (source.text[open] != '{') {
         return std::nullopt;
       }
-      const std::string name = Json(key).dump();
+      const std::string name = to_json_text(Json(key));
       auto edit = flow_insertion(source, open, name + ": " + flow_json(value),
                                  [&](std::size_t indent, std::size_t step) {
                                    return name + ": " +
-                                          indented(value.dump(static_cast<int>(step)), indent)
+                                          indented(to_json_text(value, static_cast<int>(step)),
+                                                   indent)
                                               .substr(indent);
                                  });
       if (!edit) {
@@ -445,7 +448,7 @@ class FileFixer {
         value = patched_index == index ? &patched_value : value;
       }
       text += d == 0 ? "" : "---\n";
-      text += json ? value->dump(2) + "\n" : to_yaml(*value);
+      text += json ? to_json_text(*value, 2) + "\n" : to_yaml(*value);
     }
     return TextEdit{content, first.text_end, std::move(text)};
   }
@@ -626,7 +629,8 @@ std::string unified_diff(const std::string& path, std::string_view original,
     }
   }
 
-  std::string out = "--- a/" + path + "\n+++ b/" + path + "\n";
+  // The path may come from a directory listing: escaped, the header stays two lines.
+  std::string out = "--- a/" + printable(path) + "\n+++ b/" + printable(path) + "\n";
   std::ptrdiff_t shift = 0;  // lines added minus removed before the current hunk
   for (std::size_t b = 0; b < blocks.size();) {
     // A hunk: blocks less than two contexts apart, with context around them.

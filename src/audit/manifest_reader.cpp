@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "topoguard/common/text_file.h"
+#include "topoguard/k8s/object_name.h"
 
 namespace topoguard::audit {
 
@@ -53,6 +54,21 @@ void collect_paths(const std::string& path, std::vector<std::string>& files,
   files.insert(files.end(), found.begin(), found.end());
 }
 
+// Adds the object at `pointer` of document `d` as a manifest, and an input error at each field
+// of its metadata the API server would refuse (the object is still audited: what it says is
+// judged as it reads, and the exit code says the input is invalid).
+void add_manifest(ManifestSet& set, std::size_t file_index, std::size_t d, std::string pointer,
+                  const Json& object) {
+  const SourceFile& file = set.files[file_index];
+  for (const k8s::NameProblem& problem : k8s::invalid_metadata_names(object)) {
+    const std::string field = pointer + problem.pointer;
+    set.errors.push_back(Error{
+        ErrorCode::kInvalidValue, problem.message,
+        SourceLocation{file.path, file.stream.documents[d].lines.line_of(field), field}});
+  }
+  set.manifests.push_back(Manifest{file_index, d, std::move(pointer), &object});
+}
+
 void index_manifests(ManifestSet& set, std::size_t file_index) {
   const SourceFile& file = set.files[file_index];
   for (std::size_t d = 0; d < file.stream.documents.size(); ++d) {
@@ -69,7 +85,7 @@ void index_manifests(ManifestSet& set, std::size_t file_index) {
                          (string_member(value, "kind").ends_with("List") && items != nullptr &&
                           items->is_array());
     if (!is_list) {
-      set.manifests.push_back(Manifest{file_index, d, "", &value});
+      add_manifest(set, file_index, d, "", value);
       continue;
     }
     if (items == nullptr || items->is_null()) {
@@ -92,7 +108,7 @@ void index_manifests(ManifestSet& set, std::size_t file_index) {
                                  pointer}});
         continue;
       }
-      set.manifests.push_back(Manifest{file_index, d, pointer, &item});
+      add_manifest(set, file_index, d, pointer, item);
     }
   }
 }

@@ -10,6 +10,7 @@
 
 #include "report_formats.h"
 #include "topoguard/audit/resource_reports.h"
+#include "topoguard/common/json_writer.h"
 
 namespace topoguard::audit {
 
@@ -82,7 +83,7 @@ void add_results(const RuleCheck& check, const std::string& help_uri_base,
                                  {"action", policy::action_name(finding.action)},
                                  {"help", help}};
     if (!finding.fix.empty()) {
-      properties["jsonPatch"] = nlohmann::json(engine::patch_to_json(finding.fix)).dump();
+      properties["jsonPatch"] = to_json_text(nlohmann::json(engine::patch_to_json(finding.fix)));
     }
     results.push_back(result_entry(check, result_of(finding), finding.message, std::move(properties)));
   }
@@ -179,7 +180,7 @@ std::size_t cut_results(nlohmann::json& results, const ResourceReportOptions& op
   std::size_t count = 0;
   std::size_t bytes = 0;
   for (const std::size_t index : order) {
-    const std::size_t size = results[index].dump().size();
+    const std::size_t size = to_json_text(results[index]).size();
     if (count < options.max_results && bytes + size <= options.max_result_bytes) {
       kept[index] = true;
       ++count;

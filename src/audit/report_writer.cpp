@@ -10,6 +10,7 @@
 
 #include "report_formats.h"
 #include "topoguard/common/json_writer.h"
+#include "topoguard/common/printable_text.h"
 #include "topoguard/k8s/object.h"
 
 namespace topoguard::audit {
@@ -22,6 +23,11 @@ std::string summary_text(const AuditSummary& summary, std::size_t errors) {
          " deny, " + std::to_string(summary.warn) + " warn, " + std::to_string(summary.audit) +
          " audit, " + std::to_string(summary.exempted) + " exempted, " + std::to_string(errors) +
          " errors";
+}
+
+// "Kind namespace/name", each part printable: one finding stays one line whatever it is named.
+std::string resource_text(const k8s::ObjectRef& ref) {
+  return printable(ref.kind) + ' ' + printable(display_namespace(ref)) + '/' + printable(ref.name);
 }
 
 // Findings and, with --show-exempted, waived findings ("exempted <action> ..."), in file and
@@ -38,15 +44,15 @@ class TextReportWriter final : public ReportWriter {
     for (const ReportedFinding* reported : listed_findings(report, options_.show_exempted)) {
       const engine::Finding& finding = reported->finding;
       const bool exempted = !finding.exception.empty();
-      out << location_text(reported->file, reported->line) << ": "
+      out << printable(location_text(reported->file, reported->line)) << ": "
           << (exempted ? "exempted " : "") << policy::action_name(finding.action) << ' '
-          << policy::rule_name(finding.rule) << ' ' << finding.resource.kind << ' '
-          << display_namespace(finding.resource) << '/' << finding.resource.name << " (policy "
-          << finding.policy;
+          << policy::rule_name(finding.rule) << ' ' << resource_text(finding.resource)
+          << " (policy " << printable(finding.policy);
       if (exempted) {
-        out << ", exception " << finding.exception << ": " << finding.exception_reason;
+        out << ", exception " << printable(finding.exception) << ": "
+            << printable(finding.exception_reason);
       }
-      out << "): " << finding.message;
+      out << "): " << printable(finding.message);
       if (!finding.fix.empty() && !exempted) {
         out << (finding.fix_enabled ? " [fix: topoguard fix]" : " [fix available, mutate off]");
       }
@@ -54,9 +60,8 @@ class TextReportWriter final : public ReportWriter {
     }
     for (const AuditedResource& resource : report.resources) {
       for (const std::string& text : resource.unknown) {
-        out << location_text(resource.file, resource.line) << ": unknown " << resource.ref.kind
-            << ' ' << display_namespace(resource.ref) << '/' << resource.ref.name << ": " << text
-            << '\n';
+        out << printable(location_text(resource.file, resource.line)) << ": unknown "
+            << resource_text(resource.ref) << ": " << printable(text) << '\n';
       }
     }
     out << summary_text(report.summary, report.errors.size()) << '\n';

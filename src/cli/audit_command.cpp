@@ -7,6 +7,7 @@
 #include "topoguard/audit/cluster_reader.h"
 #include "topoguard/audit/manifest_reader.h"
 #include "topoguard/audit/report_writer.h"
+#include "topoguard/common/printable_text.h"
 #include "topoguard/policy/policy_loader.h"
 
 namespace topoguard::cli {
@@ -55,13 +56,13 @@ bool read_cluster_into(const AuditOptions& options, audit::ManifestSet& manifest
   }
   auto read = audit::read_cluster(**client, {.namespace_ = options.namespace_});
   if (!read) {
-    std::cerr << "topoguard audit: --cluster (" << config->source << ", context " << config->context
-              << "): " << read.error().message << '\n';
+    std::cerr << "topoguard audit: --cluster (" << printable(config->source) << ", context "
+              << printable(config->context) << "): " << printable(read.error().message) << '\n';
     return false;
   }
   for (const kube::DiscoveredResource& skipped : read->not_served) {
-    std::cerr << "topoguard audit: skipped " << skipped.wanted.to_string()
-              << ": the cluster does not serve it (" << skipped.not_served << ")\n";
+    std::cerr << "topoguard audit: skipped " << printable(skipped.wanted.to_string())
+              << ": the cluster does not serve it (" << printable(skipped.not_served) << ")\n";
   }
   append_manifests(manifests, std::move(read->manifests));
   return true;
@@ -73,7 +74,7 @@ int run_audit_command(const AuditOptions& options) {
   for (const Error* error : {format ? nullptr : &format.error(),
                              fail_on ? nullptr : &fail_on.error()}) {
     if (error != nullptr) {
-      std::cerr << "topoguard audit: " << error->message << '\n';
+      std::cerr << "topoguard audit: " << printable(error->message) << '\n';
       return kExitUsage;
     }
   }

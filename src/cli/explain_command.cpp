@@ -5,6 +5,7 @@
 #include <string>
 
 #include "commands.h"
+#include "topoguard/common/printable_text.h"
 #include "topoguard/policy/rule_info.h"
 
 namespace topoguard::cli {
@@ -37,7 +38,8 @@ std::string wrapped(const std::string& text, std::size_t width) {
 int run_explain_command(const std::string& rule_name) {
   const std::optional<policy::RuleId> rule = policy::parse_rule_name(rule_name);
   if (!rule) {
-    std::cerr << "topoguard explain: unknown rule \"" << rule_name << "\"; the rules are: ";
+    std::cerr << "topoguard explain: unknown rule \"" << printable(rule_name)
+              << "\"; the rules are: ";
     for (policy::RuleId known : policy::kAllRules) {
       std::cerr << (known == policy::kAllRules.front() ? "" : ", ") << policy::rule_name(known);
     }

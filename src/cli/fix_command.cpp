@@ -13,6 +13,7 @@
 #include "topoguard/audit/audit_runner.h"
 #include "topoguard/audit/manifest_fixer.h"
 #include "topoguard/audit/manifest_reader.h"
+#include "topoguard/common/printable_text.h"
 #include "topoguard/common/text_file.h"
 #include "topoguard/policy/policy_loader.h"
 
@@ -87,7 +88,7 @@ int run_fix_command(const FixOptions& options) {
   }
   auto fail_on = audit::parse_fail_on(options.fail_on);
   if (!fail_on) {
-    std::cerr << "topoguard fix: " << fail_on.error().message << '\n';
+    std::cerr << "topoguard fix: " << printable(fail_on.error().message) << '\n';
     return kExitUsage;
   }
   auto policies = policy::load_policies(options.policies);
@@ -111,7 +112,7 @@ int run_fix_command(const FixOptions& options) {
   std::size_t changed = 0;
   for (const audit::FixedFile& file : outcome.files) {
     for (const std::string& change : file.changes) {
-      std::cerr << change << '\n';
+      std::cerr << printable(change) << '\n';
       ++fixes;
     }
     changed += file.changed() ? 1 : 0;
@@ -122,12 +123,13 @@ int run_fix_command(const FixOptions& options) {
     }
     if (options.in_place) {
       if (file.changed() && (file.path == "-" || !write_text_file(file.path, file.text))) {
-        std::cerr << file.path << ": cannot write the fixed file in place\n";
+        std::cerr << printable(file.path) << ": cannot write the fixed file in place\n";
         exit_code = kExitUsage;
       }
     } else if (!options.output_dir.empty()) {
       if (!write_text_file(output_path(options.output_dir, file.path).string(), file.text)) {
-        std::cerr << output_path(options.output_dir, file.path).string() << ": cannot write\n";
+        std::cerr << printable(output_path(options.output_dir, file.path).string())
+                  << ": cannot write\n";
         exit_code = kExitUsage;
       }
     } else if (!options.diff) {

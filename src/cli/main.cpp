@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "topoguard/common/printable_text.h"
 
 namespace {
 
@@ -33,7 +34,8 @@ bool reported_subcommand_error(CLI::App& app, int argc, char** argv) {
       next = subcommand->check_name(word) ? subcommand : next;
     }
     if (next == nullptr) {
-      std::cerr << path << ": unknown subcommand \"" << word << "\"; the subcommands are: "
+      std::cerr << path << ": unknown subcommand \"" << topoguard::printable(word)
+                << "\"; the subcommands are: "
                 << subcommand_names(*current) << "\nRun with --help for more information.\n";
       return true;
     }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "topoguard/common/printable_text.h"
 #include "topoguard/common/text_file.h"
 #include "topoguard/common/yaml_document.h"
 #include "topoguard/policy/policy_json.h"
@@ -30,9 +31,9 @@ int run_lint(const std::vector<std::string>& paths) {
   }
   for (const Error& warning : report.warnings) {
     const SourceLocation& where = warning.location;
-    std::cout << where.file << ':' << where.line << ": "
-              << (where.field.empty() ? "" : where.field + ": ") << "warning: " << warning.message
-              << '\n';
+    std::cout << printable(where.file) << ':' << where.line << ": "
+              << (where.field.empty() ? "" : printable(where.field) + ": ")
+              << "warning: " << printable(warning.message) << '\n';
   }
   std::cout << counted(report.files, "file", "files") << ", "
             << counted(report.valid_policies, "valid policy", "valid policies") << ", "
@@ -67,8 +68,8 @@ int run_show(const std::vector<std::string>& paths, bool effective) {
   bool first = true;
   for (const policy::Policy& policy : policies->policies()) {
     Json document = policy::policy_to_json(policy);
-    std::cout << (first ? "" : "---\n") << "# policy \"" << policy.name << "\" from "
-              << policy.origin.file << ':' << policy.origin.line << '\n';
+    std::cout << (first ? "" : "---\n") << "# policy \"" << printable(policy.name) << "\" from "
+              << printable(policy.origin.file) << ':' << policy.origin.line << '\n';
     if (effective) {
       std::cout << "# effective: with what it inherits from the built-in policy:";
       for (const std::string& path : policy.inherited) {
@@ -78,7 +79,8 @@ int run_show(const std::vector<std::string>& paths, bool effective) {
     } else {
       drop_inherited(policy, document);
     }
-    std::cout << to_yaml(document);
+    // The YAML emitter escapes C0 and C1 controls but passes bidi overrides and line separators.
+    std::cout << printable_lines(to_yaml(document));
     first = false;
   }
   std::cout << std::flush;
@@ -146,7 +148,7 @@ bool write_updates(const std::vector<policytest::TestResult>& results,
       continue;
     }
     for (const std::string& note : update->notes) {
-      std::cerr << "topoguard policy test --update: " << file << ": " << note << '\n';
+      std::cerr << "topoguard policy test --update: " << printable(file) << ": " << note << '\n';
     }
     for (const auto& [patched, object] : update->patched_files) {
       write_inside_root(patched, to_yaml(object));
@@ -169,7 +171,8 @@ int run_test(const TestOptions& options) {
   policytest::ParsedTests parsed = policytest::read_policy_tests(options.paths, *root);
   std::vector<policytest::TestResult> results = run_tests(parsed, options.names);
   if (parsed.errors.empty() && !options.names.empty() && results.empty()) {
-    std::cerr << "topoguard policy test: no test is named " << options.names.front() << '\n';
+    std::cerr << "topoguard policy test: no test is named " << printable(options.names.front())
+              << '\n';
     return kExitUsage;
   }
   if (options.update && !any_error(parsed, results)) {

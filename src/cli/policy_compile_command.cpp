@@ -7,6 +7,8 @@
 #include "commands.h"
 #include "topoguard/audit/cluster_state_loader.h"
 #include "topoguard/audit/manifest_reader.h"
+#include "topoguard/common/json_writer.h"
+#include "topoguard/common/printable_text.h"
 #include "topoguard/common/yaml_document.h"
 #include "topoguard/engine/class_roles.h"
 #include "topoguard/native/native_policy.h"
@@ -79,7 +81,7 @@ int run_compile(const CompileCommandOptions& options) {
   Result<native::KubernetesVersion> version =
       native::parse_kubernetes_version(options.kubernetes_version);
   if (!version) {
-    std::cerr << "topoguard policy compile: " << version.error().message << std::endl;
+    std::cerr << "topoguard policy compile: " << printable(version.error().message) << std::endl;
     return kExitUsage;
   }
   auto policies = policy::load_policies(options.policies);
@@ -115,14 +117,15 @@ int run_compile(const CompileCommandOptions& options) {
   }
   if (options.show_costs) {
     for (const native::ExpressionCost& cost : compiled->costs) {
-      std::cerr << cost.object << ' ' << cost.field << ": " << thousands(cost.cost) << '\n';
+      std::cerr << printable(cost.object) << ' ' << printable(cost.field) << ": "
+                << thousands(cost.cost) << '\n';
     }
   }
   const std::vector<std::string> lines = header(*compiled, *version);
   if (options.strict && !compiled->not_compiled.empty()) {
     std::cerr << "topoguard policy compile: --strict: not everything compiles:\n";
     for (const std::string& note : compiled->not_compiled) {
-      std::cerr << "  - " << note << '\n';
+      std::cerr << "  - " << printable(note) << '\n';
     }
     std::cerr << std::flush;
     return kExitFindings;
@@ -130,14 +133,14 @@ int run_compile(const CompileCommandOptions& options) {
   if (options.format == "json") {
     // JSON has no comments: the header goes to standard error.
     for (const std::string& line : lines) {
-      std::cerr << "# " << line << '\n';
+      std::cerr << "# " << printable(line) << '\n';
     }
     Json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", compiled->objects}};
-    std::cout << list.dump(2) << std::endl;
+    std::cout << to_json_text(list, 2) << std::endl;
     return kExitOk;
   }
   for (const std::string& line : lines) {
-    std::cout << "# " << line << '\n';
+    std::cout << "# " << printable(line) << '\n';
   }
   for (const Json& object : compiled->objects) {
     std::cout << "---\n" << to_yaml(object);

@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "topoguard/admission/review_endpoint.h"
+#include "topoguard/common/printable_text.h"
 #include "topoguard/common/text_file.h"
 #include "topoguard/policy/policy_loader.h"
 
@@ -54,8 +55,8 @@ int run_review(const ReviewFlags& flags) {
   call.body = std::move(*body);
   const admission::ReviewReply reply = endpoint(call);
   if (reply.http_status != 200) {
-    std::cerr << "topoguard review: " << flags.input << ": HTTP " << reply.http_status << ": "
-              << reply.http_error << std::endl;
+    std::cerr << "topoguard review: " << printable(flags.input) << ": HTTP " << reply.http_status
+              << ": " << printable(reply.http_error) << std::endl;
     return kExitUsage;
   }
   std::cout << reply.body << std::endl;

@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "topoguard/cache/cluster_cache.h"
 #include "topoguard/common/duration.h"
+#include "topoguard/common/printable_text.h"
 #include "topoguard/http/host_port.h"
 #include "topoguard/http/key_pair.h"
 #include "topoguard/kube/api_client.h"
@@ -341,7 +342,8 @@ int run_serve(ServeFlags& flags) {
   auto listen = http::parse_host_port(flags.listen);
   auto metrics_listen = http::parse_host_port(flags.metrics_listen);
   if (!listen || !metrics_listen) {
-    std::cerr << "topoguard serve: " << (!listen ? listen.error() : metrics_listen.error()).message
+    std::cerr << "topoguard serve: "
+              << printable((!listen ? listen.error() : metrics_listen.error()).message)
               << std::endl;
     return kExitUsage;
   }
@@ -372,13 +374,13 @@ int run_serve(ServeFlags& flags) {
   if (flags.self_managed_tls) {
     tls_options = tls_controller_options(flags);
     if (!tls_options) {
-      std::cerr << "topoguard serve: " << tls_options.error().message << std::endl;
+      std::cerr << "topoguard serve: " << printable(tls_options.error().message) << std::endl;
       return kExitUsage;
     }
   }
   Result<std::optional<reports::ReportSyncOptions>> report_options = report_sync_options(flags);
   if (!report_options) {
-    std::cerr << "topoguard serve: " << report_options.error().message << std::endl;
+    std::cerr << "topoguard serve: " << printable(report_options.error().message) << std::endl;
     return kExitUsage;
   }
   auto certs =

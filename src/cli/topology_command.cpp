@@ -5,6 +5,7 @@
 #include "topoguard/audit/cluster_state_loader.h"
 #include "topoguard/audit/manifest_reader.h"
 #include "topoguard/cluster/topology.h"
+#include "topoguard/common/json_writer.h"
 #include "topoguard/policy/policy_loader.h"
 
 namespace topoguard::cli {
@@ -38,7 +39,7 @@ int run_topology_command(const TopologyOptions& options) {
   const cluster::Topology topology =
       cluster::build_topology(loaded.state, policies->policies().front());
   if (options.format == "json") {
-    std::cout << cluster::topology_to_json(topology).dump(2) << '\n';
+    std::cout << to_json_text(cluster::topology_to_json(topology), 2) << '\n';
   } else {
     std::cout << cluster::topology_to_text(topology);
   }

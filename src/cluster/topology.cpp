@@ -6,6 +6,8 @@
 #include <numeric>
 #include <sstream>
 
+#include "topoguard/common/printable_text.h"
+
 namespace topoguard::cluster {
 
 namespace {
@@ -62,9 +64,9 @@ std::string plural(std::size_t count, const char* noun) {
 
 void write_devices(std::ostream& out, const char* role, const std::vector<TopologyDevice>& devices) {
   for (const TopologyDevice& device : devices) {
-    out << "    " << role << "  " << device.name << "  " << device.driver << "  bus "
-        << (device.bus_id.empty() ? "-" : device.bus_id) << "  numa "
-        << device.numa_node.value_or("-") << '\n';
+    out << "    " << role << "  " << printable(device.name) << "  " << printable(device.driver)
+        << "  bus " << (device.bus_id.empty() ? "-" : printable(device.bus_id)) << "  numa "
+        << printable(device.numa_node.value_or("-")) << '\n';
   }
 }
 
@@ -208,29 +210,32 @@ Json topology_to_json(const Topology& topology) {
 }
 
 std::string topology_to_text(const Topology& topology) {
+  // Node, device and attribute names come from the slices: printed escaped, one per line.
+  const std::string attribute = printable(topology.attribute);
   std::ostringstream out;
   std::vector<std::string> without;
   std::size_t pairs = 0;
   for (const NodeTopology& node : topology.nodes) {
-    out << "node " << node.name << ": " << plural(node.aligned_pairs(), "aligned GPU+NIC pair")
+    out << "node " << printable(node.name) << ": "
+        << plural(node.aligned_pairs(), "aligned GPU+NIC pair")
         << (node.incomplete ? " (incomplete: some of its slices could not be read)" : "") << '\n';
     if (node.best_available) {
-      out << "  no GPU and NIC share a " << topology.attribute << "; "
+      out << "  no GPU and NIC share a " << attribute << "; "
           << (node.best_available->attribute.empty()
                   ? std::string("no alignment or NUMA attribute pairs them either")
                   : "the strongest attribute that pairs them is " +
-                        node.best_available->attribute + " (" +
+                        printable(node.best_available->attribute) + " (" +
                         plural(node.best_available->pairs, "pair") + ")")
           << '\n';
     }
     for (const PcieRoot& root : node.roots) {
-      out << "  " << root.root << ": " << plural(root.gpus.size(), "GPU") << ", "
+      out << "  " << printable(root.root) << ": " << plural(root.gpus.size(), "GPU") << ", "
           << plural(root.nics.size(), "NIC") << '\n';
       write_devices(out, "gpu", root.gpus);
       write_devices(out, "nic", root.nics);
     }
     if (!node.unrooted.gpus.empty() || !node.unrooted.nics.empty()) {
-      out << "  no " << topology.attribute << ": " << plural(node.unrooted.gpus.size(), "GPU")
+      out << "  no " << attribute << ": " << plural(node.unrooted.gpus.size(), "GPU")
           << ", " << plural(node.unrooted.nics.size(), "NIC") << '\n';
       write_devices(out, "gpu", node.unrooted.gpus);
       write_devices(out, "nic", node.unrooted.nics);
@@ -242,11 +247,11 @@ std::string topology_to_text(const Topology& topology) {
   }
   out << "nodes without an aligned GPU+NIC pair:";
   for (const std::string& name : without) {
-    out << ' ' << name;
+    out << ' ' << printable(name);
   }
   out << (without.empty() ? " none" : "") << '\n';
   out << "summary: " << plural(topology.nodes.size(), "node") << ", "
-      << plural(pairs, "aligned GPU+NIC pair") << " (attribute " << topology.attribute << ")\n";
+      << plural(pairs, "aligned GPU+NIC pair") << " (attribute " << attribute << ")\n";
   return out.str();
 }
 

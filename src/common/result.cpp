@@ -1,5 +1,7 @@
 #include "topoguard/common/result.h"
 
+#include "topoguard/common/printable_text.h"
+
 namespace topoguard {
 
 const char* error_code_name(ErrorCode code) {
@@ -37,18 +39,19 @@ const char* error_code_name(ErrorCode code) {
 }
 
 std::string Error::to_string() const {
+  // Files, fields and messages quote input; escaped, an error stays one line.
   std::string text;
   if (!location.file.empty()) {
-    text += location.file;
+    text += printable(location.file);
     if (location.line > 0) {
       text += ":" + std::to_string(location.line);
     }
     text += ": ";
   }
   if (!location.field.empty()) {
-    text += location.field + ": ";
+    text += printable(location.field) + ": ";
   }
-  text += message;
+  text += printable(message);
   text += " [";
   text += error_code_name(code);
   text += "]";

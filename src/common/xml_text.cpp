@@ -1,41 +1,8 @@
 #include "topoguard/common/xml_text.h"
 
+#include "topoguard/common/utf8.h"
+
 namespace topoguard {
-
-namespace {
-
-// Length of the valid UTF-8 sequence starting at text[i] (RFC 3629), or 0 if it is invalid.
-std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
-  const auto lead = static_cast<unsigned char>(text[i]);
-  std::size_t length = 0;
-  unsigned char low = 0x80;
-  unsigned char high = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    low = lead == 0xE0 ? 0xA0 : 0x80;
-    high = lead == 0xED ? 0x9F : 0xBF;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    low = lead == 0xF0 ? 0x90 : 0x80;
-    high = lead == 0xF4 ? 0x8F : 0xBF;
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) {
-    return 0;
-  }
-  for (std::size_t k = 1; k < length; ++k) {
-    const auto byte = static_cast<unsigned char>(text[i + k]);
-    if (byte < (k == 1 ? low : 0x80) || byte > (k == 1 ? high : 0xBF)) {
-      return 0;
-    }
-  }
-  return length;
-}
-
-}  // namespace
 
 std::string xml_escape(std::string_view text, bool attribute) {
   std::string out;

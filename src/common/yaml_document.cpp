@@ -14,6 +14,8 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include "topoguard/common/printable_text.h"
+
 namespace topoguard {
 
 int LineIndex::line_of(std::string_view pointer) const {
@@ -621,7 +623,12 @@ void emit(YAML::Emitter& out, const Json& value) {
       return;
     case Json::value_t::string: {
       const auto& text = value.get_ref<const std::string&>();
-      if (text.find('\n') != std::string::npos) {
+      if (printable_lines(text) != text) {
+        // Control characters, bidi overrides or invalid UTF-8: escaped in a double-quoted
+        // scalar, never written raw into a block (where YAML cannot carry them and a terminal
+        // would act on them).
+        out << YAML::EscapeNonAscii << YAML::DoubleQuoted << text;
+      } else if (text.find('\n') != std::string::npos) {
         out << YAML::Literal << text;
       } else if (needs_quotes(text)) {
         out << YAML::DoubleQuoted << text;

@@ -7,7 +7,9 @@
 #include <string_view>
 #include <utility>
 
+#include "topoguard/common/json_writer.h"
 #include "topoguard/common/location_text.h"
+#include "topoguard/common/printable_text.h"
 #include "topoguard/common/xml_text.h"
 #include "topoguard/common/yaml_document.h"
 #include "topoguard/policytest/policy_test.h"
@@ -23,12 +25,12 @@ std::string counted(std::size_t count, const char* one, const char* many) {
 // "ResourceClaimTemplate ml/gpu-nic missing-pcie-alignment deny", "... patched".
 std::string case_title(const CaseResult& entry) {
   if (entry.expected == nullptr) {
-    return "unexpected finding: " + entry.resource.to_string() + " " +
+    return "unexpected finding: " + printable(entry.resource.to_string()) + " " +
            std::string(policy::rule_name(*entry.rule)) + " " +
            std::string(outcome_name(entry.observed_outcome.value_or(Outcome::kPass)));
   }
   const ExpectedResult& expected = *entry.expected;
-  std::string title = expected.resource.to_string();
+  std::string title = printable(expected.resource.to_string());
   if (expected.rule) {
     title += " " + std::string(policy::rule_name(*expected.rule)) + " " +
              std::string(outcome_name(*expected.outcome));
@@ -44,20 +46,20 @@ std::string failure_detail(const TestResult& result, const CaseResult& entry) {
   std::string detail;
   if (entry.expected == nullptr) {
     detail =
-        "at " + location_text(result.test->file, result.test->results_line) +
-        " (no result lists this finding; list it, or set strict: false)\ngot: " + entry.observed +
-        "\n";
+        "at " + printable(location_text(result.test->file, result.test->results_line)) +
+        " (no result lists this finding; list it, or set strict: false)\ngot: " +
+        printable(entry.observed) + "\n";
     return detail;
   }
   const ExpectedResult& expected = *entry.expected;
-  detail = "at " + location_text(expected.location.file, expected.location.line) + "\n";
+  detail = "at " + printable(location_text(expected.location.file, expected.location.line)) + "\n";
   if (expected.rule && entry.observed_outcome != expected.outcome) {
     detail += "expected: " + std::string(outcome_name(*expected.outcome)) + "\n";
   }
   if (!expected.patched.empty()) {
-    detail += "expected patched: " + expected.patched + "\n";
+    detail += "expected patched: " + printable(expected.patched) + "\n";
   }
-  detail += "got: " + entry.observed + "\n" + entry.diff;
+  detail += "got: " + printable(entry.observed) + "\n" + printable_lines(entry.diff);
   return detail;
 }
 
@@ -82,7 +84,7 @@ void write_text(const std::vector<Error>& file_errors, const std::vector<TestRes
   }
   std::size_t failed = 0;
   for (const TestResult& result : results) {
-    const std::string& name = result.test->name;
+    const std::string name = printable(result.test->name);
     for (const Error& error : result.errors) {
       out << "ERROR " << name << ": " << error.to_string() << '\n';
     }
@@ -222,7 +224,7 @@ std::string flow_scalar(const std::string& text) {
   const bool keyword = text == "true" || text == "false" || text == "null" || text == "True" ||
                        text == "False" || text == "Null" || text == "TRUE" || text == "FALSE" ||
                        text == "NULL";
-  return plain && !keyword ? text : Json(text).dump();
+  return plain && !keyword ? text : to_json_text(Json(text));
 }
 
 // Where the value of the first `action:` key on `line` is: its offset and length in the line.
@@ -303,25 +305,27 @@ Result<FileUpdate> update_test_file(const std::string& file, const std::string& 
       if (entry.expected == nullptr) {
         const std::optional<NodeMark> mark = document->lines.mark_of("/results");
         if (!mark || mark->flow) {
-          update.notes.push_back("cannot append to the flow-style results of " + test.name +
-                                 "; add by hand:\n" + result_entry(entry, 0));
+          update.notes.push_back("cannot append to the flow-style results of " +
+                                 printable(test.name) + "; add by hand:\n" +
+                                 printable_lines(result_entry(entry, 0)));
           continue;
         }
         appended += result_entry(entry, static_cast<std::size_t>(mark->column));
-        update.notes.push_back("listed " + entry.resource.to_string() + " " +
+        update.notes.push_back("listed " + printable(entry.resource.to_string()) + " " +
                                std::string(policy::rule_name(*entry.rule)) + " " +
                                std::string(outcome_name(*entry.observed_outcome)));
         continue;
       }
       const ExpectedResult& expected = *entry.expected;
       if (!entry.resource_found) {
-        update.notes.push_back("cannot update " + location_text(file, expected.location.line) +
-                               ": " + entry.observed + "; fix or remove the result by hand");
+        update.notes.push_back("cannot update " +
+                               printable(location_text(file, expected.location.line)) + ": " +
+                               printable(entry.observed) + "; fix or remove the result by hand");
         continue;
       }
       if (!entry.diff.empty() && entry.patched_object) {
         update.patched_files.emplace_back(expected.patched, *entry.patched_object);
-        update.notes.push_back("rewrote " + expected.patched);
+        update.notes.push_back("rewrote " + printable(expected.patched));
       }
       if (expected.rule && entry.observed_outcome != expected.outcome) {
         const std::size_t index = static_cast<std::size_t>(&expected - test.results.data());
@@ -333,14 +337,15 @@ Result<FileUpdate> update_test_file(const std::string& file, const std::string& 
         if (!value ||
             line_text.substr(value->first, value->second) != outcome_name(*expected.outcome)) {
           update.notes.push_back("cannot find the action of " +
-                                 location_text(file, expected.location.line) + "; set it to " +
+                                 printable(location_text(file, expected.location.line)) +
+                                 "; set it to " +
                                  std::string(outcome_name(*entry.observed_outcome)) + " by hand");
           continue;
         }
         const std::size_t at = begin + value->first;
         edits.push_back(
             TextEdit{at, at + value->second, std::string(outcome_name(*entry.observed_outcome))});
-        update.notes.push_back("set " + location_text(file, line) +
+        update.notes.push_back("set " + printable(location_text(file, line)) +
                                " to action: " + std::string(outcome_name(*entry.observed_outcome)));
       }
     }

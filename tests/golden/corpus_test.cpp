@@ -102,8 +102,11 @@ const std::string kTraining = "dranet/examples/distributed_training/resource-cla
 // sriov-network-device-plugin and rdma-shared-dev-plugin pods (NIC only), the NVIDIA GPU demos.
 TEST(CorpusTest, EveryResourceHasItsVerdict) {
   const CorpusAudit& audited = corpus_audit();
+  // The only input errors: the placeholder names of the kubernetes/api round-trip fixtures
+  // ("nameValue", "namespaceValue"), which the API server refuses.
   for (const Error& error : audited.run.report.errors) {
-    ADD_FAILURE() << error.to_string();
+    EXPECT_THAT(error.location.file, HasSubstr("/kubernetes-api/testdata/")) << error.to_string();
+    EXPECT_THAT(error.message, HasSubstr("Value\": a lowercase RFC 1123")) << error.to_string();
   }
   const std::set<Verdict> expected{
       {kGpuEfa + "resource-claim-template.yaml", "ResourceClaimTemplate", "gpu-efa-unaligned",

@@ -46,6 +46,8 @@ add_input examples "$source_dir/examples/manifests"
 add_input examples-help-uri --help-uri-base https://git.example.com/topoguard/README.md \
   "$source_dir/examples/manifests"
 add_input corpus "$source_dir/../shared/corpus"
+# The kubernetes/api round-trip fixtures in it are named "nameValue": names the API server refuses.
+carries_input_errors[corpus]=1
 for case_dir in "$source_dir"/tests/golden/cases/*/; do
   name=golden-$(basename "$case_dir")
   policy_args=()
