@@ -22,15 +22,16 @@ import json
 import os
 import re
 import signal
-import ssl
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 
-SOURCE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-FAKE = os.path.join(SOURCE, "tests", "kube", "fake_apiserver.py")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))),
+                                "tests", "kube"))
+from fake_control import FakeApiServer  # noqa: E402 (found through the path above)
+
 TOKEN = "bench-token"
 MIB = 1 << 20
 SHAPES = [("NVIDIA GB300", "Standard_ND128isr_GB300_v6", 4),
@@ -121,43 +122,23 @@ def cluster(nodes):
     return objects
 
 
-class Fake:
-    def __init__(self, work, state):
-        self.process = subprocess.Popen(
-            ["/usr/bin/python3", FAKE, "--tls-dir", os.path.join(work, "tls"), "--token", TOKEN,
-             "--state", state], stdout=subprocess.PIPE, text=True)
-        line = self.process.stdout.readline()
-        if not line:
-            raise Unmeasurable("the fake API server did not start")
-        self.info = json.loads(line)
-        self.context = ssl.create_default_context(cafile=self.info["ca"])
-
-    def call(self, method, path, body=None):
+def list_json_bytes(fake, path):
+    """The compact JSON of every item of the list at `path`, as the server sends them."""
+    total, token = 0, ""
+    while True:
         request = urllib.request.Request(
-            self.info["server"] + path, method=method,
-            data=None if body is None else json.dumps(body).encode(),
-            headers={"Content-Type": "application/json", "Authorization": "Bearer " + TOKEN})
-        with urllib.request.urlopen(request, context=self.context, timeout=120) as answer:
-            return json.loads(answer.read())
-
-    def json_bytes(self, path):
-        """The compact JSON of every item of the list at `path`, as the server sends them."""
-        total, token = 0, ""
-        while True:
-            page = self.call("GET", path + "?limit=500" + ("&continue=" + token if token else ""))
-            total += sum(len(json.dumps(item, separators=(",", ":"))) for item in page["items"])
-            token = page["metadata"].get("continue", "")
-            if not token:
-                return total
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait()
+            fake.server + path + "?limit=500" + ("&continue=" + token if token else ""),
+            headers={"Authorization": "Bearer " + TOKEN})
+        with urllib.request.urlopen(request, context=fake.context, timeout=120) as answer:
+            page = json.loads(answer.read())
+        total += sum(len(json.dumps(item, separators=(",", ":"))) for item in page["items"])
+        token = page["metadata"].get("continue", "")
+        if not token:
+            return total
 
 
 class Serve:
-    def __init__(self, binary, work, kubeconfig):
-        tls = os.path.join(work, "tls")
+    def __init__(self, binary, work, tls, kubeconfig):
         self.log_path = os.path.join(work, "serve.log")
         with open(self.log_path, "w") as log:
             self.process = subprocess.Popen(
@@ -218,19 +199,13 @@ def measure(binary, nodes, settle, work):
     state = os.path.join(work, "state.json")
     with open(state, "w") as out:
         json.dump(cluster(nodes), out)
-    fake = Fake(work, state)
+    fake = FakeApiServer("--state", state, tokens=(TOKEN,))
     serve = None
     try:
-        json_bytes = (fake.json_bytes("/apis/resource.k8s.io/v1/resourceslices") +
-                      fake.json_bytes("/apis/resource.k8s.io/v1/deviceclasses"))
-        kubeconfig = os.path.join(work, "kubeconfig")
-        with open(kubeconfig, "w") as out:
-            out.write("apiVersion: v1\nkind: Config\ncurrent-context: fake\nclusters:\n"
-                      "- name: fake\n  cluster:\n    server: %s\n    certificate-authority: %s\n"
-                      "contexts:\n- name: fake\n  context: {cluster: fake, user: u}\n"
-                      "users:\n- name: u\n  user:\n    token: %s\n"
-                      % (fake.info["server"], fake.info["ca"], TOKEN))
-        serve = Serve(binary, work, kubeconfig)
+        json_bytes = (list_json_bytes(fake, "/apis/resource.k8s.io/v1/resourceslices") +
+                      list_json_bytes(fake, "/apis/resource.k8s.io/v1/deviceclasses"))
+        kubeconfig = fake.kubeconfig(token=TOKEN)
+        serve = Serve(binary, work, os.path.join(fake.directory.name, "tls"), kubeconfig)
         began = time.monotonic()
         wait_for(lambda: serve.get("/readyz")[0] == 200, "the first sync", 900)
         figures = {"nodes": nodes, "json": json_bytes, "sync_seconds": time.monotonic() - began,
@@ -242,8 +217,8 @@ def measure(binary, nodes, settle, work):
                   serve.metric("topoguard_cluster_cache_lists_total").items() if count > 0}
         snapshots = serve.metric("topoguard_cluster_cache_snapshots_total")[""]
         serve.reset_peak()
-        fake.call("POST", "/_fake/compact", {})
-        fake.call("POST", "/_fake/expire-watches", {})
+        fake.control("compact")
+        fake.control("expire-watches")
 
         def relisted():
             now = serve.metric("topoguard_cluster_cache_lists_total")
@@ -260,7 +235,7 @@ def measure(binary, nodes, settle, work):
     finally:
         if serve is not None:
             serve.stop()
-        fake.stop()
+        fake.close()
 
 
 def bounds(json_bytes):
