@@ -12,7 +12,6 @@
 #include <iterator>
 #include <mutex>
 #include <set>
-#include <thread>
 #include <utility>
 
 #include "eventually.h"

@@ -9,7 +9,6 @@
 #include <chrono>
 #include <functional>
 #include <string>
-#include <thread>
 
 #include "dra_objects.h"
 #include "ephemeral_certs.h"
