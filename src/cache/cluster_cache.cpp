@@ -1,9 +1,11 @@
 #include "topoguard/cache/cluster_cache.h"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 #include <utility>
 
+#include "topoguard/common/free_memory.h"
 #include "topoguard/kube/backoff.h"
 #include "topoguard/kube/clock.h"
 #include "topoguard/kube/discovery.h"
@@ -53,11 +55,24 @@ class ClusterCache::Feed final : public kube::ReflectorHandler {
   }
 
   // kube::ReflectorHandler
-  void on_sync(std::vector<Json>&& items, const std::string& /*resource_version*/) override {
+  void on_list_page(std::vector<Json>&& items) override {
+    if (!listing_) {
+      std::lock_guard lock(cache_.mutex_);
+      listing_.emplace(cache_.store_.begin_list(name_));
+    }
+    listing_->add(std::move(items));  // unlocked: events of other resources go on meanwhile
+  }
+  void on_list_discarded() override { listing_.reset(); }
+  void on_sync(const std::string& /*resource_version*/) override {
     {
       std::lock_guard lock(cache_.mutex_);
-      cache_.store_.replace(name_, std::move(items));
+      if (!listing_) {
+        listing_.emplace(cache_.store_.begin_list(name_));  // an empty list
+      }
+      cache_.store_.commit(std::move(*listing_));
+      cache_.listed_ = true;
     }
+    listing_.reset();
     not_served_ = false;
     healthy();
     if (!synced_.exchange(true)) {
@@ -112,6 +127,7 @@ class ClusterCache::Feed final : public kube::ReflectorHandler {
   std::atomic<bool> synced_{false};
   std::atomic<bool> not_served_{false};
   std::atomic<std::int64_t> broken_since_{0};  // steady-clock ticks; 0: in step
+  std::optional<ObjectStore::Listing> listing_;  // a list in progress; the reflector's thread only
   mutable std::mutex errors_mutex_;
   std::map<std::string, std::uint64_t, std::less<>> errors_;
   kube::Reflector reflector_;  // last: stopped (by its destructor) before the rest goes
@@ -288,10 +304,12 @@ void ClusterCache::publish_loop(const std::stop_token& stop) {
     if (!clock->sleep_for(options_.publish_interval, stop)) {
       return;
     }
+    bool listed = false;
     {
       std::lock_guard lock(mutex_);
       objects = store_;  // shares the objects: a copy of the maps only
       dirty_ = false;
+      listed = std::exchange(listed_, false);
     }
     const auto began = std::chrono::steady_clock::now();
     const std::uint64_t generation = snapshots_.load() + 1;
@@ -306,9 +324,17 @@ void ClusterCache::publish_loop(const std::stop_token& stop) {
     }
     {
       std::lock_guard lock(snapshot_mutex_);
-      snapshot_ = std::move(next);
+      std::swap(snapshot_, next);
     }
     snapshots_ = generation;
+    if (listed) {
+      // A list leaves behind what it decoded and, after a relist, the objects it replaced (with
+      // the snapshot just swapped out, unless a review still reads it): handed back to the
+      // system, so that resident memory settles near what is held.
+      next.reset();
+      objects = ObjectStore();
+      release_free_memory();
+    }
   }
 }
 

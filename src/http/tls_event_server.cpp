@@ -7,7 +7,6 @@
 #include <sched.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
-#include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -29,6 +28,7 @@
 #include <utility>
 
 #include "tls_native.h"
+#include "topoguard/common/free_memory.h"
 
 namespace topoguard::http {
 namespace {
@@ -57,20 +57,6 @@ constexpr std::size_t kMaxPendingEvictions = 64;
 
 using TimeRep = Clock::rep;
 constexpr TimeRep kNoIdle = std::numeric_limits<TimeRep>::max();
-
-// The binary links jemalloc (faster for the many small allocations of a review); tests and
-// sanitizer builds use glibc's malloc. mallctl is found at run time, so both work.
-extern "C" int mallctl(const char* name, void* old_value, std::size_t* old_size, void* new_value,
-                       std::size_t new_size) __attribute__((weak));
-
-void release_free_memory() {
-  if (mallctl != nullptr) {
-    // MALLCTL_ARENAS_ALL (4096): every arena's unused dirty pages.
-    mallctl("arena.4096.purge", nullptr, nullptr, nullptr, 0);
-  } else {
-    ::malloc_trim(0);
-  }
-}
 
 const char* reason_phrase(int status) {
   switch (status) {

@@ -1,5 +1,7 @@
 #include "topoguard/kube/list.h"
 
+#include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "topoguard/common/json_reader.h"
@@ -10,8 +12,9 @@ namespace {
 
 using Members = Json::object_t::Container;  // vector<pair<const string, Json>>
 
-// Reads one page into `result`; false (with result.error set) when it cannot be read.
-bool take_page(Json& page, ListResult& result, std::string& token) {
+// Moves the items of one page into `items`; false (with result.error set) when it cannot be
+// read.
+bool take_page(Json& page, std::vector<Json>& items, ListResult& result, std::string& token) {
   Json* page_items = nullptr;
   if (auto found = page.find("items"); found != page.end() && found->is_array()) {
     page_items = &*found;
@@ -27,7 +30,7 @@ bool take_page(Json& page, ListResult& result, std::string& token) {
   }
   const std::string api_version = string_member(page, "apiVersion");
   if (page_items != nullptr) {
-    result.items.reserve(result.items.size() + page_items->size());
+    items.reserve(page_items->size());
     for (Json& item : *page_items) {
       if (!item.is_object()) {
         result.error = "an item is not an object";
@@ -36,7 +39,7 @@ bool take_page(Json& page, ListResult& result, std::string& token) {
       const bool add_kind = !kind.empty() && !item.contains("kind");
       const bool add_version = !api_version.empty() && !item.contains("apiVersion");
       if (!add_kind && !add_version) {
-        result.items.push_back(std::move(item));
+        items.push_back(std::move(item));
         continue;
       }
       // kind and apiVersion first, as the server writes an object; members appended directly
@@ -54,7 +57,7 @@ bool take_page(Json& page, ListResult& result, std::string& token) {
       for (auto& [key, value] : old_members) {
         members.emplace_back(key, std::move(value));
       }
-      result.items.push_back(std::move(typed));
+      items.push_back(std::move(typed));
     }
   }
   const Json* metadata = member(page, "metadata");
@@ -93,17 +96,20 @@ void add_selectors(const ListOptions& options, Query& query) {
   }
 }
 
-ListResult list_resource(ApiClient& client, const ResourceRef& resource, const ListOptions& options,
-                         std::stop_token stop, const ExpiredContinueSink& on_expired) {
+ListResult list_resource_pages(ApiClient& client, const ResourceRef& resource,
+                               const ListOptions& options, const ListPageSink& on_page,
+                               std::stop_token stop, const ExpiredContinueSink& on_expired) {
   const std::string path = resource.path();
   ListResult result;
+  std::vector<Json> items;  // of one page
   std::string token;
   JsonReader reader;
   bool paginate = options.page_size > 0;
+  std::size_t limit = options.page_size;
   while (true) {
     Query query;
     if (paginate) {
-      query.emplace_back("limit", std::to_string(options.page_size));
+      query.emplace_back("limit", std::to_string(limit));
     }
     if (!token.empty()) {
       query.emplace_back("continue", token);  // never with resourceVersion
@@ -128,7 +134,6 @@ ListResult list_resource(ApiClient& client, const ResourceRef& resource, const L
         if (++result.expired_continues >= 2) {
           paginate = false;
         }
-        result.items.clear();
         token.clear();
         continue;
       }
@@ -137,6 +142,7 @@ ListResult list_resource(ApiClient& client, const ResourceRef& resource, const L
       return result;
     }
     Result<Json> page = reader.read(response->body);
+    const std::size_t body_bytes = response->body.size();
     response->body.clear();
     response->body.shrink_to_fit();
     if (!page || !page->is_object()) {
@@ -145,11 +151,19 @@ ListResult list_resource(ApiClient& client, const ResourceRef& resource, const L
       result.invalid = true;
       return result;
     }
-    if (!take_page(*page, result, token)) {
+    const bool taken = take_page(*page, items, result, token);
+    *page = Json();  // the page's tree goes before the sink keeps what it reads of it
+    if (!taken) {
       result.error = "list: " + result.error;
       result.invalid = true;
       return result;
     }
+    if (options.page_bytes > 0 && !items.empty()) {
+      const std::size_t item_bytes = std::max<std::size_t>(body_bytes / items.size(), 1);
+      limit = std::clamp<std::size_t>(options.page_bytes / item_bytes, 1, options.page_size);
+    }
+    on_page(std::move(items));
+    items.clear();
     if (token.empty()) {
       break;
     }
@@ -158,6 +172,25 @@ ListResult list_resource(ApiClient& client, const ResourceRef& resource, const L
     result.error = "list: the answer has no metadata.resourceVersion";
     result.invalid = true;
   }
+  return result;
+}
+
+ListResult list_resource(ApiClient& client, const ResourceRef& resource, const ListOptions& options,
+                         std::stop_token stop, const ExpiredContinueSink& on_expired) {
+  std::vector<Json> items;
+  ListResult result = list_resource_pages(
+      client, resource, options,
+      [&items](std::vector<Json>&& page) {
+        items.insert(items.end(), std::make_move_iterator(page.begin()),
+                     std::make_move_iterator(page.end()));
+      },
+      std::move(stop), [&items, &on_expired](const ApiStatus& status) {
+        items.clear();  // the list starts over
+        if (on_expired) {
+          on_expired(status);
+        }
+      });
+  result.items = std::move(items);
   return result;
 }
 

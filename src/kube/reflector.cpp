@@ -1,5 +1,6 @@
 #include "topoguard/kube/reflector.h"
 
+#include <algorithm>
 #include <random>
 #include <utility>
 
@@ -46,7 +47,8 @@ Reflector::Reflector(ApiClientPtr client, ResourceRef resource, ReflectorHandler
       path_(resource_.path()),
       handler_(handler),
       options_(std::move(options)),
-      list_options_{options_.page_size, options_.label_selector, options_.field_selector},
+      list_options_{options_.page_size, options_.label_selector, options_.field_selector,
+                    options_.page_bytes},
       random_(std::random_device{}()) {}
 
 Reflector::~Reflector() { stop(); }
@@ -96,13 +98,19 @@ void Reflector::report(ReflectorErrorKind kind, const Attempt& attempt,
 }
 
 Reflector::Attempt Reflector::list(std::stop_token stop) {
-  ListResult listed =
-      list_resource(*client_, resource_, list_options_, stop, [this](const ApiStatus& status) {
+  ListResult listed = list_resource_pages(
+      *client_, resource_, list_options_,
+      [this](std::vector<Json>&& items) { handler_.on_list_page(std::move(items)); }, stop,
+      [this](const ApiStatus& status) {
+        handler_.on_list_discarded();
         ++expirations_;
         report(ReflectorErrorKind::kExpired,
                {Outcome::kExpired, "the list's continue token expired; listing again", status},
                std::chrono::nanoseconds(0));
       });
+  if (!listed.ok()) {
+    handler_.on_list_discarded();
+  }
   if (listed.stopped) {
     return {Outcome::kStopped, "", std::nullopt};
   }
@@ -114,7 +122,7 @@ Reflector::Attempt Reflector::list(std::stop_token stop) {
   }
   set_resource_version(listed.resource_version);
   ++lists_;
-  handler_.on_sync(std::move(listed.items), listed.resource_version);
+  handler_.on_sync(listed.resource_version);
   synced_ = true;
   return {Outcome::kOk, "", std::nullopt};
 }
@@ -157,8 +165,11 @@ Reflector::Attempt Reflector::watch(std::stop_token stop, bool initial_events) {
       if (!initial_done && ends_initial_events(event.object)) {
         initial_done = true;
         ++lists_;
-        handler_.on_sync(std::move(initial), event_version);
-        initial.clear();
+        if (!initial.empty()) {
+          handler_.on_list_page(std::move(initial));
+          initial.clear();
+        }
+        handler_.on_sync(event_version);
         synced_ = true;
       }
       return true;
@@ -172,6 +183,10 @@ Reflector::Attempt Reflector::watch(std::stop_token stop, bool initial_events) {
         return false;
       }
       initial.push_back(std::move(event.object));
+      if (initial.size() >= std::max<std::size_t>(options_.page_size, 1)) {
+        handler_.on_list_page(std::move(initial));  // as a list's pages: never held whole
+        initial.clear();
+      }
       set_resource_version(std::move(event_version));
       return true;
     }
@@ -201,6 +216,9 @@ Reflector::Attempt Reflector::watch(std::stop_token stop, bool initial_events) {
   Attempt attempt = finish_watch(response, parser, stream_error, invalid, initial_events,
                                  initial_done, started, delivered, stop);
   attempt.list_unfinished = !initial_done;
+  if (!initial_done) {
+    handler_.on_list_discarded();
+  }
   return attempt;
 }
 

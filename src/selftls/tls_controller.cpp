@@ -31,8 +31,14 @@ class NamedObjectFeed final : public kube::ReflectorHandler {
                   std::uint64_t& generation)
       : mutex_(mutex), changed_(changed), generation_(generation) {}
 
-  void on_sync(std::vector<Json>&& items, const std::string& /*resource_version*/) override {
-    set(items.empty() ? Json() : std::move(items.front()), true);
+  void on_list_page(std::vector<Json>&& items) override {
+    if (!items.empty()) {
+      listed_ = std::move(items.front());  // listed by name: one object at most
+    }
+  }
+  void on_list_discarded() override { listed_ = Json(); }
+  void on_sync(const std::string& /*resource_version*/) override {
+    set(std::exchange(listed_, Json()), true);
   }
   void on_event(kube::WatchEventType type, Json&& object) override {
     set(type == kube::WatchEventType::kDeleted ? Json() : std::move(object), false);
@@ -76,6 +82,7 @@ class NamedObjectFeed final : public kube::ReflectorHandler {
   std::mutex& mutex_;
   std::condition_variable_any& changed_;
   std::uint64_t& generation_;  // guarded by mutex_
+  Json listed_;  // of a list in progress; the reflector's thread only
   Json object_;
   std::string written_version_;       // of a write the watch has not delivered yet
   std::array<std::string, 16> seen_;  // the versions the watch delivered last

@@ -517,6 +517,10 @@ int HttpsServer::port() const { return impl_->https ? impl_->https->port() : 0; 
 
 int HttpsServer::metrics_port() const { return impl_->https ? impl_->https->port(1) : 0; }
 
+std::size_t HttpsServer::buffered_bytes() const {
+  return impl_->budget ? impl_->budget->used() : 0;
+}
+
 bool HttpsServer::ready() const { return impl_->started && impl_->ready(); }
 
 bool HttpsServer::shutdown() {

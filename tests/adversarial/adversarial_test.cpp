@@ -94,7 +94,8 @@ class AdversarialTest : public RawTlsServerTest {
     return health && health->status == 200 && reviewed && reviewed->status == 200;
   }
 
-  // Probes every 200 ms for `duration`; returns how many probes failed.
+  // Probes every 200 ms for `duration` (time is the subject: the probes run throughout an
+  // attack); returns how many probes failed.
   [[nodiscard]] int failed_probes(std::chrono::milliseconds duration) const {
     int failed = 0;
     const auto end = std::chrono::steady_clock::now() + duration;
@@ -128,7 +129,7 @@ TEST_F(AdversarialTest, SlowHeadersOnBothPortsDoNotStarveProbes) {
         metrics_attackers[i]->send(header.substr(at, 1));
         webhook_attackers[i]->send(header.substr(at, 1));
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));  // slow by design: slowloris
     }
   });
   EXPECT_EQ(failed_probes(std::chrono::seconds(4)), 0);
@@ -164,14 +165,14 @@ TEST_F(AdversarialTest, BlankLinesCannotHoldTheByteBudget) {
       break;  // the server has refused the hog and closed its connection
     }
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let the server read it all
+  // The server has read the blank lines as far as it takes them: the hog is refused.
+  const std::string refused = hog->read_response();
+  EXPECT_EQ(refused.rfind("HTTP/1.1 431 ", 0), 0U) << refused;
   std::string padded = review_json("padded");
   padded.resize(4096, ' ');  // more than the budget the hog left over
   auto reviewed = client()->Post("/validate", padded, "application/json");
   ASSERT_TRUE(reviewed);
   EXPECT_EQ(reviewed->status, 200) << reviewed->body;
-  const std::string refused = hog->read_response();
-  EXPECT_EQ(refused.rfind("HTTP/1.1 431 ", 0), 0U) << refused;
   EXPECT_TRUE(hog->closed_within(10));
 }
 
@@ -410,7 +411,8 @@ TEST_F(AdversarialProcessTest, TwoThousandIdleTlsConnectionsStaySmall) {
               before / 1024, open / 1024, kConnections, per_connection);
   // ~16 KB here (the TLS session's own state); ~25 KB when idle connections keep their record
   // buffers (no SSL_MODE_RELEASE_BUFFERS). 4,096 connections (the default cap) at 20 KiB are
-  // 80 MiB, which fits the manifests' 256 Mi beside the 128 MiB buffered-bytes budget.
+  // 80 MiB, which fits 256 Mi beside the 128 MiB buffered-bytes budget (the manifests' limit
+  // adds the cluster cache's share to that).
   EXPECT_LT(per_connection, 20 * 1024);
   EXPECT_TRUE(probe_served());
   idle.clear();
@@ -468,6 +470,8 @@ TEST_F(AdversarialProcessTest, ConnectionsAtTheCapDoNotLockOutNewClients) {
       for (auto& connection : held) {
         (void)connection->read_response();
       }
+      // Time is the subject: each connection is used again every 8 s, well within its idle
+      // timeout, so it stays held rather than idle (checked every 100 ms to stop promptly).
       for (int i = 0; i < 80 && !stop; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
@@ -636,7 +640,8 @@ TEST_F(AdversarialProcessTest, LargeCelReviewsStayWithinTheMemoryLimit) {
       }
     });
   }
-  std::this_thread::sleep_for(std::chrono::seconds(1));
+  // The flood is under way once every attacker has had an answer.
+  ASSERT_TRUE(eventually([&] { return answered + refused >= 8; }, std::chrono::seconds(60)));
   const std::atomic<bool> counted{true};
   const FreshClients clients = fresh_reviews(counted, 200);
   stop = true;
@@ -728,7 +733,13 @@ class HostileReviewsTest : public AdversarialProcessTest {
         }
       });
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    // The attack is under way once every attacker has had an answer.
+    EXPECT_TRUE(eventually(
+        [&] {
+          std::lock_guard lock(mutex);
+          return answers.sent >= attackers;
+        },
+        std::chrono::seconds(60)));
     const std::atomic<bool> counted{true};
     clients = fresh_reviews(counted, 200);
     stop = true;

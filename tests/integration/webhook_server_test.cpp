@@ -327,17 +327,32 @@ TEST_F(WebhookServerTest, CertificateRotationUnderTrafficLosesNothing) {
       }
     });
   }
+  // Certificate reloads with that result so far, from /metrics.
+  const auto reloads = [&](const std::string& result) {
+    const std::string text = metrics_text();
+    const std::string key = "topoguard_certificate_reloads_total{result=\"" + result + "\"} ";
+    const std::size_t at = text.find(key);
+    return at == std::string::npos ? -1 : std::stoi(text.substr(at + key.size()));
+  };
+  // Some more requests have been answered (with the certificate served now).
+  const auto requests_flow = [&] {
+    const int before = ok;
+    return eventually([&] { return ok >= before + 5; });
+  };
   for (int round = 0; round < 3; ++round) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_TRUE(requests_flow());
+    const int failed_before = reloads("failed");
+    const int reloaded_before = reloads("ok");
     const auto leaf = topoguard::testing::make_leaf(
         new_ca, "topoguard.topoguard.svc", {"DNS:localhost", "IP:127.0.0.1"}, false, 100 + round);
     // Key first, then certificate: the reloader sees a mismatched pair in between, refuses
     // it and keeps serving the old one.
     write_file(path("tls.key"), leaf.key);
-    std::this_thread::sleep_for(std::chrono::milliseconds(120));
+    EXPECT_TRUE(eventually([&] { return reloads("failed") > failed_before; }));
     write_file(path("tls.crt"), leaf.cert);
+    EXPECT_TRUE(eventually([&] { return reloads("ok") > reloaded_before; }));
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(requests_flow());
   stop = true;
   for (auto& worker : workers) {
     worker.join();

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "ephemeral_certs.h"
+#include "eventually.h"
 #include "fake_apiserver.h"
 #include "test_clock.h"
 #include "test_paths.h"
@@ -335,9 +336,7 @@ TEST_F(ApiClientTest, StreamEndsCleanly) {
 TEST_F(ApiClientTest, CutStreamIsAnError) {
   ApiClientPtr api = client(fake_.config());
   std::thread cutter([&] {
-    for (int i = 0; i < 100 && fake_.state()["watches"] == 0; ++i) {
-      std::this_thread::sleep_for(milliseconds(20));
-    }
+    EXPECT_TRUE(testing::eventually([&] { return fake_.state()["watches"] != 0; }));
     fake_.control("cut-watches");
   });
   Result<ApiResponse> response = api->stream(
@@ -354,7 +353,8 @@ TEST_F(ApiClientTest, StopEndsAStream) {
   ApiClientPtr api = client(fake_.config());
   std::stop_source stop;
   std::thread stopper([&] {
-    std::this_thread::sleep_for(milliseconds(300));
+    // Once the stream is open (a stop before it would end the request, not the stream).
+    EXPECT_TRUE(testing::eventually([&] { return fake_.state()["watches"] != 0; }));
     stop.request_stop();
   });
   const auto began = std::chrono::steady_clock::now();
@@ -384,7 +384,9 @@ TEST_F(ApiClientTest, KeptAliveConnections) {
   fake_.control("config", {{"idleTimeout", 0.3}});
   ApiClientPtr fresh = client(fake_.config());
   ASSERT_EQ(fresh->get("/version", {})->status, 200);  // on a connection with the short timeout
-  std::this_thread::sleep_for(milliseconds(800));      // the server closes it
+  // Time is the subject: the server's idle timeout passes and it closes the connection, which
+  // the client cannot see until it uses it.
+  std::this_thread::sleep_for(milliseconds(800));
   Result<ApiResponse> after = fresh->get("/version", {});
   ASSERT_TRUE(after.has_value()) << after.error().to_string();
   EXPECT_EQ(after->status, 200);

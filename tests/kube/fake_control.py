@@ -6,9 +6,21 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+TRUE_VALUES = ("1", "t", "T", "true", "True", "TRUE")  # Go's strconv.ParseBool, as the server
+
+
+def wait_until(predicate, what, limit=10.0):
+    """Polls `predicate` until it holds; fails naming `what` when it still does not after
+    `limit` seconds (instead of sleeping for a time the condition is hoped to take)."""
+    deadline = time.monotonic() + limit
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out after %g s waiting for %s" % (limit, what))
+        time.sleep(0.02)
 
 
 class FakeApiServer:
@@ -47,6 +59,12 @@ class FakeApiServer:
         with urllib.request.urlopen(self.server + "/_fake/requests",
                                     context=self.context) as response:
             return json.loads(response.read())
+
+    def watches_started(self, path):
+        """How many watches of `path` the server has opened so far."""
+        return sum(1 for request in self.requests()
+                   if request["path"] == path and request["status"] == 200 and
+                   request["query"].get("watch", [""])[0] in TRUE_VALUES)
 
     def state(self):
         with urllib.request.urlopen(self.server + "/_fake/state",

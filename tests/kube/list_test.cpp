@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "fake_apiserver.h"
 #include "test_clock.h"
 
@@ -60,6 +63,37 @@ TEST_F(ListTest, ReadsEveryPage) {
   const auto requests = lists_of("/api/v1/namespaces/a/configmaps");
   ASSERT_EQ(requests.size(), 1u);
   EXPECT_EQ(requests[0]["query"]["labelSelector"][0], "team=red");
+}
+
+// list_resource_pages hands over each page as it is read, typed, and keeps none of it; after
+// an expired continue token the pages start again from the first.
+TEST_F(ListTest, PagesAreHandedOverOneByOne) {
+  for (int i = 0; i < 7; ++i) {
+    fake_.apply("ADDED", configmap("a", "cm-" + std::to_string(i), "red"));
+  }
+  fake_.control("expire-continue", {{"next", 1}});
+  std::vector<std::vector<std::string>> pages;
+  int expired = 0;
+  ListResult listed = list_resource_pages(
+      *client_, {"", "v1", "configmaps", ""}, {3, "", ""},
+      [&](std::vector<Json>&& items) {
+        std::vector<std::string> names;
+        for (const Json& item : items) {
+          EXPECT_EQ(item["kind"], "ConfigMap");
+          names.push_back(item["metadata"]["name"].get<std::string>());
+        }
+        pages.push_back(std::move(names));
+      },
+      {}, [&](const ApiStatus& /*status*/) { ++expired; });
+  ASSERT_TRUE(listed.ok()) << listed.error;
+  EXPECT_TRUE(listed.items.empty());
+  EXPECT_EQ(expired, 1);
+  // The first page, then (its continue token expired) the three pages of the list again.
+  ASSERT_EQ(pages.size(), 4u);
+  EXPECT_EQ(pages[0], pages[1]);
+  EXPECT_EQ(pages[1], (std::vector<std::string>{"cm-0", "cm-1", "cm-2"}));
+  EXPECT_EQ(pages[2].size(), 3u);
+  EXPECT_EQ(pages[3], (std::vector<std::string>{"cm-6"}));
 }
 
 // Page size 0 is one request without a limit.

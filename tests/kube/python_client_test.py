@@ -20,7 +20,7 @@ except ImportError:  # pragma: no cover
     print("python3-kubernetes is not installed (tools/setup.sh installs it)")
     raise SystemExit(77)
 
-from fake_control import FakeApiServer
+from fake_control import FakeApiServer, wait_until
 
 
 def namespace(name, labels=None):
@@ -136,9 +136,11 @@ class PythonClientTest(unittest.TestCase):
     # between, and the stream ends cleanly at timeoutSeconds.
     def test_watch_events_and_bookmarks(self):
         start = self.core.list_namespace().metadata.resource_version
+        watches = self.fake.watches_started("/api/v1/namespaces")
 
         def mutate():
-            time.sleep(0.3)
+            wait_until(lambda: self.fake.watches_started("/api/v1/namespaces") > watches,
+                       "the watch to open")
             self.core.create_namespace(namespace("watched", {"a": "1"}))
             current = self.core.read_namespace("watched")
             current.metadata.labels = {"a": "2"}
@@ -200,11 +202,14 @@ class PythonClientTest(unittest.TestCase):
         start = self.core.list_namespace().metadata.resource_version
         stream = watch.Watch()
         seen = []
+        watches = self.fake.watches_started("/api/v1/namespaces")
 
         def drive():
-            time.sleep(0.3)
+            wait_until(lambda: self.fake.watches_started("/api/v1/namespaces") > watches,
+                       "the watch to open")
             self.fake.control("expire-watches")
-            time.sleep(0.3)
+            wait_until(lambda: self.fake.watches_started("/api/v1/namespaces") > watches + 1,
+                       "the client's second watch")
             self.core.create_namespace(namespace("after-expiry"))
 
         driver = threading.Thread(target=drive)

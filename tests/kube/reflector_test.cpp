@@ -9,10 +9,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <iterator>
 #include <mutex>
 #include <set>
-#include <thread>
+#include <utility>
 
+#include "eventually.h"
 #include "fake_apiserver.h"
 #include "test_clock.h"
 
@@ -28,12 +30,25 @@ class RecordingHandler final : public ReflectorHandler {
   struct Sync {
     std::vector<Json> items;
     std::string resource_version;
+    int pages = 0;  // on_list_page calls that brought the items
   };
 
   // ReflectorHandler
-  void on_sync(std::vector<Json>&& items, const std::string& resource_version) override {
+  void on_list_page(std::vector<Json>&& items) override {
     std::lock_guard lock(mutex_);
-    syncs_.push_back(Sync{std::move(items), resource_version});
+    ++pending_pages_;
+    pending_.insert(pending_.end(), std::make_move_iterator(items.begin()),
+                    std::make_move_iterator(items.end()));
+  }
+  void on_list_discarded() override {
+    std::lock_guard lock(mutex_);
+    pending_.clear();
+    pending_pages_ = 0;
+  }
+  void on_sync(const std::string& resource_version) override {
+    std::lock_guard lock(mutex_);
+    syncs_.push_back(
+        Sync{std::exchange(pending_, {}), resource_version, std::exchange(pending_pages_, 0)});
     changed_.notify_all();
   }
   void on_event(WatchEventType type, Json&& object) override {
@@ -99,6 +114,8 @@ class RecordingHandler final : public ReflectorHandler {
  private:
   std::mutex mutex_;
   std::condition_variable changed_;
+  std::vector<Json> pending_;  // the pages of a list in progress
+  int pending_pages_ = 0;
   std::vector<Sync> syncs_;
   std::vector<std::string> events_;
   std::vector<Json> objects_;
@@ -171,9 +188,7 @@ class ReflectorTest : public ::testing::Test {
     return query.contains(name) ? query[name][0].get<std::string>() : std::string("<absent>");
   }
   void wait_for_watch() {
-    for (int i = 0; i < 200 && fake_.state()["watches"].get<int>() == 0; ++i) {
-      std::this_thread::sleep_for(milliseconds(20));
-    }
+    EXPECT_TRUE(testing::eventually([&] { return fake_.state()["watches"].get<int>() != 0; }));
   }
 
   testing::FakeApiServer fake_;
@@ -194,6 +209,7 @@ TEST_F(ReflectorTest, ListsInPagesThenWatchesFromTheListVersion) {
   ASSERT_TRUE(handler_.wait_syncs(1));
   const auto sync = handler_.syncs()[0];
   ASSERT_EQ(sync.items.size(), 5u);
+  EXPECT_EQ(sync.pages, 3);  // handed over page by page, never the whole list at once
   for (const Json& item : sync.items) {
     EXPECT_EQ(item["kind"], "Namespace");
     EXPECT_EQ(item["apiVersion"], "v1");
@@ -270,10 +286,8 @@ TEST_F(ReflectorTest, BookmarkMovesTheVersionOnly) {
   wait_for_watch();
   const Json other = fake_.apply("ADDED", configmap_object("default", "unrelated"));
   const std::string version = other["resourceVersion"].get<std::string>();
-  for (int i = 0; i < 200 && reflector.resource_version() != version; ++i) {
-    std::this_thread::sleep_for(milliseconds(20));
-  }
-  EXPECT_EQ(reflector.resource_version(), version);
+  EXPECT_TRUE(testing::eventually([&] { return reflector.resource_version() == version; }))
+      << reflector.resource_version() << " != " << version;
   EXPECT_GE(reflector.stats().bookmarks, 1u);
   EXPECT_TRUE(handler_.events().empty());
 }
@@ -346,10 +360,8 @@ TEST_F(ReflectorTest, CleanCloseWatchesAgain) {
   options.max_watch_timeout = seconds(1);
   Reflector& reflector = start(kNamespaces, options);
   ASSERT_TRUE(handler_.wait_syncs(1));
-  for (int i = 0; i < 200 && reflector.stats().watches < 3; ++i) {
-    std::this_thread::sleep_for(milliseconds(20));
-  }
-  EXPECT_GE(reflector.stats().watches, 3u);
+  EXPECT_TRUE(testing::eventually([&] { return reflector.stats().watches >= 3; }))
+      << reflector.stats().watches << " watches";
   fake_.apply("ADDED", namespace_object("late"));
   ASSERT_TRUE(handler_.wait_events(1));
   EXPECT_EQ(reflector.stats().lists, 1u);
@@ -409,10 +421,8 @@ TEST_F(ReflectorTest, NotServedIsReportedAndRetried) {
                                  {"kind", "NetworkAttachmentDefinition"},
                                  {"namespaced", true}}}}});
   ASSERT_TRUE(handler_.wait_syncs(1));
-  for (int i = 0; i < 100 && !reflector.synced(); ++i) {  // set once on_sync has returned
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  EXPECT_TRUE(reflector.synced());
+  // Set once on_sync has returned.
+  EXPECT_TRUE(testing::eventually([&] { return reflector.synced(); }));
 }
 
 // With not_served_retry zero the reflector stops after reporting.

@@ -183,6 +183,8 @@ TEST_F(ReportSyncTest, RestartAndSecondReplicaWriteNothing) {
   const int writes = report_writes();
   auto second = syncer(cluster, "b");
   second->poke();
+  // Time is the subject: over more than one retry period (1 s) of its Lease, a replica that is
+  // not the leader writes nothing and runs no pass. Nothing it does not do can be waited for.
   std::this_thread::sleep_for(1500ms);
   EXPECT_FALSE(second->status().leader);
   EXPECT_EQ(second->status().passes, 0u);

@@ -9,7 +9,6 @@
 #include <chrono>
 #include <functional>
 #include <string>
-#include <thread>
 
 #include "dra_objects.h"
 #include "ephemeral_certs.h"
@@ -150,7 +149,14 @@ TEST_F(ServeCacheTest, JudgesWithTheClusterOnceSynced) {
   // The kubeconfig's token is not accepted yet: the cache cannot sync, the server is not ready.
   write_kubeconfig("late-token");
   ASSERT_TRUE(start_server()) << server_.log();
-  std::this_thread::sleep_for(milliseconds(500));
+  ASSERT_TRUE(eventually([&] {
+    for (const Json& request : fake_.requests()) {
+      if (request["status"] == 401) {
+        return true;  // the cache has been refused
+      }
+    }
+    return false;
+  }));
   EXPECT_EQ(readyz(), 503);
   fake_.control("tokens", {{"add", {"late-token"}}});
   ASSERT_TRUE(eventually([&] { return readyz() == 200; }, milliseconds(20000))) << server_.log();

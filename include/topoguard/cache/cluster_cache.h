@@ -42,7 +42,16 @@ struct ClusterCacheOptions {
   std::chrono::seconds stale_after{60};
   // Zero: resolve once.
   std::chrono::milliseconds rediscover_every{std::chrono::minutes(5)};
-  kube::ReflectorOptions reflector;
+  // Lists in pages of 100 (client-go's pager asks for 500), fewer when objects are large: a page
+  // is held decoded while it is read (about 8x its JSON: the body, the parser's buffers and the
+  // tree), and 500 ResourceSlices of 16 devices are 2.3 MB of JSON; so a page stays near
+  // 512 KiB (bench/cache_rss.py: resident memory through a sync and a relist).
+  kube::ReflectorOptions reflector = [] {
+    kube::ReflectorOptions paged;
+    paged.page_size = 100;
+    paged.page_bytes = 512 * 1024;
+    return paged;
+  }();
 };
 
 // What the cache tells its owner (to log): a reflector's error, a resource not served, a
@@ -132,10 +141,11 @@ class ClusterCache {
   const ClusterCacheOptions options_;
   const CacheEventSink events_;
 
-  mutable std::mutex mutex_;  // guards store_, dirty_
+  mutable std::mutex mutex_;  // guards store_, dirty_, listed_
   std::condition_variable_any wake_;
   ObjectStore store_;
   bool dirty_ = false;
+  bool listed_ = false;  // a list has replaced objects since the last snapshot
   SnapshotBuilder builder_;  // the publisher's only
 
   const ResourceResolver resolve_;

@@ -26,6 +26,8 @@ using ObjectPtr = std::shared_ptr<const Json>;
 using ObjectMap = std::map<std::string, ObjectPtr, std::less<>>;  // "namespace/name" -> object
 // "/name" -> the ResourceSlice read, or the error at its field.
 using SliceMap = std::map<std::string, Result<cluster::ParsedSlicePtr>, std::less<>>;
+// "/name" -> the metadata.resourceVersion of the ResourceSlice read.
+using VersionMap = std::map<std::string, std::string, std::less<>>;
 
 // A map the copies of a store share until one of them changes it. Copying one marks the
 // original shared too, so copy a store only on the thread that changes it.
@@ -68,7 +70,37 @@ class ObjectStore {
  public:
   using Resources = std::map<std::string, SharedMap<ObjectMap>, std::less<>>;
 
-  // Every object of `resource` is now `items` (a list or its replay after a relist).
+  // A list of one resource taken page by page, kept aside until it is complete (commit): the
+  // store is unchanged meanwhile, and a list that fails is dropped. Slices are read as each page
+  // comes, so no more than a page is held as JSON. An object (or slice) that the store already
+  // holds at the same metadata.resourceVersion is not kept (or read) again but shared with the
+  // store: a relist of a cluster that has not changed holds its objects once, not twice.
+  // add() needs no lock on the store: what it compares with is a copy of the store's maps.
+  class Listing {
+   public:
+    // Takes one page's objects.
+    void add(std::vector<Json>&& items);
+
+   private:
+    friend class ObjectStore;
+    Listing(std::string resource, const ObjectStore& current);
+
+    std::string resource_;
+    bool slices_;  // a list of ResourceSlices
+    SharedMap<ObjectMap> objects_;
+    SharedMap<SliceMap> read_;
+    SharedMap<VersionMap> versions_;
+    SharedMap<ObjectMap> held_objects_;  // what the store held when the list began
+    SharedMap<SliceMap> held_slices_;
+    SharedMap<VersionMap> held_versions_;
+  };
+
+  // A list of `resource` that will replace its objects. Copies the store's maps (shares them):
+  // call it where the store is changed.
+  [[nodiscard]] Listing begin_list(const std::string& resource) const;
+  // Every object of `resource` is now what `listing` took.
+  void commit(Listing&& listing);
+  // Every object of `resource` is now `items`: begin_list, add and commit in one.
   void replace(const std::string& resource, std::vector<Json>&& items);
   // ADDED and MODIFIED put the object, DELETED erases it; other types change nothing.
   void apply(const std::string& resource, kube::WatchEventType type, Json&& object);
@@ -82,10 +114,15 @@ class ObjectStore {
   [[nodiscard]] std::size_t size() const;
 
  private:
-  void put(const std::string& resource, ObjectMap& objects, Json&& object);
+  struct Maps;
+  struct Held;
+  // Puts `object` into `into`: a slice read into its slices (beside the object cut to its node
+  // when it cannot be read), another object as it is; one `held` at the same version as before.
+  static void put(bool slice, Json&& object, const Maps& into, const Held* held);
 
   Resources resources_;
   SharedMap<SliceMap> slices_;
+  SharedMap<VersionMap> slice_versions_;
 };
 
 // "namespace/name" of an object ("/name" when cluster-scoped).

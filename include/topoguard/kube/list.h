@@ -35,10 +35,13 @@ struct ListOptions {
   std::size_t page_size = 500;  // 0: one unpaginated list
   std::string label_selector;
   std::string field_selector;
+  // Above 0: a page is held decoded while it is read, so after one whose body was larger than
+  // this, the next pages ask for fewer items (the same bytes per item), page_size at most.
+  std::size_t page_bytes = 0;
 };
 
 struct ListResult {
-  std::vector<Json> items;       // in the server's order, kind and apiVersion set
+  std::vector<Json> items;       // in the server's order, kind and apiVersion set (list_resource)
   std::string resource_version;  // of the whole list
   int expired_continues = 0;     // continue tokens that expired on the way (each restarted it)
 
@@ -56,9 +59,23 @@ struct ListResult {
 // Called when a continue token expired, before the list starts over.
 using ExpiredContinueSink = std::function<void(const ApiStatus& status)>;
 
+// Receives the items of one page of a list, as each page is read.
+using ListPageSink = std::function<void(std::vector<Json>&& items)>;
+
+// The list with its items in `items`.
 [[nodiscard]] ListResult list_resource(ApiClient& client, const ResourceRef& resource,
                                        const ListOptions& options, std::stop_token stop = {},
                                        const ExpiredContinueSink& on_expired = nullptr);
+
+// The list handed to `on_page` page by page as each is read (its items left empty), so that no
+// more than one page is held decoded: a reader that keeps less than the objects (the cluster
+// cache) never holds the whole list. After `on_expired` the list starts over: what `on_page`
+// took so far is to be dropped; so is it when the list fails.
+[[nodiscard]] ListResult list_resource_pages(ApiClient& client, const ResourceRef& resource,
+                                             const ListOptions& options,
+                                             const ListPageSink& on_page,
+                                             std::stop_token stop = {},
+                                             const ExpiredContinueSink& on_expired = nullptr);
 
 // The labelSelector and fieldSelector parameters of `options`, for lists and watches alike.
 void add_selectors(const ListOptions& options, Query& query);

@@ -1,8 +1,10 @@
 // A reflector keeps a handler in step with one resource of the cluster, with the API machinery's
 // list/watch contract (kubernetes.io "API Concepts", client-go's reflector):
-//  - List with list_resource (list.h): pages of `page_size` (500) chained by `continue`, restarted
-//    when a continue token expires. The handler's on_sync receives the whole set, which replaces
-//    whatever it held.
+//  - List with list_resource_pages (list.h): pages of `page_size` (500) chained by `continue`,
+//    restarted when a continue token expires. The handler takes each page as it is read
+//    (on_list_page), so the list is never held decoded whole; on_sync says the list is complete
+//    and replaces whatever the handler held; on_list_discarded drops the pages of a list that
+//    failed or starts over.
 //  - Watch from the list's resourceVersion with allowWatchBookmarks=true and timeoutSeconds drawn
 //    in [300, 600] s. ADDED/MODIFIED/DELETED go to on_event; BOOKMARK only moves the version.
 //    resourceVersion is opaque: stored and sent back, never parsed or compared for order.
@@ -62,8 +64,15 @@ struct ReflectorError {
 class ReflectorHandler {
  public:
   virtual ~ReflectorHandler() = default;
-  // Every object of the resource at `resource_version`; replaces all the handler held.
-  virtual void on_sync(std::vector<Json>&& items, const std::string& resource_version) = 0;
+  // Objects of a list in progress, a page at a time (a streaming list's initial events as they
+  // come), kind and apiVersion set: kept aside until on_sync, since a list that fails or starts
+  // over replaces nothing.
+  virtual void on_list_page(std::vector<Json>&& items) = 0;
+  // The pages given since the last on_sync are dropped: their list failed or starts over.
+  virtual void on_list_discarded() = 0;
+  // The list is complete at `resource_version`: the objects of its pages replace all the
+  // handler held.
+  virtual void on_sync(const std::string& resource_version) = 0;
   // kAdded, kModified or kDeleted, with the object (kind and apiVersion set).
   virtual void on_event(WatchEventType type, Json&& object) = 0;
   virtual void on_error(const ReflectorError& error) = 0;
@@ -73,6 +82,7 @@ class ReflectorHandler {
 
 struct ReflectorOptions {
   std::size_t page_size = 500;
+  std::size_t page_bytes = 0;  // ListOptions::page_bytes
   std::chrono::seconds min_watch_timeout{300};
   std::chrono::seconds max_watch_timeout{600};
   // A watch read may wait this long beyond its timeoutSeconds before the stream counts as dead.

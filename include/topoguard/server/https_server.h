@@ -5,6 +5,7 @@
 // DecisionPool so the loops only move bytes. start() returns once both ports accept; shutdown() drains.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -42,6 +43,9 @@ class HttpsServer {
   [[nodiscard]] Status start();
   [[nodiscard]] int port() const;          // the bound main port (useful with port 0)
   [[nodiscard]] int metrics_port() const;  // the bound metrics port
+  // Request bytes held now (bodies being read or decided; not headers, which are parsed as they
+  // come): what the buffered-bytes budget counts.
+  [[nodiscard]] std::size_t buffered_bytes() const;
 
   // Checks the certificate and policy files now instead of at the next poll (SIGHUP).
   void reload();

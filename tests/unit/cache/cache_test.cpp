@@ -4,6 +4,8 @@
 // cluster state see the objects it holds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <map>
 #include <random>
 #include <string>
@@ -176,8 +178,17 @@ TEST(ObjectStoreTest, EventsAndRelistsMatchTheRebuiltFromListOracle) {
       auto& objects = server[resource];
       const unsigned action = random() % 10;
       if (action == 0) {
-        // The watch expired: the reflector lists again and the store is replaced.
-        store.replace(resource, list_of(server, resource));
+        // The watch expired: the reflector lists again, page by page, and the list replaces
+        // the resource's objects (those unchanged kept as they were).
+        ObjectStore::Listing listing = store.begin_list(resource);
+        std::vector<Json> items = list_of(server, resource);
+        const std::size_t page_size = 1 + random() % 3;
+        for (std::size_t first = 0; first < items.size(); first += page_size) {
+          const std::size_t last = std::min(items.size(), first + page_size);
+          listing.add(std::vector<Json>(items.begin() + static_cast<std::ptrdiff_t>(first),
+                                        items.begin() + static_cast<std::ptrdiff_t>(last)));
+        }
+        store.commit(std::move(listing));
       } else if (action <= 3 && objects.count(key) != 0) {
         objects.erase(key);
         store.apply(resource, WatchEventType::kDeleted, std::move(object));
@@ -232,6 +243,43 @@ TEST(ObjectStoreTest, SnapshotsShareObjectsAndStayAsTheyWere) {
   const Result<cluster::ParsedSlicePtr>& in_store = store.slices().at("/b-gpu");
   EXPECT_EQ(second->objects.slices().at("/b-gpu")->get(), in_store->get());
   EXPECT_EQ(second->generation, 2u);
+}
+
+// A relist taken page by page changes nothing until it is committed; then what did not change
+// since the store held it (same resourceVersion) is the store's, not a second copy, what changed
+// is read again, and what the list no longer has is gone. A list dropped halfway leaves the
+// store as it was.
+TEST(ObjectStoreTest, RelistSharesWhatDidNotChange) {
+  ObjectStore store;
+  store.replace("resourceslices", {slice("a", 1, 2), slice("b", 2, 2), slice("c", 3, 1)});
+  store.replace("resourceclaimtemplates",
+                {claim_template("ml", "kept", 4), claim_template("ml", "changed", 5)});
+  const ObjectStore before = store;
+
+  ObjectStore::Listing dropped = store.begin_list("resourceslices");
+  dropped.add({slice("a", 7, 1)});
+  EXPECT_EQ(store.slices().at("/a-gpu").value()->devices.size(), 2u);  // not committed
+
+  ObjectStore::Listing slices = store.begin_list("resourceslices");
+  slices.add({slice("a", 1, 2)});
+  slices.add({slice("b", 8, 3)});  // c is gone
+  store.commit(std::move(slices));
+  ObjectStore::Listing templates = store.begin_list("resourceclaimtemplates");
+  templates.add({claim_template("ml", "kept", 4), claim_template("ml", "changed", 9)});
+  store.commit(std::move(templates));
+
+  ASSERT_EQ(store.slices().size(), 2u);
+  EXPECT_EQ(store.slices().at("/a-gpu")->get(), before.slices().at("/a-gpu")->get());
+  EXPECT_NE(store.slices().at("/b-gpu")->get(), before.slices().at("/b-gpu")->get());
+  EXPECT_EQ(store.slices().at("/b-gpu").value()->devices.size(), 3u);
+  const ObjectMap& now = *store.resources().at("resourceclaimtemplates");
+  const ObjectMap& then = *before.resources().at("resourceclaimtemplates");
+  EXPECT_EQ(now.at("ml/kept"), then.at("ml/kept"));
+  EXPECT_NE(now.at("ml/changed"), then.at("ml/changed"));
+  EXPECT_EQ((*now.at("ml/changed"))["metadata"]["resourceVersion"], "9");
+  // The copy taken before is as it was.
+  EXPECT_EQ(before.slices().size(), 3u);
+  EXPECT_EQ((*then.at("ml/changed"))["metadata"]["resourceVersion"], "5");
 }
 
 // A copy of the store (a snapshot's) shares its maps until one side changes them: then only

@@ -19,6 +19,8 @@
 #include <gtest/gtest.h>
 
 #include "cpu_affinity.h"
+#include "eventually.h"
+#include "topoguard/http/byte_budget.h"
 
 namespace topoguard::http {
 namespace {
@@ -89,6 +91,7 @@ class CappedServer {
   CappedServer(std::size_t max_connections, std::size_t per_address, std::size_t threads) {
     EventServerOptions options;
     options.threads = threads;
+    options.budget = budget_;
     std::vector<EventEndpoint> endpoints(1);
     endpoints[0].name = "test";
     endpoints[0].listen = {"127.0.0.1", 0};
@@ -109,13 +112,15 @@ class CappedServer {
   [[nodiscard]] int port() const { return server_->port(); }
   // Waits until the server holds `count` connections.
   bool holds(std::size_t count) const {
-    for (int i = 0; i < 1000 && server_->open_connections() != count; ++i) {
-      std::this_thread::sleep_for(10ms);
-    }
-    return server_->open_connections() == count;
+    return testing::eventually([&] { return server_->open_connections() == count; });
+  }
+  // Waits until the server's loops have read `bytes` request bytes, not yet answered.
+  bool buffered(std::size_t bytes) const {
+    return testing::eventually([&] { return budget_->used() >= bytes; });
   }
 
  private:
+  std::shared_ptr<ByteBudget> budget_ = std::make_shared<ByteBudget>(128 * 1024 * 1024);
   std::unique_ptr<TlsEventServer> server_;
 };
 
@@ -149,7 +154,7 @@ TEST(ConnectionCapTest, ConnectionsWithARequestUnderWayStay) {
   ASSERT_TRUE(server.holds(2));
   const std::string request = get("/");
   ASSERT_TRUE(sending.send(request.substr(0, 10)));
-  std::this_thread::sleep_for(100ms);  // let the loop read the first bytes
+  ASSERT_TRUE(server.buffered(10));  // the loop has read the first bytes
   Client first_newcomer(server.port());
   EXPECT_EQ(idle.read_responses(1), "") << "the idle connection is still open";
   ASSERT_TRUE(sending.send(request.substr(10)));
@@ -158,7 +163,7 @@ TEST(ConnectionCapTest, ConnectionsWithARequestUnderWayStay) {
   const std::string half = request.substr(0, 10);
   ASSERT_TRUE(first_newcomer.send(half));
   ASSERT_TRUE(sending.send(half));
-  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(server.buffered(2 * half.size()));  // both halves read
   Client refused(server.port());
   EXPECT_EQ(refused.read_responses(1), "") << "a connection over the cap was served";
   ASSERT_TRUE(first_newcomer.send(request.substr(10)));
@@ -221,10 +226,8 @@ TEST(TlsEventServerTest, PipeliningConnectionYieldsTheLoop) {
   Client other(server.port());
   ASSERT_TRUE(pipelining.connected());
   ASSERT_TRUE(other.connected());
-  for (int i = 0; i < 1000 && server.open_connections() < 2; ++i) {
-    std::this_thread::sleep_for(10ms);
-  }
-  ASSERT_EQ(server.open_connections(), 2U);  // both accepted and idle
+  // Both accepted and idle.
+  ASSERT_TRUE(testing::eventually([&] { return server.open_connections() == 2; }));
   std::string pipeline = get("/stall");
   constexpr int kPipelined = 11;
   for (int i = 1; i <= kPipelined; ++i) {

@@ -79,6 +79,8 @@ TEST(RateLimiterTest, StopEndsTheWait) {
   ASSERT_TRUE(bucket.acquire({}));
   std::stop_source stop;
   std::thread stopper([&] {
+    // Time is the subject: the stop comes while acquire waits for a token 1,000 s away (were
+    // it to come first, acquire would answer false at once all the same).
     std::this_thread::sleep_for(milliseconds(20));
     stop.request_stop();
   });
