@@ -6,6 +6,7 @@
 #include <tuple>
 #include <utility>
 
+#include "topoguard/cluster/feasibility.h"
 #include "topoguard/common/json_writer.h"
 #include "topoguard/engine/json_patch.h"
 #include "topoguard/k8s/claim_view.h"
@@ -278,9 +279,12 @@ HandledReview decide(const AdmissionRequest& request, Json* own_object,
   const auto too_small = [first_try](const engine::Evaluation& evaluation) {
     return first_try && evaluation.cel_budget_exhausted;
   };
+  // One budget for every feasibility check of the review (the object, its old and patched forms).
+  cluster::StepBudget feasibility(options.feasibility_steps);
   Json with_namespace;
   engine::Evaluation evaluation = evaluator.evaluate(
-      as_evaluated(request.object, request.namespace_name, with_namespace), options.cel_budget);
+      as_evaluated(request.object, request.namespace_name, with_namespace), options.cel_budget,
+      &feasibility);
   if (too_small(evaluation)) {
     return undecided(request.uid, options.failure_mode);
   }
@@ -292,7 +296,7 @@ HandledReview decide(const AdmissionRequest& request, Json* own_object,
     Json old_with_namespace;
     const engine::Evaluation before = evaluator.evaluate(
         as_evaluated(request.old_object, request.namespace_name, old_with_namespace),
-        options.cel_budget);
+        options.cel_budget, &feasibility);
     if (too_small(before)) {
       return undecided(request.uid, options.failure_mode);
     }
@@ -314,7 +318,7 @@ HandledReview decide(const AdmissionRequest& request, Json* own_object,
       handled.outcome.patch_dropped = applied.error().to_string();
     } else {
       fill_namespace(*patched, request.namespace_name);
-      engine::Evaluation after = evaluator.evaluate(*patched, options.cel_budget);
+      engine::Evaluation after = evaluator.evaluate(*patched, options.cel_budget, &feasibility);
       if (too_small(after)) {
         return undecided(request.uid, options.failure_mode);
       }
@@ -329,6 +333,8 @@ HandledReview decide(const AdmissionRequest& request, Json* own_object,
     }
   }
 
+  handled.outcome.feasibility_steps = feasibility.spent();
+  handled.outcome.feasibility_budget_exhausted = feasibility.exhausted();
   handled.outcome.findings = summarize(evaluation.findings);
   handled.response.warnings = warnings_for(evaluation.findings);
   if (has_deny(evaluation.findings)) {
@@ -352,6 +358,11 @@ HandledReview decide(const AdmissionRequest& request, Json* own_object,
   }
   if (!handled.outcome.patch_dropped.empty()) {
     annotations["patch-dropped"] = truncate_text(handled.outcome.patch_dropped, 1024);
+  }
+  if (feasibility.exhausted()) {
+    annotations["feasibility"] =
+        "unknown: the review's feasibility budget of " + std::to_string(options.feasibility_steps) +
+        " steps ran out (or its requester had no share of it left)";
   }
   if (!evaluation.unknown.empty()) {
     std::string unknown;

@@ -73,7 +73,8 @@ std::array<std::optional<dom::element>, N> members_named(
 }
 
 // The body already parsed: navigates to `request` and builds the object trees the engine reads.
-// Everything else of the request (userInfo, options, ...) is checked as JSON but not built.
+// Of userInfo only the username is read; everything else of the request (options, ...) is checked
+// as JSON but not built.
 Result<AdmissionRequest> read_review(dom::element review) {
   dom::object root;
   if (review.get_object().get(root) != simdjson::SUCCESS) {
@@ -111,9 +112,9 @@ Result<AdmissionRequest> read_review(dom::element review) {
                       "/request");
   }
   const auto [uid_member, operation_member, gvk_member, namespace_member, name_member,
-              dry_run_member, object_member_value, old_object_member] =
-      members_named<8>(request, {"uid", "operation", "kind", "namespace", "name", "dryRun",
-                                 "object", "oldObject"});
+              dry_run_member, object_member_value, old_object_member, user_info_member] =
+      members_named<9>(request, {"uid", "operation", "kind", "namespace", "name", "dryRun",
+                                 "object", "oldObject", "userInfo"});
 
   AdmissionRequest parsed;
   auto uid = string_member(uid_member, "/request/uid", true);
@@ -162,6 +163,21 @@ Result<AdmissionRequest> read_review(dom::element review) {
   }
   parsed.name = std::move(*name);
 
+  if (user_info_member && !is_null(*user_info_member)) {
+    dom::object user_info;
+    if (user_info_member->get_object().get(user_info) != simdjson::SUCCESS) {
+      return make_error(ErrorCode::kWrongType,
+                        std::string("/request/userInfo must be an object, not ") +
+                            element_type_name(*user_info_member),
+                        "/request/userInfo");
+    }
+    auto username = string_member(members_named<1>(user_info, {"username"})[0],
+                                  "/request/userInfo/username", false);
+    if (!username) {
+      return username.error();
+    }
+    parsed.username = std::move(*username);
+  }
   if (dry_run_member && !is_null(*dry_run_member)) {
     if (dry_run_member->get_bool().get(parsed.dry_run) != simdjson::SUCCESS) {
       return make_error(ErrorCode::kWrongType, "/request/dryRun must be a boolean",

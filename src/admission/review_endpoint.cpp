@@ -5,6 +5,8 @@
 #include <memory>
 #include <utility>
 
+#include "topoguard/k8s/claim_view.h"
+
 namespace topoguard::admission {
 
 namespace {
@@ -94,9 +96,10 @@ void ReviewDeadline::fall_back_locked() {
 }
 
 ReviewEndpoint make_review_endpoint(PolicySource policies, HandlerOptions options,
-                                    InventorySource inventory) {
-  return [policies = std::move(policies), options,
-          inventory = std::move(inventory)](const ReviewCall& call) {
+                                    InventorySource inventory,
+                                    std::shared_ptr<FeasibilityLane> lane) {
+  return [policies = std::move(policies), options, inventory = std::move(inventory),
+          lane = std::move(lane)](const ReviewCall& call) {
     ReviewDeadline* deadline = call.deadline.get();
     const auto settled = [deadline](ReviewReply reply) {
       return deadline != nullptr ? deadline->settle(std::move(reply)) : reply;
@@ -132,8 +135,20 @@ ReviewEndpoint make_review_endpoint(PolicySource policies, HandlerOptions option
       try_options.cel_budget = call.cel_budget;
       // Held until the decision is made: the evaluator reads it.
       const std::shared_ptr<const engine::Inventory> cluster = inventory ? inventory() : nullptr;
+      // Only claims and templates are checked against the cluster's nodes.
+      const bool in_lane = lane != nullptr && cluster != nullptr &&
+                           k8s::is_claim_kind(request->kind.group, request->kind.kind);
+      FeasibilityLane::Ticket ticket;
+      if (in_lane) {
+        ticket = lane->enter(requester_key(request->username, request->namespace_name),
+                             FeasibilityLane::Clock::now());
+        try_options.feasibility_steps = ticket.steps();
+      }
       handled = handle_admission(std::move(*request), thread_evaluator(snapshot, cluster),
                                  try_options);
+      ticket.spend(handled.outcome.feasibility_steps);
+      handled.outcome.feasibility_no_share =
+          in_lane && ticket.steps() == 0 && handled.outcome.feasibility_budget_exhausted;
       if (inventory && cluster == nullptr && handled.outcome.decision != Decision::kSkip) {
         // Said in the audit log, where the API server keeps it under the webhook's name.
         handled.response.audit_annotations["cluster"] =

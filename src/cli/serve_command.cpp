@@ -595,6 +595,16 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                    "the pod's namespace, or the kubeconfig context's)")
       ->capture_default_str()
       ->type_name("[NAMESPACE/]NAME");
+  serve
+      ->add_option("--feasibility-budget", options.feasibility.steps_per_review,
+                   "Steps (devices judged, nodes told apart, search steps) one review's "
+                   "feasibility checks may take, a few milliseconds by default; past them, and "
+                   "for a requester (userInfo.username, else namespace) that has used its share, "
+                   "feasibility is unknown: no warning, the verdict unchanged; 0 turns the checks "
+                   "off")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{100'000'000}))
+      ->capture_default_str()
+      ->type_name("STEPS");
   serve->add_option("--cache-stale-after", flags->cache_stale_after,
                     "Seconds a watch may stay broken before answers that need the cluster say "
                     "unknown")

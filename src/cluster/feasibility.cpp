@@ -87,12 +87,22 @@ std::string plural(std::size_t count, const char* noun) {
 
 std::string in_quotes(const std::string& text) { return "\"" + text + "\""; }
 
+// The answer of a check that stopped when `budget` ran out.
+ClaimFeasibility budget_exhausted_result(const StepBudget* budget) {
+  ClaimFeasibility out;
+  out.budget_exhausted = true;
+  out.notes.push_back("the feasibility budget ran out after " + std::to_string(budget->spent()) +
+                      " steps: the answer is unknown");
+  return out;
+}
+
 // The nodes a check evaluates: every node on its own, or one node per group of nodes the claim
 // cannot tell apart (node_groups()), whose answer stands for the group's.
 struct Plan {
   std::vector<std::vector<std::size_t>> groups;  // node indexes, ascending; empty: node by node
   std::vector<std::size_t> group_of;             // per node index (with groups)
   std::vector<std::size_t> devices;              // the devices evaluated (with groups), ascending
+  bool budget_exhausted = false;  // telling nodes apart would take more than the budget's steps
 };
 
 class ClaimChecker {
@@ -117,6 +127,13 @@ class ClaimChecker {
   }
 
   ClaimFeasibility run() {
+    std::size_t choice_count = 0;
+    for (const k8s::DeviceRequest& request : spec_.requests) {
+      choice_count += request.choices.size();
+    }
+    if (!charge(choice_count * devices_.size())) {
+      return stopped();
+    }
     match_choices();
     build_constraints();
     if (state_.nodes().empty()) {
@@ -130,12 +147,18 @@ class ClaimChecker {
           return a.claim != options_.own_claim && state_.device_index(a.device).has_value();
         });
     evaluate(others_hold);
+    if (stopped_) {
+      return stopped();
+    }
     if (others_hold && out_.verdict == Verdict::kUnsatisfiable && !out_.allocation_error) {
       // Would the same hardware hold it once the other claims are gone?
       ClaimFeasibility now = std::move(out_);
       out_ = ClaimFeasibility{};
       std::set<std::string> notes_now = notes_;
       evaluate(false);
+      if (stopped_) {
+        return stopped();
+      }
       now.only_now = out_.verdict == Verdict::kSatisfiable;
       out_ = std::move(now);
       notes_ = std::move(notes_now);
@@ -147,12 +170,36 @@ class ClaimChecker {
   }
 
  private:
+  // Takes `steps` from the caller's budget, if any; false (the check stops) when it has too few.
+  bool charge(std::size_t steps) {
+    if (options_.budget == nullptr || options_.budget->take(steps)) {
+      return true;
+    }
+    stopped_ = true;
+    return false;
+  }
+
+  // Steps a node's search may take: its own bound, and what the budget has left.
+  [[nodiscard]] std::size_t search_steps_allowed(std::size_t node_bound) const {
+    return options_.budget == nullptr ? node_bound
+                                      : std::min(node_bound, options_.budget->left());
+  }
+
+  // The answer of a check whose budget ran out: unknown, whatever the nodes seen so far said
+  // (a later node could still fail the allocation with an error).
+  ClaimFeasibility stopped() const {
+    return budget_exhausted_result(options_.budget);
+  }
+
   // Every node, with the allocations of other claims (`with_allocations`) or without them.
   void evaluate(bool with_allocations) {
     prepare(with_allocations);
     bool any_unknown = false;
     bool may_fail = false;
     for (std::size_t n : evaluated_nodes_) {
+      if (stopped_) {
+        return;
+      }
       NodeFeasibility result = check_node(state_.nodes()[n], may_fail);
       if (result.verdict == Verdict::kSatisfiable) {
         out_.verdict = Verdict::kSatisfiable;
@@ -529,6 +576,9 @@ class ClaimChecker {
     NodeFeasibility result;
     result.node = node.name;
     const DerivedOnNode derived = derive_on(node);
+    if (!charge(derived.evaluations + 1)) {
+      return result;
+    }
     if (derived.failure) {
       result.verdict = Verdict::kUnsatisfiable;
       result.shortfall = Shortfall::kAllocationError;
@@ -552,11 +602,15 @@ class ClaimChecker {
       notes_.insert("the search bound was reached on some nodes");
       return result;
     }
-    const std::size_t max_steps = options_.max_steps_per_node - derived.evaluations;
+    const std::size_t node_bound = options_.max_steps_per_node - derived.evaluations;
+    std::size_t max_steps = search_steps_allowed(node_bound);
     const std::vector<search::Request> requests = candidates_on(node);
     const auto& devices = state_.devices();
     const search::SearchResult optimistic = search::search(
         devices, requests, constraints_, search::Scenario::kOptimistic, max_steps, sharing_);
+    if (!charge_search(optimistic, max_steps, node_bound)) {
+      return result;
+    }
     describe_requests(node, requests, result);
     if (optimistic.outcome == search::Outcome::kBoundHit) {
       result.reason = "search bound of " + std::to_string(options_.max_steps_per_node) +
@@ -587,10 +641,14 @@ class ClaimChecker {
       return std::any_of(request.choices.begin(), request.choices.end(),
                          [](const search::Choice& choice) { return !choice.maybe.empty(); });
     });
+    max_steps = search_steps_allowed(node_bound);
     const search::SearchResult sure =
         any_maybe ? search::search(devices, requests, constraints_, search::Scenario::kPessimistic,
                                    max_steps, sharing_)
                   : optimistic;
+    if (any_maybe && !charge_search(sure, max_steps, node_bound)) {
+      return result;
+    }
     if (sure.outcome != search::Outcome::kFound || sure.order_uncertain) {
       result.reason = sure.outcome == search::Outcome::kBoundHit
                           ? "search bound reached"
@@ -612,6 +670,18 @@ class ClaimChecker {
       result.assignment.emplace_back(requests[r].choices[sure.choices[r]].label, std::move(ids));
     }
     return result;
+  }
+
+  // Charges a search's steps; false (the check stops) when the budget, not the node's own bound,
+  // ended it.
+  bool charge_search(const search::SearchResult& result, std::size_t allowed,
+                     std::size_t node_bound) {
+    if (result.outcome == search::Outcome::kBoundHit && allowed < node_bound) {
+      options_.budget->stop();
+      stopped_ = true;
+      return false;
+    }
+    return charge(result.steps);
   }
 
   struct NodePublication {
@@ -950,6 +1020,7 @@ class ClaimChecker {
   std::vector<search::Constraint> constraints_;
   cel::CostBudget derived_budget_{cel::kRequestCostBudget};  // all derived attribute evaluations
   search::Sharing sharing_;             // for the allocations being considered
+  bool stopped_ = false;                // FeasibilityOptions::budget ran out
   std::set<std::string> notes_;
   ClaimFeasibility out_;
 };
@@ -1058,6 +1129,17 @@ Plan plan_groups(const k8s::ClaimSpec& spec, const ClusterState& state,
     }
   }
   Plan plan;
+  // Telling nodes apart reads every device of theirs: a step each.
+  if (!told_apart.empty() && options.budget != nullptr) {
+    std::size_t devices_read = 0;
+    for (const Node& node : state.nodes()) {
+      devices_read += node.devices.size();
+    }
+    if (!options.budget->take(devices_read)) {
+      plan.budget_exhausted = true;
+      return plan;
+    }
+  }
   for (const std::vector<std::size_t>& shape : shapes.shapes()) {
     std::map<std::string, std::size_t> by_projection;  // -> index in plan.groups
     std::optional<std::size_t> whole;                  // the group, when nothing tells apart
@@ -1125,6 +1207,16 @@ bool is_standard_value(std::string_view attribute, const AttributeValue& value) 
          });
 }
 
+bool StepBudget::take(std::size_t steps) {
+  if (steps > left_) {
+    exhausted_ = true;
+    return false;
+  }
+  left_ -= steps;
+  spent_ += steps;
+  return true;
+}
+
 const NodeFeasibility* ClaimFeasibility::closest() const {
   const NodeFeasibility* best = nullptr;
   for (const NodeFeasibility& node : nodes) {
@@ -1145,6 +1237,9 @@ ClaimFeasibility check_feasibility(const k8s::ClaimSpec& spec, const ClusterStat
   Plan plan;
   if (options.shapes != nullptr) {
     plan = plan_groups(spec, state, options, *options.shapes);
+    if (plan.budget_exhausted) {
+      return budget_exhausted_result(options.budget);
+    }
   }
   return ClaimChecker(spec, state, options, std::move(plan)).run();
 }

@@ -90,7 +90,7 @@ std::vector<std::string> alignment_impossible_on(const k8s::ClaimSpec& spec,
 
 void check_claim_feasibility(const Json& object, const k8s::ClaimSpec& spec, ClaimVerdict& verdict,
                              const cluster::ClusterState& state, const policy::Policy& policy,
-                             const cluster::NodeShapes* shapes) {
+                             const cluster::NodeShapes* shapes, cluster::StepBudget* budget) {
   std::vector<ClaimFinding>& findings = verdict.findings;
   const k8s::DeviceConstraint* constraint = alignment_constraint(spec, verdict, policy);
   const bool what_if = constraint == nullptr;
@@ -106,6 +106,7 @@ void check_claim_feasibility(const Json& object, const k8s::ClaimSpec& spec, Cla
   const k8s::ObjectRef ref = k8s::object_ref(object);
   options.own_claim = ref.namespace_name + "/" + ref.name;
   options.shapes = shapes;
+  options.budget = budget;
   const cluster::ClaimFeasibility feasibility = cluster::check_feasibility(target, state, options);
   if (what_if && verdict.misalignment == policy::RuleId::kNumaOnlyAlignment) {
     const std::vector<std::string> nodes = alignment_impossible_on(spec, target, state, options);

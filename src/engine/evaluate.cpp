@@ -89,13 +89,15 @@ class PolicyEvaluator {
  public:
   PolicyEvaluator(const policy::Policy& policy, const Inventory& inventory,
                   const DeviceRoles& roles, const Json& object, const k8s::ObjectRef& ref,
-                  const std::vector<k8s::PodTemplateLocation>& templates, Evaluation& out)
+                  const std::vector<k8s::PodTemplateLocation>& templates,
+                  cluster::StepBudget* feasibility_budget, Evaluation& out)
       : policy_(policy),
         inventory_(inventory),
         roles_(roles),
         object_(object),
         ref_(ref),
         templates_(templates),
+        feasibility_budget_(feasibility_budget),
         out_(out) {}
 
   void run() {
@@ -146,7 +148,8 @@ class PolicyEvaluator {
         state != nullptr &&
         (enabled(RuleId::kUnsatisfiableAlignment) || enabled(RuleId::kAttributeNotPublished) ||
          policy_.rule(RuleId::kNumaOnlyAlignment).when_alignment_impossible)) {
-      check_claim_feasibility(object_, *spec, verdict, *state, policy_, inventory_.node_shapes());
+      check_claim_feasibility(object_, *spec, verdict, *state, policy_, inventory_.node_shapes(),
+                              feasibility_budget_);
     }
     for (ClaimFinding& finding : verdict.findings) {
       emit(finding.rule, finding.pointer, std::move(finding.message), std::move(finding.fix),
@@ -347,6 +350,7 @@ class PolicyEvaluator {
   const Json& object_;
   const k8s::ObjectRef& ref_;
   const std::vector<k8s::PodTemplateLocation>& templates_;
+  cluster::StepBudget* feasibility_budget_;  // null: unbounded
   Evaluation& out_;
   // Says once per object and policy what could not be evaluated.
   void note_unknown(std::string text) const {
@@ -437,6 +441,11 @@ Evaluation Evaluator::evaluate(const Json& object) {
 }
 
 Evaluation Evaluator::evaluate(const Json& object, std::uint64_t cel_budget) {
+  return evaluate(object, cel_budget, nullptr);
+}
+
+Evaluation Evaluator::evaluate(const Json& object, std::uint64_t cel_budget,
+                               cluster::StepBudget* feasibility_budget) {
   Evaluation evaluation;
   if (!object.is_object() || !is_evaluated_kind(object)) {
     return evaluation;
@@ -454,7 +463,7 @@ Evaluation Evaluator::evaluate(const Json& object, std::uint64_t cel_budget) {
       case MatchOutcome::kYes: {
         const BudgetScope charged(memo_->roles[i], budget);
         PolicyEvaluator(policies[i], inventory_, memo_->roles[i], object, ref, templates,
-                        evaluation)
+                        feasibility_budget, evaluation)
             .run();
         break;
       }
@@ -469,6 +478,8 @@ Evaluation Evaluator::evaluate(const Json& object, std::uint64_t cel_budget) {
     }
   }
   evaluation.cel_budget_exhausted = budget.cut_short();
+  evaluation.feasibility_budget_exhausted =
+      feasibility_budget != nullptr && feasibility_budget->exhausted();
   for (const Finding& finding : evaluation.findings) {
     if (finding.fix_enabled) {
       for (const PatchOperation& operation : finding.fix) {

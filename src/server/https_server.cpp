@@ -165,7 +165,8 @@ struct HttpsServer::Impl {
     return response;
   }
 
-  admission::ReviewEndpoint make_endpoint(const std::string& name, admission::Mode mode) {
+  admission::ReviewEndpoint make_endpoint(const std::string& name, admission::Mode mode,
+                                          std::shared_ptr<admission::FeasibilityLane> lane) {
     admission::PolicySource source = [reloader = policies] { return reloader->current(); };
     admission::InventorySource inventory;
     if (cluster != nullptr) {
@@ -182,7 +183,7 @@ struct HttpsServer::Impl {
         name, with_metrics(metrics, name,
                            admission::make_review_endpoint(std::move(source),
                                                            {mode, options.failure_mode},
-                                                           std::move(inventory))));
+                                                           std::move(inventory), std::move(lane))));
   }
 
   static HttpResponse json_error(int status, const std::string& message) {
@@ -371,8 +372,17 @@ struct HttpsServer::Impl {
     budget = std::make_shared<ByteBudget>(options.max_buffered_bytes);
     event_options.budget = budget;
     event_options.log = &log_transport_event;
-    mutate = make_endpoint("mutate", admission::Mode::kMutate);
-    validate = make_endpoint("validate", admission::Mode::kValidate);
+    // Decisions on the pool are CPU-bound: more threads than CPUs would only queue on them.
+    const std::size_t pool_threads = options.threads > 0 ? options.threads : http::usable_cpus();
+    // One lane for both endpoints: feasibility may take at most half the decision threads.
+    std::shared_ptr<admission::FeasibilityLane> lane;
+    if (cluster != nullptr) {
+      admission::FeasibilityLaneOptions lane_options = options.feasibility;
+      lane_options.max_concurrent = std::max<std::size_t>(1, pool_threads / 2);
+      lane = std::make_shared<admission::FeasibilityLane>(lane_options);
+    }
+    mutate = make_endpoint("mutate", admission::Mode::kMutate, lane);
+    validate = make_endpoint("validate", admission::Mode::kValidate, lane);
 
     std::vector<http::EventEndpoint> endpoints(2);
     endpoints[0].name = "webhook";
@@ -398,8 +408,6 @@ struct HttpsServer::Impl {
     endpoints[1].max_connections_per_address =
         std::max<std::size_t>(1, options.metrics_max_connections / 2);
 
-    // Decisions on the pool are CPU-bound: more threads than CPUs would only queue on them.
-    const std::size_t pool_threads = options.threads > 0 ? options.threads : http::usable_cpus();
     pool = std::make_unique<DecisionPool>(pool_threads, kMaxQueuedDecisions);
     https = std::make_unique<http::TlsEventServer>(event_options, std::move(endpoints));
     if (Status status = https->bind(); !status) {

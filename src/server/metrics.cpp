@@ -103,6 +103,10 @@ void Metrics::record_review(std::string_view endpoint, const admission::ReviewRe
   if (!reply.outcome.patch_dropped.empty()) {
     ++patches_dropped_;
   }
+  feasibility_steps_ += reply.outcome.feasibility_steps;
+  if (reply.outcome.feasibility_budget_exhausted) {
+    ++feasibility_unknown_[reply.outcome.feasibility_no_share ? 1 : 0];
+  }
 }
 
 void Metrics::record_decision_thread(DecisionThread thread) {
@@ -174,6 +178,18 @@ std::string Metrics::render() const {
          "apply or the patched object did not evaluate.\n";
   out += "# TYPE topoguard_patches_dropped_total counter\n";
   out += "topoguard_patches_dropped_total " + std::to_string(patches_dropped_) + "\n";
+
+  out += "# HELP topoguard_feasibility_unknown_total Reviews whose feasibility was left unknown, "
+         "by reason: their budget of steps ran out, or their requester had no share of the "
+         "feasibility lane left.\n";
+  out += "# TYPE topoguard_feasibility_unknown_total counter\n";
+  out += "topoguard_feasibility_unknown_total{reason=\"budget\"} " +
+         std::to_string(feasibility_unknown_[0]) + "\n";
+  out += "topoguard_feasibility_unknown_total{reason=\"no_share\"} " +
+         std::to_string(feasibility_unknown_[1]) + "\n";
+  out += "# HELP topoguard_feasibility_steps_total Feasibility work done for reviews, in steps.\n";
+  out += "# TYPE topoguard_feasibility_steps_total counter\n";
+  out += "topoguard_feasibility_steps_total " + std::to_string(feasibility_steps_) + "\n";
 
   out += "# HELP topoguard_admission_decisions_total Reviews decided, by thread: on the event "
          "loop (bodies up to 16 KiB) or on the decision pool (larger ones).\n";

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,12 @@ struct ReviewOutcome {
   // (a request handed over may have been patched in place), with the full budget gives its
   // answer.
   bool needs_full_budget = false;
+  // Feasibility work done for the review (cluster::StepBudget steps), and whether an answer was
+  // left unknown because HandlerOptions::feasibility_steps ran out.
+  std::size_t feasibility_steps = 0;
+  bool feasibility_budget_exhausted = false;
+  // Of those, the review's requester had no share of the feasibility lane (FeasibilityLane).
+  bool feasibility_no_share = false;
 };
 
 struct HandlerOptions {
@@ -63,6 +70,9 @@ struct HandlerOptions {
   // work of a first try: a review it cannot decide says so (ReviewOutcome::needs_full_budget)
   // and must be decided again with the full budget.
   std::uint64_t cel_budget = cel::kRequestCostBudget;
+  // Steps the review's feasibility checks may take in all (cluster::StepBudget): past them their
+  // answer is unknown, never a finding. The verdict and the patch do not depend on it.
+  std::size_t feasibility_steps = std::numeric_limits<std::size_t>::max();
 };
 
 struct HandledReview {

@@ -32,6 +32,7 @@ struct AdmissionRequest {
   std::string namespace_name;
   std::string name;
   bool dry_run = false;
+  std::string username;  // userInfo.username: who asks (empty when not given)
   Json object;  // null when absent (DELETE)
   Json old_object;  // null when absent (CREATE)
 };

@@ -16,6 +16,7 @@
 
 #include "topoguard/admission/admission_handler.h"
 #include "topoguard/admission/admission_review.h"
+#include "topoguard/admission/feasibility_lane.h"
 #include "topoguard/policy/policy_set.h"
 
 namespace topoguard::admission {
@@ -94,9 +95,13 @@ using PolicySource = std::function<policy::PolicySetPtr()>;
 using InventorySource = std::function<std::shared_ptr<const engine::Inventory>()>;
 
 // parse -> handle_admission -> serialise. Malformed bodies get 400 with a JSON error body.
-// Without `inventory`, every object is judged alone (admission_inventory()).
+// Without `inventory`, every object is judged alone (admission_inventory()). With `lane`, each
+// review of a claim or template checked against the cluster gets the feasibility steps its
+// requester's share allows (none: feasibility unknown, the verdict given all the same);
+// without it, options.feasibility_steps.
 [[nodiscard]] ReviewEndpoint make_review_endpoint(PolicySource policies, HandlerOptions options,
-                                                  InventorySource inventory = nullptr);
+                                                  InventorySource inventory = nullptr,
+                                                  std::shared_ptr<FeasibilityLane> lane = nullptr);
 
 // Answers 413 with a JSON error body when the body is larger than `limit` bytes (for callers
 // without an HTTP reader that enforces the limit, such as `topoguard review`).

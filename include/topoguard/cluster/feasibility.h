@@ -116,12 +116,40 @@ struct ClaimFeasibility {
   std::vector<AttributePublication> publications;
   // kUnsatisfiable only because of the allocations in the state: without them it is satisfiable.
   bool only_now = false;
+  // The check stopped when FeasibilityOptions::budget ran out: the verdict is kUnknown.
+  bool budget_exhausted = false;
   // For kUnsatisfiable: the node that comes closest (smallest shortfall, most devices).
   const NodeFeasibility* closest() const;
   // How many nodes entry `i` of `nodes` stands for.
   [[nodiscard]] std::size_t group_size(std::size_t i) const {
     return node_groups.empty() ? 1 : node_groups[i].size();
   }
+};
+
+// The work a caller allows one or more feasibility checks, shared by every check it is passed to
+// (a review checks a claim as written, as fixed, and its patched form). A step is one device
+// judged against a request choice's selectors, one device read to tell nodes apart by the
+// per-node values a claim reads, one node checked, or one step of a node's search. A check that
+// finds too few steps left stops and answers unknown; it never takes more than the steps left.
+// Not thread-safe: one per review.
+class StepBudget {
+ public:
+  explicit StepBudget(std::size_t limit) : left_(limit) {}
+
+  // Takes `steps` when that many are left; otherwise takes nothing and marks the budget
+  // exhausted. Returns whether they were taken.
+  bool take(std::size_t steps);
+  // Marks the budget exhausted: a check stopped because what was left did not suffice.
+  void stop() { exhausted_ = true; }
+  [[nodiscard]] std::size_t left() const { return left_; }
+  [[nodiscard]] std::size_t spent() const { return spent_; }
+  // Some check stopped for want of steps.
+  [[nodiscard]] bool exhausted() const { return exhausted_; }
+
+ private:
+  std::size_t left_;
+  std::size_t spent_ = 0;
+  bool exhausted_ = false;
 };
 
 struct FeasibilityOptions {
@@ -135,6 +163,8 @@ struct FeasibilityOptions {
   // the claim is then evaluated once per group of nodes it cannot tell apart, with the same
   // answer as node by node, and the result has node_groups. Null: every node is evaluated.
   const NodeShapes* shapes = nullptr;
+  // Not owned. Null: no bound but max_steps_per_node.
+  StepBudget* budget = nullptr;
 };
 
 // Whether `value` is in the standard format of `attribute`: `pci<domain>:<bus>` (lower-case

@@ -13,6 +13,10 @@
 #include "topoguard/engine/inventory.h"
 #include "topoguard/policy/policy_set.h"
 
+namespace topoguard::cluster {
+class StepBudget;
+}  // namespace topoguard::cluster
+
 namespace topoguard::engine {
 
 // Whether evaluate() has anything to say about objects of this apiVersion/kind (workloads with
@@ -41,6 +45,12 @@ class Evaluator {
   // server's per-request budget (cel::kRequestCostBudget): a smaller one bounds the work, and
   // Evaluation::cel_budget_exhausted says when it was too small to give the full answer.
   [[nodiscard]] Evaluation evaluate(const Json& object, std::uint64_t cel_budget);
+  // The same with `feasibility_budget` (not owned; null: unbounded) bounding the work of the
+  // feasibility checks against the inventory's cluster state, shared with every evaluation it is
+  // passed to: past it their answers are unknown (Evaluation::feasibility_budget_exhausted), and
+  // unknown adds no finding.
+  [[nodiscard]] Evaluation evaluate(const Json& object, std::uint64_t cel_budget,
+                                    cluster::StepBudget* feasibility_budget);
   // How many answers it keeps, for callers that bound its memory (it grows with the distinct
   // class names, drivers and selector sets it has seen).
   [[nodiscard]] std::size_t remembered() const;

@@ -45,6 +45,9 @@ struct Evaluation {
   // Some selector ended unknown because the object's CEL budget ran out: with a larger budget
   // the verdict could differ.
   bool cel_budget_exhausted = false;
+  // A feasibility check stopped when the feasibility budget given ran out: its answer is
+  // unknown (no unsatisfiable-alignment or attribute-not-published finding came of it).
+  bool feasibility_budget_exhausted = false;
   // What the policies ask that could not be decided for this object (a namespaceSelector on a
   // Namespace whose labels are not known), each said once: a policy that may not apply did not
   // run, an override or exception that may apply made no action stronger.

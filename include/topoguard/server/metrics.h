@@ -52,6 +52,8 @@ class Metrics {
   std::map<std::string, Histogram> latency_;      // by endpoint
   std::map<FindingKey, std::uint64_t> findings_;  // rule, action
   std::uint64_t patches_dropped_ = 0;
+  std::uint64_t feasibility_steps_ = 0;
+  std::array<std::uint64_t, 2> feasibility_unknown_{};  // budget ran out, no share
   std::array<std::atomic<std::uint64_t>, 2> decision_threads_{};  // event loop, pool
   std::array<std::uint64_t, 2> policy_reloads_{};       // ok, failed
   std::array<std::uint64_t, 2> certificate_reloads_{};  // ok, failed

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "topoguard/admission/admission_handler.h"
+#include "topoguard/admission/feasibility_lane.h"
 #include "topoguard/http/host_port.h"
 
 namespace topoguard::server {
@@ -20,6 +21,9 @@ struct ServerOptions {
   std::string client_ca;              // empty: no client certificate is asked for
   std::vector<std::string> policies;  // empty: the built-in policy
   admission::FailureMode failure_mode = admission::FailureMode::kClosed;
+  // The feasibility lane (with the cluster cache): steps per review and shares per requester.
+  // Its max_concurrent is set from the decision threads (half of them, at least one).
+  admission::FeasibilityLaneOptions feasibility;
 
   std::size_t body_limit = 4 * 1024 * 1024;  // larger bodies get 413
   // Request bytes held at once: buffered by connections, and in reviews being decided (a body

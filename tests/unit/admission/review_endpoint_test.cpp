@@ -2,10 +2,12 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
 #include "note_name.h"
+#include "topoguard/cluster/cluster_state.h"
 #include "topoguard/policy/policy_loader.h"
 
 namespace topoguard::admission {
@@ -85,6 +87,90 @@ TEST(ReviewEndpointTest, JudgesWithTheClusterInventoryWhenThereIsOne) {
   EXPECT_TRUE(response["allowed"].get<bool>());
   EXPECT_NE(response["auditAnnotations"].value("cluster", "").find("unknown"), std::string::npos)
       << alone.body;
+}
+
+// A node whose GPU and NIC sit on different PCIe roots, with their DeviceClasses: an aligned
+// GPU + NIC claim is unsatisfiable there.
+const char* root_of(const std::string& driver) {
+  return driver == "dra.net" ? "pci0000:80" : "pci0000:00";
+}
+
+const cluster::ClusterState& split_roots_state() {
+  static const cluster::ClusterState state = [] {
+    cluster::ClusterStateBuilder builder;
+    for (const auto& [name, driver] : {std::pair{"gpu.nvidia.com", "gpu.nvidia.com"},
+                                       std::pair{"dranet.net", "dra.net"}}) {
+      EXPECT_TRUE(builder.add(Json{
+          {"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "DeviceClass"},
+          {"metadata", {{"name", name}}},
+          {"spec",
+           {{"selectors", Json::array({{{"cel", {{"expression", std::string("device.driver == \"") +
+                                                                   driver + "\""}}}}})}}}}));
+      EXPECT_TRUE(builder.add(Json{
+          {"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceSlice"},
+          {"metadata", {{"name", std::string("n1-") + driver}}},
+          {"spec",
+           {{"driver", driver},
+            {"nodeName", "n1"},
+            {"pool", {{"name", "n1"}, {"generation", 1}, {"resourceSliceCount", 1}}},
+            {"devices",
+             Json::array({{{"name", "d0"},
+                           {"attributes",
+                            {{"resource.kubernetes.io/pcieRoot",
+                              {{"string", root_of(driver)}}}}}}})}}}}));
+    }
+    return std::move(builder).finish();
+  }();
+  return state;
+}
+
+// With a feasibility lane, a requester with no share left gets its verdict all the same, its
+// feasibility unknown (no warning, said in the audit annotations and the outcome); another
+// requester's review is checked in full.
+TEST(ReviewEndpointTest, FeasibilityLaneSharesPerRequester) {
+  auto inventory = std::make_shared<engine::Inventory>();
+  inventory->set_cluster_state(&split_roots_state());
+  std::shared_ptr<const engine::Inventory> current(inventory);
+  auto lane = std::make_shared<FeasibilityLane>(FeasibilityLaneOptions{});
+  const ReviewEndpoint endpoint = make_review_endpoint(
+      builtin_source(), {Mode::kValidate, FailureMode::kClosed}, [&] { return current; }, lane);
+  const auto review_by = [](const std::string& username) {
+    return R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+      "request": {"uid": "u-9", "kind": {"group": "resource.k8s.io", "version": "v1",
+                  "kind": "ResourceClaimTemplate"},
+        "operation": "CREATE", "namespace": "ml", "name": "pair",
+        "userInfo": {"username": ")" + username + R"(", "groups": ["system:authenticated"]},
+        "object": {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+          "metadata": {"name": "pair", "namespace": "ml"},
+          "spec": {"spec": {"devices": {"requests": [
+            {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}},
+            {"name": "nic", "exactly": {"deviceClassName": "dranet.net"}}],
+            "constraints": [{"requests": ["gpu", "nic"],
+                             "matchAttribute": "resource.kubernetes.io/pcieRoot"}]}}}}}})";
+  };
+  const ReviewReply checked = endpoint({review_by("bob"), {}});
+  ASSERT_EQ(checked.http_status, 200) << checked.http_error;
+  EXPECT_EQ(checked.outcome.decision, Decision::kAllow);
+  EXPECT_NE(checked.body.find("unsatisfiable-alignment"), std::string::npos) << checked.body;
+  EXPECT_GT(checked.outcome.feasibility_steps, 0u);
+  EXPECT_FALSE(checked.outcome.feasibility_budget_exhausted);
+
+  // Alice has a review in the lane already: this one gets no share.
+  const FeasibilityLane::Ticket held =
+      lane->enter(requester_key("alice", "ml"), FeasibilityLane::Clock::now());
+  ASSERT_GT(held.steps(), 0u);
+  const ReviewReply unchecked = endpoint({review_by("alice"), {}});
+  ASSERT_EQ(unchecked.http_status, 200) << unchecked.http_error;
+  EXPECT_EQ(unchecked.outcome.decision, Decision::kAllow);
+  EXPECT_EQ(unchecked.body.find("unsatisfiable-alignment"), std::string::npos) << unchecked.body;
+  EXPECT_TRUE(unchecked.outcome.feasibility_budget_exhausted);
+  EXPECT_TRUE(unchecked.outcome.feasibility_no_share);
+  const Json response = Json::parse(unchecked.body)["response"];
+  EXPECT_NE(response["auditAnnotations"].value("feasibility", "").find("unknown"),
+            std::string::npos)
+      << unchecked.body;
 }
 
 // A policy set in which gpu.nvidia.com is not a GPU class (and no driver names it).

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -361,6 +362,67 @@ TEST(ShapeIndexTest, GroupedResultsEqualNodeByNode) {
   }
 }
 
+// A step budget never changes an answer it suffices for, and past it the answer is unknown with
+// nothing else said (no publication to warn about): random clusters and claims, by shape and
+// node by node, with budgets from none to more than enough.
+TEST(ShapeIndexTest, StepBudgetGivesTheAnswerOrUnknown) {
+  std::size_t stopped = 0;
+  std::size_t completed = 0;
+  for (unsigned seed = 1; seed <= 25; ++seed) {
+    ClusterGenerator generator(seed);
+    const Generated cluster = generator.cluster();
+    const ClusterState state = testing::build_state(cluster.yaml);
+    const NodeShapes shapes = NodeShapes::of(state);
+    for (int c = 0; c < 8; ++c) {
+      const k8s::ClaimSpec spec = read_spec(generator.claim(cluster));
+      FeasibilityOptions options;
+      options.shapes = c % 2 == 0 ? &shapes : nullptr;
+      const std::string expected = describe(check_feasibility(spec, state, options), state);
+      for (std::size_t limit : {std::size_t{0}, std::size_t{1}, std::size_t{10}, std::size_t{100},
+                                std::size_t{1'000}, std::size_t{100'000}}) {
+        StepBudget budget(limit);
+        options.budget = &budget;
+        const ClaimFeasibility result = check_feasibility(spec, state, options);
+        EXPECT_LE(budget.spent(), limit);
+        EXPECT_EQ(budget.spent() + budget.left(), limit);
+        EXPECT_EQ(result.budget_exhausted, budget.exhausted());
+        if (result.budget_exhausted) {
+          ++stopped;
+          EXPECT_EQ(result.verdict, Verdict::kUnknown);
+          EXPECT_TRUE(result.publications.empty());
+          EXPECT_FALSE(result.allocation_error.has_value());
+          EXPECT_FALSE(result.only_now);
+        } else {
+          ++completed;
+          ASSERT_EQ(describe(result, state), expected)
+              << "seed " << seed << " limit " << limit << "\n" << cluster.yaml;
+        }
+      }
+    }
+  }
+  EXPECT_GT(stopped, 0u);
+  EXPECT_GT(completed, 25u * 8u);  // the largest budget suffices for every claim at least
+}
+
+// Two checks given one budget share it: the second finds what the first left.
+TEST(ShapeIndexTest, StepBudgetIsSharedBetweenChecks) {
+  ClusterGenerator generator(3);
+  const Generated cluster = generator.cluster();
+  const ClusterState state = testing::build_state(cluster.yaml);
+  const k8s::ClaimSpec spec = read_spec(generator.claim(cluster));
+  StepBudget unbounded(std::numeric_limits<std::size_t>::max());
+  FeasibilityOptions options;
+  options.budget = &unbounded;
+  const ClaimFeasibility once = check_feasibility(spec, state, options);
+  const std::size_t cost = unbounded.spent();
+  ASSERT_GT(cost, 0u);
+  StepBudget budget(cost + cost / 2);
+  options.budget = &budget;
+  EXPECT_EQ(describe(check_feasibility(spec, state, options), state), describe(once, state));
+  EXPECT_TRUE(check_feasibility(spec, state, options).budget_exhausted);
+  EXPECT_TRUE(budget.exhausted());
+}
+
 // Nodes that differ only in per-node attributes share a shape; a claim reading one of them is
 // evaluated per node.
 TEST(ShapeIndexTest, PerNodeAttributesGroupUnlessRead) {
@@ -392,6 +454,17 @@ TEST(ShapeIndexTest, PerNodeAttributesGroupUnlessRead) {
       state, options);
   EXPECT_EQ(by_uuid.nodes.size(), 20u);
   EXPECT_EQ(by_uuid.verdict, Verdict::kSatisfiable);
+  // Telling the 20 nodes apart reads 20 devices: a budget of 19 stops before reading any.
+  StepBudget budget(19);
+  options.budget = &budget;
+  const auto over_budget = check_feasibility(
+      read_spec("{requests: [{name: g, exactly: {deviceClassName: gpu, selectors: [{cel: "
+                "{expression: 'device.attributes[\"d\"].uuid != \"u3\"'}}]}}]}"),
+      state, options);
+  EXPECT_TRUE(over_budget.budget_exhausted);
+  EXPECT_EQ(over_budget.verdict, Verdict::kUnknown);
+  EXPECT_TRUE(over_budget.nodes.empty());
+  EXPECT_EQ(budget.spent(), 0u);
 }
 
 // An index kept up to date node by node places nodes as one built from the new state does.

@@ -1,0 +1,98 @@
+// The webhook's lane for feasibility work, apart from verdicts: how many steps
+// (cluster::StepBudget) each review may spend on feasibility, so that no requester holds more
+// than its share. Feasibility is advisory: a review refused a share is still decided at once,
+// its feasibility answered *unknown*; nothing here ever waits. Shares are per requester
+// (userInfo.username, else the namespace): a few reviews at once in the lane, one of them per
+// requester, and a bucket of steps per requester refilled at a fixed rate. The clock is the
+// caller's (each call says what time it is). Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace topoguard::admission {
+
+// Steps one review's feasibility checks may take by default: a claim checked by node shape
+// takes hundreds; 20,000 are a few milliseconds of CPU (docs/performance.md).
+inline constexpr std::size_t kDefaultFeasibilitySteps = 20'000;
+
+struct FeasibilityLaneOptions {
+  std::size_t steps_per_review = kDefaultFeasibilitySteps;
+  std::size_t max_concurrent = 2;     // reviews doing feasibility work at once
+  std::size_t max_per_requester = 1;  // of those, one requester's
+  // A requester's bucket of steps: it holds at most `burst_reviews` reviews' steps and is
+  // refilled with `refill_reviews_per_second` reviews' steps a second.
+  double burst_reviews = 4;
+  double refill_reviews_per_second = 4;
+  // Requesters remembered; past it, those with a full bucket and nothing in the lane are
+  // forgotten, and a new requester that still finds no room gets no share.
+  std::size_t max_requesters = 4096;
+};
+
+// Who asks for a review, for shares: "user:<username>", else "namespace:<namespace>".
+[[nodiscard]] std::string requester_key(std::string_view username, std::string_view namespace_name);
+
+class FeasibilityLane {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // A review's share of the lane: steps() to spend; gives its place back, and the steps it did not
+  // spend (spend()) back to its requester's bucket, when destroyed. Move-only.
+  class Ticket {
+   public:
+    Ticket() = default;
+    Ticket(Ticket&& other) noexcept;
+    Ticket& operator=(Ticket&& other) noexcept;
+    Ticket(const Ticket&) = delete;
+    Ticket& operator=(const Ticket&) = delete;
+    ~Ticket();
+
+    // 0: no share (the lane is full, the requester has a review in it already, or its bucket
+    // is empty).
+    [[nodiscard]] std::size_t steps() const { return steps_; }
+    // How many of steps() the review spent.
+    void spend(std::size_t spent) { spent_ = spent; }
+
+   private:
+    friend class FeasibilityLane;
+    void release();
+
+    FeasibilityLane* lane_ = nullptr;
+    std::string requester_;
+    std::size_t steps_ = 0;
+    std::size_t spent_ = 0;
+  };
+
+  explicit FeasibilityLane(FeasibilityLaneOptions options);
+  FeasibilityLane(const FeasibilityLane&) = delete;
+  FeasibilityLane& operator=(const FeasibilityLane&) = delete;
+
+  // A share for one review of `requester` (requester_key()) at time `now`; never blocks.
+  [[nodiscard]] Ticket enter(const std::string& requester, Clock::time_point now);
+
+  [[nodiscard]] const FeasibilityLaneOptions& options() const { return options_; }
+
+ private:
+  struct Requester {
+    double tokens = 0;  // steps
+    Clock::time_point refilled;
+    std::size_t in_lane = 0;
+  };
+
+  void leave(const std::string& requester, std::size_t unspent);
+  void refill(Requester& requester, Clock::time_point now) const;
+  void forget_idle(Clock::time_point now);
+
+  const FeasibilityLaneOptions options_;
+  const double burst_steps_;
+  const double refill_steps_per_second_;
+  std::mutex mutex_;
+  std::size_t in_lane_ = 0;                               // guarded by mutex_
+  std::unordered_map<std::string, Requester> requesters_;  // guarded by mutex_
+};
+
+}  // namespace topoguard::admission

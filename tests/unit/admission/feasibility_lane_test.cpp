@@ -1,0 +1,108 @@
+// The feasibility lane: shares per requester (one review at a time each, a bucket of steps
+// refilled over time), a few reviews in the lane at once, and never a wait. Time is given, not
+// read, so nothing here sleeps.
+#include "topoguard/admission/feasibility_lane.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace topoguard::admission {
+namespace {
+
+using std::chrono::milliseconds;
+
+FeasibilityLaneOptions small_lane() {
+  FeasibilityLaneOptions options;
+  options.steps_per_review = 1'000;
+  options.max_concurrent = 2;
+  options.max_per_requester = 1;
+  options.burst_reviews = 2;
+  options.refill_reviews_per_second = 1;
+  return options;
+}
+
+const FeasibilityLane::Clock::time_point kStart{};
+
+TEST(FeasibilityLaneTest, RequesterIsTheUsernameElseTheNamespace) {
+  EXPECT_EQ(requester_key("alice", "ml"), "user:alice");
+  EXPECT_EQ(requester_key("", "ml"), "namespace:ml");
+  EXPECT_NE(requester_key("ml", ""), requester_key("", "ml"));
+}
+
+// One review per requester in the lane at a time: a second one of the same requester gets no
+// share while the first holds its place, another requester gets its own.
+TEST(FeasibilityLaneTest, OneReviewPerRequesterAtATime) {
+  FeasibilityLane lane(small_lane());
+  FeasibilityLane::Ticket first = lane.enter("user:a", kStart);
+  EXPECT_EQ(first.steps(), 1'000u);
+  EXPECT_EQ(lane.enter("user:a", kStart).steps(), 0u);
+  EXPECT_EQ(lane.enter("user:b", kStart).steps(), 1'000u);
+  first = FeasibilityLane::Ticket();  // leaves the lane, nothing spent
+  EXPECT_EQ(lane.enter("user:a", kStart).steps(), 1'000u);
+}
+
+// The lane holds max_concurrent reviews: past them every requester gets no share at once, and a
+// place given back is taken again.
+TEST(FeasibilityLaneTest, LaneHoldsAFewReviewsAtOnce) {
+  FeasibilityLane lane(small_lane());
+  FeasibilityLane::Ticket a = lane.enter("user:a", kStart);
+  FeasibilityLane::Ticket b = lane.enter("user:b", kStart);
+  EXPECT_EQ(lane.enter("user:c", kStart).steps(), 0u);
+  { FeasibilityLane::Ticket moved = std::move(b); }
+  EXPECT_EQ(lane.enter("user:c", kStart).steps(), 1'000u);
+}
+
+// A requester that spends its bucket gets no share until time refills it, and no other
+// requester loses anything by it; steps a review did not spend go back to its requester.
+TEST(FeasibilityLaneTest, BucketOfStepsPerRequester) {
+  FeasibilityLane lane(small_lane());
+  for (int i = 0; i < 2; ++i) {
+    FeasibilityLane::Ticket ticket = lane.enter("user:hostile", kStart);
+    ASSERT_EQ(ticket.steps(), 1'000u);
+    ticket.spend(1'000);
+  }
+  EXPECT_EQ(lane.enter("user:hostile", kStart).steps(), 0u);
+  EXPECT_EQ(lane.enter("user:honest", kStart).steps(), 1'000u);
+  // Half a second refills half a review's steps: a share of what is there.
+  EXPECT_EQ(lane.enter("user:hostile", kStart + milliseconds(500)).steps(), 500u);
+  // Two seconds later the bucket is full again, and no fuller than its burst.
+  {
+    FeasibilityLane::Ticket ticket = lane.enter("user:hostile", kStart + milliseconds(10'000));
+    EXPECT_EQ(ticket.steps(), 1'000u);
+    ticket.spend(10);
+  }
+  for (int i = 0; i < 2; ++i) {
+    FeasibilityLane::Ticket ticket = lane.enter("user:hostile", kStart + milliseconds(10'000));
+    EXPECT_GE(ticket.steps(), 990u);
+    ticket.spend(ticket.steps());
+  }
+  EXPECT_EQ(lane.enter("user:hostile", kStart + milliseconds(10'000)).steps(), 0u);
+}
+
+// Requesters with a full bucket and nothing in the lane are forgotten to make room; with no
+// room to make, a new requester gets no share rather than more memory.
+TEST(FeasibilityLaneTest, RememberedRequestersAreBounded) {
+  FeasibilityLaneOptions options = small_lane();
+  options.max_requesters = 2;
+  options.max_concurrent = 10;
+  FeasibilityLane lane(options);
+  FeasibilityLane::Ticket a = lane.enter("user:a", kStart);
+  FeasibilityLane::Ticket b = lane.enter("user:b", kStart);
+  EXPECT_EQ(lane.enter("user:c", kStart).steps(), 0u);
+  { FeasibilityLane::Ticket gone = std::move(b); }  // b leaves with a full bucket again
+  EXPECT_EQ(lane.enter("user:c", kStart).steps(), 1'000u);
+}
+
+// A budget of 0 steps turns the checks off: no share for anyone.
+TEST(FeasibilityLaneTest, ZeroStepsIsNoShare) {
+  FeasibilityLaneOptions options = small_lane();
+  options.steps_per_review = 0;
+  FeasibilityLane lane(options);
+  EXPECT_EQ(lane.enter("user:a", kStart).steps(), 0u);
+}
+
+}  // namespace
+}  // namespace topoguard::admission
