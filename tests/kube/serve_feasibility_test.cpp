@@ -25,6 +25,7 @@
 #include "eventually.h"
 #include "fake_apiserver.h"
 #include "serve_process.h"
+#include "test_paths.h"
 #include "topoguard/common/json.h"
 #include "webhook_test_support.h"
 
@@ -50,7 +51,7 @@ const int kLegitimateReviews = from_environment("FEASIBILITY_LOAD_LEGITIMATE_REV
 
 std::string serve_binary() {
   const char* binary = std::getenv("FEASIBILITY_LOAD_BINARY");
-  return binary != nullptr && *binary != '\0' ? binary : TOPOGUARD_BINARY;
+  return binary != nullptr && *binary != '\0' ? std::string(binary) : test::topoguard_binary();
 }
 
 std::string node_name(int node) { return "node-" + std::to_string(10'000 + node); }
