@@ -25,7 +25,7 @@ build_packages=(
 test_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev jq wrk nginx-light
   umoci skopeo libxml2-utils python3-yaml binutils golang-go debootstrap rsync
-  python3-kubernetes
+  python3-kubernetes strace
 )
 
 packages=("${build_packages[@]}")
