@@ -30,7 +30,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))),
                                 "tests", "kube"))
-from fake_control import FakeApiServer  # noqa: E402 (found through the path above)
+from fake_control import FakeApiServer, serving_metrics_listen  # noqa: E402 (found through the path above)
 
 TOKEN = "bench-token"
 MIB = 1 << 20
@@ -152,14 +152,7 @@ class Serve:
     def serving(self):
         if self.process.poll() is not None:
             raise Unmeasurable("serve exited: " + open(self.log_path).read()[-2000:])
-        for line in open(self.log_path):
-            try:
-                entry = json.loads(line)
-            except ValueError:  # a line still being written
-                continue
-            if entry.get("msg") == "serving":
-                return entry["metrics_listen"]
-        return None
+        return serving_metrics_listen(self.log_path)
 
     def get(self, path):
         try:

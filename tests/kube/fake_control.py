@@ -23,6 +23,19 @@ def wait_until(predicate, what, limit=10.0):
         time.sleep(0.02)
 
 
+def serving_metrics_listen(log_path):
+    """The metrics address `topoguard serve` logged with its "serving" line in `log_path` (its
+    JSON log), or None while it has not logged it."""
+    for line in open(log_path):
+        try:
+            entry = json.loads(line)
+        except ValueError:  # a line still being written
+            continue
+        if entry.get("msg") == "serving":
+            return entry["metrics_listen"]
+    return None
+
+
 class FakeApiServer:
     """The fake API server as a child process on 127.0.0.1, with a fresh certificate."""
 

@@ -19,6 +19,9 @@ import urllib.request
 
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "kube"))
+from fake_control import serving_metrics_listen  # noqa: E402 (found through the path above)
+
 BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
 SCHEMAS = os.path.join(SOURCE, "..", "shared", "reference", "schemas")
 TOKEN = "test-token"
@@ -109,15 +112,9 @@ class Serve:
         STARTED.append(self.process)
 
         def serving():
-            for line in open(self.log_path):
-                try:
-                    entry = json.loads(line)
-                except ValueError:  # a line still being written
-                    continue
-                if entry.get("msg") == "serving":
-                    return entry["metrics_listen"]
-            assert self.process.poll() is None, open(self.log_path).read()
-            return None
+            listen = serving_metrics_listen(self.log_path)
+            assert listen is not None or self.process.poll() is None, open(self.log_path).read()
+            return listen
         self.metrics_listen = eventually(serving, "serve to start")
 
     def metrics(self):
