@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Builds the real Kubernetes control plane the e2e suites run against (kube-apiserver,
+# kube-controller-manager, kube-scheduler, kubectl, etcd) from the pinned Go modules
+# in kube/ and etcd/, into a cache outside the clone keyed by version and by the
+# wrapper modules' hash (as setup-envtest keeps its binaries). Only missing binaries
+# are built. Prints each binary's size and build time; the last line of stdout is the
+# binary directory.
+#
+#   tools/control-plane/build.sh              # the pinned release (kube/go.mod)
+#   tools/control-plane/build.sh --kube 1.36.4 --etcd 3.6.8
+#                                             # another release, on demand: the
+#                                             # wrapper module is generated (not pinned)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+kube_version=""
+etcd_version=""
+while (($#)); do
+  case $1 in
+    --kube) kube_version=${2#v}; shift 2 ;;
+    --etcd) etcd_version=${2#v}; shift 2 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "build.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+# Debian's golang-go is too old for Kubernetes 1.37; the machine's Go lives here.
+for go_root in /usr/local/go /usr/lib/go-1.26; do
+  [[ -x $go_root/bin/go ]] && { PATH=$go_root/bin:$PATH; break; }
+done
+command -v go >/dev/null || { echo "build.sh: no Go toolchain on PATH (need Go >= 1.26)" >&2; exit 1; }
+
+pinned_kube=$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" { sub(/^v/, "", $3); print $3 }' "$here/kube/go.mod")
+pinned_etcd=$(awk '$1 == "go.etcd.io/etcd/server/v3" || ($1 == "require" && $2 == "go.etcd.io/etcd/server/v3") { v = ($1 == "require") ? $3 : $2; sub(/^v/, "", v); print v; exit }' "$here/etcd/go.mod")
+kube_version=${kube_version:-$pinned_kube}
+etcd_version=${etcd_version:-$pinned_etcd}
+
+cache_root=${TOPOGUARD_CONTROL_PLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/topoguard/control-plane}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# The wrapper module for one release: the pinned one as committed, any other generated
+# from k8s.io/kubernetes' own replace block (each staging module at v0.<minor>.<patch>).
+module_dir() {
+  local kind=$1 version=$2 pinned=$3
+  if [[ $version == "$pinned" ]]; then
+    echo "$here/$kind"
+    return
+  fi
+  local dir=$work/$kind
+  mkdir -p "$dir"
+  if [[ $kind == kube ]]; then
+    local staging_version="v0.${version#*.}"
+    local upstream
+    upstream=$(cd "$dir" && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@v$version" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+    {
+      printf 'module topoguard.local/control-plane/kube\n\ngo 1.26.0\n\nrequire k8s.io/kubernetes v%s\n\n' "$version"
+      printf 'tool (\n'
+      for command in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+        printf '\tk8s.io/kubernetes/cmd/%s\n' "$command"
+      done
+      printf ')\n\nreplace (\n'
+      sed -n '/^replace (/,/^)/p' "$upstream" | awk -v v="$staging_version" '$2 == "=>" { printf "\t%s => %s %s\n", $1, $1, v }'
+      printf ')\n'
+    } > "$dir/go.mod"
+  else
+    printf 'module topoguard.local/control-plane/etcd\n\ngo 1.26.0\n\nrequire go.etcd.io/etcd/server/v3 v%s\n\ntool go.etcd.io/etcd/server/v3\n' "$version" > "$dir/go.mod"
+  fi
+  (cd "$dir" && go mod tidy >&2)
+  echo "$dir"
+}
+
+kube_module=$(module_dir kube "$kube_version" "$pinned_kube")
+etcd_module=$(module_dir etcd "$etcd_version" "$pinned_etcd")
+key=$(cat "$kube_module/go.mod" "$kube_module/go.sum" "$etcd_module/go.mod" "$etcd_module/go.sum" | sha256sum | cut -c1-12)
+bin_dir=$cache_root/k8s-v$kube_version-etcd-v$etcd_version-$key
+mkdir -p "$bin_dir"
+
+# Upstream's release flags (hack/lib/golang.sh): static, trimmed, stripped, versioned.
+build_one() {
+  local module=$1 package=$2 name=$3 ldflags=$4
+  [[ -x $bin_dir/$name ]] && { printf '%-24s cached  %4d MB\n' "$name" "$(( $(stat -c %s "$bin_dir/$name") / 1048576 ))" >&2; return; }
+  local start=$SECONDS
+  (cd "$module" && CGO_ENABLED=0 go build -trimpath -tags selinux,notest -ldflags "-s -w $ldflags" \
+      -o "$bin_dir/$name.partial" "$package")
+  mv "$bin_dir/$name.partial" "$bin_dir/$name"
+  printf '%-24s built   %4d MB  %4d s\n' "$name" "$(( $(stat -c %s "$bin_dir/$name") / 1048576 ))" "$((SECONDS - start))" >&2
+}
+
+minor=${kube_version#*.}; minor=${minor%%.*}
+kube_ldflags="-X k8s.io/component-base/version.gitVersion=v$kube_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
+for command in kube-apiserver kube-scheduler kube-controller-manager kubectl; do
+  build_one "$kube_module" "k8s.io/kubernetes/cmd/$command" "$command" "$kube_ldflags"
+done
+build_one "$etcd_module" go.etcd.io/etcd/server/v3 etcd ""
+echo "$bin_dir"
