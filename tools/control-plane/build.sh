@@ -30,8 +30,11 @@ for go_root in /usr/local/go /usr/lib/go-1.26; do
 done
 command -v go >/dev/null || { echo "build.sh: no Go toolchain on PATH (need Go >= 1.26)" >&2; exit 1; }
 
-pinned_kube=$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" { sub(/^v/, "", $3); print $3 }' "$here/kube/go.mod")
-pinned_etcd=$(awk '$1 == "go.etcd.io/etcd/server/v3" || ($1 == "require" && $2 == "go.etcd.io/etcd/server/v3") { v = ($1 == "require") ? $3 : $2; sub(/^v/, "", v); print v; exit }' "$here/etcd/go.mod")
+required_version() {  # required_version GO_MOD MODULE: the version GO_MOD requires, without the v
+  awk -v module="$2" '$1 == "require" { $1 = "" ; $0 = $0 } $1 == module && $2 ~ /^v[0-9]/ { sub(/^v/, "", $2); print $2; exit }' "$1"
+}
+pinned_kube=$(required_version "$here/kube/go.mod" k8s.io/kubernetes)
+pinned_etcd=$(required_version "$here/etcd/go.mod" go.etcd.io/etcd/server/v3)
 kube_version=${kube_version:-$pinned_kube}
 etcd_version=${etcd_version:-$pinned_etcd}
 
