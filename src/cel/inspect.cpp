@@ -1,4 +1,5 @@
 // Static questions about a program's syntax tree (no evaluation).
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -151,6 +152,42 @@ const Expr* device_of_read(const Expr& expr) {
   return attributes_device(*std::get<Call>(expr.node).args[0]);
 }
 
+// The string literals `expr` is compared with when it is an operand of `==` or `!=` whose
+// other operand is a string literal, or the left operand of `in` a list of string literals:
+// each such comparison, by the compared node.
+void note_literal_comparisons(const Expr& expr,
+                              std::map<const Expr*, std::vector<std::string>>& compared) {
+  const auto* call = std::get_if<Call>(&expr.node);
+  if (call == nullptr || call->target != nullptr || call->args.size() != 2) {
+    return;
+  }
+  const Expr& left = *call->args[0];
+  const Expr& right = *call->args[1];
+  if (call->function == "_==_" || call->function == "_!=_") {
+    if (const std::string* literal = string_literal(right)) {
+      compared[&left].push_back(*literal);
+    }
+    if (const std::string* literal = string_literal(left)) {
+      compared[&right].push_back(*literal);
+    }
+    return;
+  }
+  const auto* list = std::get_if<CreateList>(&right.node);
+  if (call->function != "@in" || list == nullptr) {
+    return;
+  }
+  std::vector<std::string> literals;
+  for (const ExprPtr& element : list->elements) {
+    const std::string* literal = string_literal(*element);
+    if (literal == nullptr) {
+      return;
+    }
+    literals.push_back(*literal);
+  }
+  auto& known = compared[&left];
+  known.insert(known.end(), literals.begin(), literals.end());
+}
+
 }  // namespace
 
 DeviceReads device_reads(const Expr& root) {
@@ -158,9 +195,21 @@ DeviceReads device_reads(const Expr& root) {
   std::set<const Expr*> narrowed;  // `device` identifiers under a literal attribute read
   std::set<const Expr*> harmless;  // under .driver, .capacity, .allowMultipleAllocations
   std::map<const Expr*, std::string> domain_of;  // under device.attributes["domain"] alone
+  std::map<const Expr*, std::vector<std::string>> compared;  // nodes compared with literals
+  std::map<std::string, const Expr*> read_otherwise;  // a read of the attribute used otherwise
+  walk(root, [&](const Expr& expr) {
+    note_literal_comparisons(expr, compared);
+  });
   walk(root, [&](const Expr& expr) {
     if (std::string name = attribute_read_by(expr); !name.empty()) {
       narrowed.insert(device_of_read(expr));
+      const auto* select = std::get_if<Select>(&expr.node);
+      auto& literals = reads.compared_to_literals[name];
+      if (const auto it = compared.find(&expr); it != compared.end()) {
+        literals.insert(literals.end(), it->second.begin(), it->second.end());
+      } else if (select == nullptr || !select->test_only) {
+        read_otherwise.emplace(name, &expr);
+      }
       reads.attributes.push_back(std::move(name));
     } else if (const std::string* domain = attribute_domain(expr)) {
       domain_of.emplace(attributes_device(expr), *domain);
@@ -181,6 +230,15 @@ DeviceReads device_reads(const Expr& root) {
       reads.any_attribute = true;
     }
   });
+  for (auto it = reads.compared_to_literals.begin(); it != reads.compared_to_literals.end();) {
+    if (read_otherwise.count(it->first) != 0) {
+      it = reads.compared_to_literals.erase(it);
+      continue;
+    }
+    std::sort(it->second.begin(), it->second.end());
+    it->second.erase(std::unique(it->second.begin(), it->second.end()), it->second.end());
+    ++it;
+  }
   return reads;
 }
 

@@ -103,7 +103,74 @@ struct Plan {
   std::vector<std::size_t> group_of;             // per node index (with groups)
   std::vector<std::size_t> devices;              // the devices evaluated (with groups), ascending
   bool budget_exhausted = false;  // telling nodes apart would take more than the budget's steps
+  // Attributes the selectors only compare with string literals tell devices (and nodes) apart by
+  // the literals their values equal, not by the values (SelectorReads::by_literal).
+  bool by_literal = false;
 };
+
+// Collects what selectors read, program by program, into SelectorReads.
+class ReadsCollector {
+ public:
+  void add(const std::vector<cel::Program>& programs) {
+    for (const cel::Program& program : programs) {
+      add(program);
+    }
+  }
+
+  void add(const cel::Program& program) {
+    const cel::DeviceReads reads = cel::device_reads(program.root());
+    for (const std::string& name : reads.attributes) {
+      reads_.attributes.insert(name);
+      const auto compared = reads.compared_to_literals.find(name);
+      if (compared == reads.compared_to_literals.end()) {
+        otherwise_.insert(name);
+      } else {
+        literals_[name].insert(compared->second.begin(), compared->second.end());
+      }
+    }
+    reads_.domains.insert(reads.domains.begin(), reads.domains.end());
+    reads_.all = reads_.all || reads.any_attribute;
+  }
+
+  // With `by_literal`, the attributes every selector only compares with string literals, and
+  // none reads through its domain or as a whole, are in SelectorReads::by_literal.
+  [[nodiscard]] SelectorReads reads(bool by_literal) const {
+    SelectorReads out = reads_;
+    if (!by_literal || out.all) {
+      return out;
+    }
+    for (const auto& [name, literals] : literals_) {
+      if (otherwise_.count(name) == 0 &&
+          out.domains.count(std::string_view(name).substr(0, name.find('/'))) == 0) {
+        out.by_literal.emplace(name, std::vector<std::string>(literals.begin(), literals.end()));
+      }
+    }
+    return out;
+  }
+
+ private:
+  SelectorReads reads_;
+  AttributeNames otherwise_;  // read some other way by some selector
+  std::map<std::string, std::set<std::string>, std::less<>> literals_;
+};
+
+// Whether selectors reading `reads` may read attribute `qualified`.
+bool covers(const SelectorReads& reads, const std::string& qualified) {
+  return reads.all || reads.attributes.count(qualified) != 0 ||
+         reads.domains.count(std::string_view(qualified).substr(0, qualified.find('/'))) != 0;
+}
+
+// The longest literal of `reads.by_literal`: comparing a value with a literal costs CEL units
+// for each ten bytes of the shorter of the two.
+std::size_t longest_literal(const SelectorReads& reads) {
+  std::size_t longest = 0;
+  for (const auto& [name, literals] : reads.by_literal) {
+    for (const std::string& literal : literals) {
+      longest = std::max(longest, literal.size());
+    }
+  }
+  return longest;
+}
 
 class ClaimChecker {
  public:
@@ -126,6 +193,11 @@ class ClaimChecker {
     }
   }
 
+  // The selectors' cost came near CEL's per-call limit on a device told apart by literal
+  // (Plan::by_literal), so devices that differ only in such a value may not all be judged alike:
+  // the answer of run() is void, and the claim must be checked with by_literal off.
+  [[nodiscard]] bool literal_guard_failed() const { return literal_guard_failed_; }
+
   ClaimFeasibility run() {
     std::size_t choice_count = 0;
     for (const k8s::DeviceRequest& request : spec_.requests) {
@@ -135,6 +207,9 @@ class ClaimChecker {
       return stopped();
     }
     match_choices();
+    if (literal_guard_failed_) {
+      return {};
+    }
     build_constraints();
     if (state_.nodes().empty()) {
       notes_.insert("the cluster state holds no ResourceSlice for any node");
@@ -399,8 +474,26 @@ class ClaimChecker {
         }
         const SelectorSet class_selectors(device_class->programs);
         const SelectorSet own(choice.selector_programs);
+        ReadsCollector collector;
+        collector.add(device_class->programs);
+        collector.add(choice.selector_programs);
+        const SelectorReads reads = collector.reads(plan_.by_literal);
+        // A device that differs from another only in a value compared with a literal costs up to
+        // longest / 10 units more per comparison, and a selector makes at most `cost`
+        // comparisons: far below the limit, both have the same answer.
+        const std::uint64_t cost_factor = 1 + longest_literal(reads) / 10;
+        // Selectors are evaluated once per distinct device (what they can see of it).
+        std::unordered_map<std::string, Match> by_look;
         for (std::size_t d : devices_) {
-          match.matches[d] = match_device(class_selectors, own, d, match.label);
+          const auto [it, fresh] = by_look.try_emplace(look_key(state_.devices()[d], reads));
+          if (fresh) {
+            std::uint64_t cost = 0;
+            it->second = match_device(class_selectors, own, d, match.label, &cost);
+            literal_guard_failed_ =
+                literal_guard_failed_ || (!reads.by_literal.empty() &&
+                                          (cost + 1) * cost_factor >= cel::kPerCallCostLimit);
+          }
+          match.matches[d] = it->second;
         }
         choices.push_back(std::move(match));
       }
@@ -408,13 +501,14 @@ class ClaimChecker {
     }
   }
 
+  // `cost` receives the largest cost of one selector's evaluation.
   Match match_device(const SelectorSet& class_selectors, const SelectorSet& own, std::size_t d,
-                     const std::string& label) {
+                     const std::string& label, std::uint64_t* cost) {
     const PublishedDevice device(state_.devices()[d]);
     std::string why;
-    Match match = class_selectors.match(device, &why);
+    Match match = class_selectors.match(device, &why, cost);
     if (match != Match::kNo) {
-      const Match request_match = own.match(device, &why);
+      const Match request_match = own.match(device, &why, cost);
       match = request_match == Match::kNo ? Match::kNo
               : request_match == Match::kUnknown ? Match::kUnknown
                                                  : match;
@@ -1021,6 +1115,7 @@ class ClaimChecker {
   cel::CostBudget derived_budget_{cel::kRequestCostBudget};  // all derived attribute evaluations
   search::Sharing sharing_;             // for the allocations being considered
   bool stopped_ = false;                // FeasibilityOptions::budget ran out
+  bool literal_guard_failed_ = false;
   std::set<std::string> notes_;
   ClaimFeasibility out_;
 };
@@ -1050,46 +1145,20 @@ int shortfall_rank(Shortfall shortfall) {
   return 6;
 }
 
-// Whether a read set covers `attribute` (qualified), a constraint naming `short_names`
-// included.
-struct Reads {
-  std::set<std::string, std::less<>> attributes;  // qualified, or short for constraints
-  std::set<std::string, std::less<>> domains;
-  bool any = false;
-
-  void add(const std::vector<cel::Program>& programs) {
-    for (const cel::Program& program : programs) {
-      add(program);
-    }
-  }
-
-  void add(const cel::Program& program) {
-    const cel::DeviceReads reads = cel::device_reads(program.root());
-    attributes.insert(reads.attributes.begin(), reads.attributes.end());
-    domains.insert(reads.domains.begin(), reads.domains.end());
-    any = any || reads.any_attribute;
-  }
-
-  [[nodiscard]] bool covers(const std::string& qualified) const {
-    const std::size_t slash = qualified.find('/');
-    return any || attributes.count(qualified) != 0 ||
-           domains.count(qualified.substr(0, slash)) != 0 ||
-           (slash != std::string::npos && attributes.count(qualified.substr(slash + 1)) != 0);
-  }
-};
-
 // The groups of nodes `spec` cannot tell apart: nodes of one shape, told apart by the values of
 // the per-node attributes the claim reads (selectors, its DeviceClasses' selectors, constraints),
-// a node holding an allocated device on its own. No groups (node by node) for a claim with
-// derived attributes (their errors name devices), or when an allocated device consumes shared
-// counters (the counters left then depend on the pool, which shapes do not compare).
+// a node holding an allocated device on its own. A per-node attribute the selectors only compare
+// with string literals (`by_literal`) tells apart only the nodes where it equals one of them,
+// found in the shapes' index of values. No groups (node by node) for a claim with derived
+// attributes (their errors name devices), or when an allocated device consumes shared counters
+// (the counters left then depend on the pool, which shapes do not compare).
 Plan plan_groups(const k8s::ClaimSpec& spec, const ClusterState& state,
-                 const FeasibilityOptions& options, const NodeShapes& shapes) {
+                 const FeasibilityOptions& options, const NodeShapes& shapes, bool by_literal) {
   const std::size_t node_count = state.nodes().size();
   if (shapes.shape_of().size() != node_count) {
     return {};
   }
-  Reads reads;
+  ReadsCollector collector;
   for (const k8s::DeviceRequest& request : spec.requests) {
     for (const k8s::DeviceChoice& choice : request.choices) {
       if (!choice.derived_attributes.empty()) {
@@ -1097,14 +1166,16 @@ Plan plan_groups(const k8s::ClaimSpec& spec, const ClusterState& state,
       }
       if (const DeviceClass* device_class = state.device_class(choice.device_class_name)) {
         // A class whose selectors do not all parse may match any device, whatever they read.
-        reads.add(device_class->programs);
+        collector.add(device_class->programs);
       }
-      reads.add(choice.selector_programs);
+      collector.add(choice.selector_programs);
     }
   }
+  const SelectorReads reads = collector.reads(by_literal);
+  AttributeNames constrained;  // qualified, or short (the allocator's lookup)
   for (const k8s::DeviceConstraint& constraint : spec.constraints) {
-    reads.attributes.insert(constraint.match_attribute);
-    reads.attributes.insert(constraint.distinct_attribute);
+    constrained.insert(constraint.match_attribute);
+    constrained.insert(constraint.distinct_attribute);
   }
   std::vector<bool> alone(node_count, false);
   for (const Allocation& allocation : state.allocations()) {
@@ -1122,24 +1193,49 @@ Plan plan_groups(const k8s::ClaimSpec& spec, const ClusterState& state,
       }
     }
   }
-  AttributeNames told_apart;
+  AttributeNames told_apart;   // by their values
+  AttributeNames by_literals;  // only where a value equals a literal
   for (const std::string& name : shapes.per_node_attributes()) {
-    if (reads.covers(name)) {
+    const std::size_t slash = name.find('/');
+    const bool in_constraint =
+        constrained.count(name) != 0 ||
+        (slash != std::string::npos && constrained.count(name.substr(slash + 1)) != 0);
+    if (!in_constraint && reads.by_literal.count(name) != 0) {
+      by_literals.insert(name);
+    } else if (in_constraint || covers(reads, name)) {
       told_apart.insert(name);
     }
   }
+  if (!told_apart.empty()) {
+    told_apart.insert(by_literals.begin(), by_literals.end());
+    by_literals.clear();
+  }
   Plan plan;
-  // Telling nodes apart reads every device of theirs: a step each.
-  if (!told_apart.empty() && options.budget != nullptr) {
-    std::size_t devices_read = 0;
+  // Telling nodes apart reads every device of theirs: a step each; a look-up of a literal too.
+  std::size_t steps = 0;
+  std::vector<bool> literal_equal(node_count, false);  // a device's value equals a literal
+  if (!told_apart.empty()) {
     for (const Node& node : state.nodes()) {
-      devices_read += node.devices.size();
-    }
-    if (!options.budget->take(devices_read)) {
-      plan.budget_exhausted = true;
-      return plan;
+      steps += node.devices.size();
     }
   }
+  for (const std::string& name : by_literals) {
+    const std::vector<std::string>& literals = reads.by_literal.at(name);
+    for (const std::string& literal : literals) {
+      if (options.budget != nullptr && ++steps > options.budget->left()) {
+        break;  // the charge below fails
+      }
+      for (std::size_t n : shapes.nodes_with_value(state, name, literal)) {
+        steps += literal_equal[n] ? 0 : state.nodes()[n].devices.size();
+        literal_equal[n] = true;
+      }
+    }
+  }
+  if (steps != 0 && options.budget != nullptr && !options.budget->take(steps)) {
+    plan.budget_exhausted = true;
+    return plan;
+  }
+  const AttributeNames& projected = told_apart.empty() ? by_literals : told_apart;
   for (const std::vector<std::size_t>& shape : shapes.shapes()) {
     std::map<std::string, std::size_t> by_projection;  // -> index in plan.groups
     std::optional<std::size_t> whole;                  // the group, when nothing tells apart
@@ -1148,7 +1244,7 @@ Plan plan_groups(const k8s::ClaimSpec& spec, const ClusterState& state,
         plan.groups.push_back({n});
         continue;
       }
-      if (told_apart.empty()) {
+      if (told_apart.empty() && !literal_equal[n]) {
         if (!whole) {
           whole = plan.groups.size();
           plan.groups.emplace_back();
@@ -1156,7 +1252,7 @@ Plan plan_groups(const k8s::ClaimSpec& spec, const ClusterState& state,
         plan.groups[*whole].push_back(n);
         continue;
       }
-      std::string projection = projection_key(state, state.nodes()[n], told_apart);
+      std::string projection = projection_key(state, state.nodes()[n], projected);
       const auto [it, fresh] = by_projection.try_emplace(std::move(projection), plan.groups.size());
       if (fresh) {
         plan.groups.emplace_back();
@@ -1234,14 +1330,24 @@ const NodeFeasibility* ClaimFeasibility::closest() const {
 
 ClaimFeasibility check_feasibility(const k8s::ClaimSpec& spec, const ClusterState& state,
                                    const FeasibilityOptions& options) {
-  Plan plan;
-  if (options.shapes != nullptr) {
-    plan = plan_groups(spec, state, options, *options.shapes);
-    if (plan.budget_exhausted) {
-      return budget_exhausted_result(options.budget);
+  // Telling devices apart by literal first; in the rare case where that may not be exact, by
+  // value.
+  for (const bool by_literal : {true, false}) {
+    Plan plan;
+    if (options.shapes != nullptr) {
+      plan = plan_groups(spec, state, options, *options.shapes, by_literal);
+      if (plan.budget_exhausted) {
+        return budget_exhausted_result(options.budget);
+      }
+    }
+    plan.by_literal = by_literal;
+    ClaimChecker checker(spec, state, options, std::move(plan));
+    ClaimFeasibility result = checker.run();
+    if (!checker.literal_guard_failed()) {
+      return result;
     }
   }
-  return ClaimChecker(spec, state, options, std::move(plan)).run();
+  return {};  // not reached: without by_literal the guard does not apply
 }
 
 std::vector<NodeFeasibility> per_node(const ClaimFeasibility& result, const ClusterState& state) {

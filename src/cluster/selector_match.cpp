@@ -1,5 +1,7 @@
 #include "topoguard/cluster/selector_match.h"
 
+#include <algorithm>
+
 namespace topoguard::cluster {
 
 namespace {
@@ -62,10 +64,14 @@ cel::Capacity PublishedDevice::all_capacity() const {
   return capacity;
 }
 
-Match SelectorSet::match(const cel::DeviceView& device, std::string* why) const {
+Match SelectorSet::match(const cel::DeviceView& device, std::string* why,
+                         std::uint64_t* cost) const {
   Match match = Match::kYes;
   for (const cel::Program& program : *programs_) {
     const cel::Evaluation evaluation = cel::evaluate(program, device);
+    if (cost != nullptr) {
+      *cost = std::max(*cost, evaluation.cost);
+    }
     switch (evaluation.outcome) {
       case cel::Outcome::kTrue:
         break;

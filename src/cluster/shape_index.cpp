@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <tuple>
 #include <unordered_set>
@@ -48,12 +49,20 @@ void put_optional(std::string& key, const std::optional<std::string>& text) {
   }
 }
 
+// A per-node attribute's value is left out, its type kept: a selector that only compares it with
+// string literals then sees the same on every node of a shape but where it equals one.
+void put_left_out(std::string& key, const AttributeValue& value) {
+  key.push_back('*');
+  key.push_back(static_cast<char>(value.type));
+  key.push_back(value.list ? 'l' : 's');
+}
+
 void put_attributes(std::string& key, const Device& device, const AttributeNames& per_node) {
   put(key, static_cast<std::int64_t>(device.attributes.size()));
   for (const auto& [name, value] : device.attributes) {
     put(key, name);
     if (per_node.count(name) != 0) {
-      key.push_back('*');
+      put_left_out(key, value);
     } else {
       key.push_back('=');
       put_value(key, value);
@@ -66,7 +75,7 @@ void put_attributes(std::string& key, const Device& device, const AttributeNames
   for (const auto& [name, value] : device.other_short_attributes()) {
     put(key, name);
     if (per_node.count(device.driver.get() + "/" + name) != 0) {
-      key.push_back('*');  // projected with the qualified one (projection_key)
+      put_left_out(key, value);  // projected with the qualified one (projection_key)
     } else {
       key.push_back('=');
       put_value(key, value);
@@ -210,6 +219,41 @@ std::optional<std::size_t> find_node(const ClusterState& state, std::string_view
   return static_cast<std::size_t>(it - nodes.begin());
 }
 
+std::string look_key(const Device& device, const SelectorReads& reads) {
+  std::string key;
+  put(key, device.driver.get());
+  key.push_back(device.allow_multiple_allocations ? 'm' : 'o');
+  put(key, static_cast<std::int64_t>(device.capacity.size()));
+  for (const auto& [name, quantity] : device.capacity) {
+    put(key, name);
+    put(key, quantity);
+  }
+  for (const auto& [name, value] : device.attributes) {
+    const std::string_view domain = std::string_view(name).substr(0, name.find('/'));
+    const bool whole = reads.all || reads.domains.count(domain) != 0;
+    if (!whole && reads.attributes.count(name) == 0) {
+      continue;
+    }
+    put(key, name);
+    const auto literals = whole ? reads.by_literal.end() : reads.by_literal.find(name);
+    if (literals == reads.by_literal.end()) {
+      key.push_back('=');
+      put_value(key, value);
+    } else if (value.type == AttributeValue::Type::kString && !value.list &&
+               value.values.size() == 1) {
+      const auto& text = std::get<std::string>(value.values[0]);
+      const auto equal = std::lower_bound(literals->second.begin(), literals->second.end(), text);
+      key.push_back('L');
+      put(key, equal != literals->second.end() && *equal == text
+                   ? static_cast<std::int64_t>(equal - literals->second.begin())
+                   : std::int64_t{-1});
+    } else {
+      put_left_out(key, value);
+    }
+  }
+  return key;
+}
+
 std::string shape_key(const ClusterState& state, const Node& node, const AttributeNames& per_node) {
   std::string key;
   key.push_back(node.incomplete ? 'i' : 'c');
@@ -329,6 +373,43 @@ NodeShapes ShapeIndex::view(const ClusterState& state) const {
     out.shape_of_[n] = *slot;
   }
   return out;
+}
+
+std::uint64_t NodeShapes::value_hash(std::string_view attribute, std::string_view text) {
+  const std::uint64_t name_hash = std::hash<std::string_view>{}(attribute);
+  return name_hash * 0x9E3779B97F4A7C15ULL ^ std::hash<std::string_view>{}(text);
+}
+
+std::vector<std::size_t> NodeShapes::nodes_with_value(const ClusterState& state,
+                                                      std::string_view attribute,
+                                                      std::string_view text) const {
+  ValueIndex& index = *values_;
+  std::call_once(index.built, [&] {
+    for (std::size_t n = 0; n < state.nodes().size(); ++n) {
+      for (std::size_t d : state.nodes()[n].devices) {
+        const Device& device = state.devices()[d];
+        for (const std::string& name : per_node_) {
+          const AttributeValue* value = device.attribute(name);
+          if (value != nullptr && value->type == AttributeValue::Type::kString && !value->list &&
+              value->values.size() == 1) {
+            index.entries.emplace_back(value_hash(name, std::get<std::string>(value->values[0])),
+                                       static_cast<std::uint32_t>(n));
+          }
+        }
+      }
+    }
+    std::sort(index.entries.begin(), index.entries.end());
+    index.entries.erase(std::unique(index.entries.begin(), index.entries.end()),
+                        index.entries.end());
+  });
+  const std::uint64_t hash = value_hash(attribute, text);
+  auto it = std::lower_bound(index.entries.begin(), index.entries.end(),
+                             std::pair<std::uint64_t, std::uint32_t>(hash, 0));
+  std::vector<std::size_t> nodes;
+  for (; it != index.entries.end() && it->first == hash; ++it) {
+    nodes.push_back(it->second);
+  }
+  return nodes;
 }
 
 NodeShapes NodeShapes::of(const ClusterState& state, const ShapeOptions& options) {

@@ -2,6 +2,7 @@
 // that treat devices alike when everything their selectors can see of them is alike.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,11 @@ struct DeviceReads {
   // computed key): any attribute may be read. `device.driver`, `device.capacity` and
   // `device.allowMultipleAllocations` are not counted here.
   bool any_attribute = false;
+  // Of `attributes`, those whose every read is compared for equality with string literals
+  // (`==`, `!=`, `in` a list of them) or tested with has(): qualified name -> the literals,
+  // sorted, unique. The expression tells such an attribute's values apart only by which of those
+  // literals they equal (and the cost of the comparisons, which grows with the shorter string).
+  std::map<std::string, std::vector<std::string>, std::less<>> compared_to_literals;
 };
 
 [[nodiscard]] DeviceReads device_reads(const Expr& root);

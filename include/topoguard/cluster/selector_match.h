@@ -49,8 +49,10 @@ class SelectorSet {
   explicit SelectorSet(const std::vector<cel::Program>& programs) : programs_(&programs) {}
 
   // kNo when a selector is false; else kUnknown when one is not exactly true; else kYes.
-  // `why` (optional) receives the evaluator's reason for an unknown answer.
-  [[nodiscard]] Match match(const cel::DeviceView& device, std::string* why = nullptr) const;
+  // `why` (optional) receives the evaluator's reason for an unknown answer; `cost` (optional)
+  // the largest cost one selector's evaluation took.
+  [[nodiscard]] Match match(const cel::DeviceView& device, std::string* why = nullptr,
+                            std::uint64_t* cost = nullptr) const;
 
  private:
   const std::vector<cel::Program>* programs_;

@@ -5,8 +5,10 @@
 // they come from, the order the allocator tries the devices in, and whether the node is
 // incomplete. Devices available to all nodes are the same device on each node. What differs per
 // node and no claim usually reads (a GPU's uuid, a node-name attribute) can be left out: the
-// values of `per_node_attributes`; a claim whose selectors or constraints read one of those is
-// told apart per node when it is checked (feasibility.cpp), so the grouping stays exact.
+// values of `per_node_attributes` (their types are kept); a claim whose selectors or constraints
+// read one of those is told apart per node when it is checked (feasibility.cpp), so the grouping
+// stays exact; one whose selectors only compare it with string literals, only the nodes where it
+// equals one of them (nodes_with_value()).
 // Allocations are not part of a shape: a node holding an allocated device is checked on its own.
 //
 // Two structures, for a watch cache that publishes immutable ClusterState snapshots:
@@ -18,6 +20,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -50,13 +56,27 @@ class NodeShapes {
   // Per node index, its shape (index into shapes()).
   [[nodiscard]] const std::vector<std::size_t>& shape_of() const { return shape_of_; }
   [[nodiscard]] const AttributeNames& per_node_attributes() const { return per_node_; }
+  // The nodes (indexes, ascending) with a device whose per-node attribute `attribute` is the
+  // string `text`, and maybe a few others (values are indexed by hash). `state` is the one the
+  // shapes are of; the index is built on the first call, in O(devices), and then shared by
+  // copies. Thread-safe.
+  [[nodiscard]] std::vector<std::size_t> nodes_with_value(const ClusterState& state,
+                                                          std::string_view attribute,
+                                                          std::string_view text) const;
 
  private:
   friend class ShapeIndex;
 
+  struct ValueIndex {
+    std::once_flag built;
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> entries;  // (value_hash, node), sorted
+  };
+  static std::uint64_t value_hash(std::string_view attribute, std::string_view text);
+
   std::vector<std::vector<std::size_t>> shapes_;
   std::vector<std::size_t> shape_of_;
   AttributeNames per_node_;
+  std::shared_ptr<ValueIndex> values_ = std::make_shared<ValueIndex>();
 };
 
 // Node shapes by node name, kept up to date per node. Not thread-safe while updated.
@@ -102,6 +122,23 @@ class ShapeIndex {
 // nodes exactly when they publish the same values of those attributes on the same positions.
 [[nodiscard]] std::string projection_key(const ClusterState& state, const Node& node,
                                          const AttributeNames& names);
+
+// What a set of selectors reads of a device's attributes (cel::device_reads of each).
+struct SelectorReads {
+  AttributeNames attributes;  // qualified names read with literal keys
+  AttributeNames domains;     // domains whose attributes may all be read
+  bool all = false;           // any attribute may be read
+  // Of `attributes`, those every selector only compares with string literals (and tests with
+  // has()): name -> the literals, sorted, unique.
+  std::map<std::string, std::vector<std::string>, std::less<>> by_literal;
+};
+
+// What selectors reading `reads` can see of `device`, as a string equal for devices they cannot
+// tell apart: driver, capacity, allowMultipleAllocations and the attributes read; an attribute
+// of `reads.by_literal` whose value is a single string by the literal it equals (or none), any
+// other value by its type (a comparison with a string literal is false or an error whatever it
+// holds).
+[[nodiscard]] std::string look_key(const Device& device, const SelectorReads& reads);
 
 // Everything feasibility reads of `node`'s devices, as a string equal for nodes of one shape;
 // the values of `per_node` attributes are left out.

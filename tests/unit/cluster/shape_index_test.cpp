@@ -155,12 +155,33 @@ spec:
     return out;
   }
 
-  // A claim's spec.devices, YAML.
-  std::string claim(const Generated& cluster) {
+  // A claim's spec.devices, YAML; its GPU request selects with `gpu_expression` when given.
+  std::string claim(const Generated& cluster, const std::string& gpu_expression = "") {
     const int gpus = std::vector<int>{1, 2, 4}[static_cast<std::size_t>(below(3))];
     const int nics = 1 + below(2);
     std::string gpu_selector;
-    switch (below(6)) {
+    const auto some_uuid = [&] {
+      return cluster.gpu_uuids[static_cast<std::size_t>(
+          below(static_cast<int>(cluster.gpu_uuids.size())))];
+    };
+    switch (gpu_expression.empty() ? below(9) : -1) {
+      case -1:
+        gpu_selector = "selectors: [{cel: {expression: '" + gpu_expression + "'}}], ";
+        break;
+      case 4:
+        gpu_selector = "selectors: [{cel: {expression: 'device.attributes[\"gpu.nvidia.com\"].uuid "
+                       "!= \"" + some_uuid() + "\"'}}], ";
+        break;
+      case 5:
+        gpu_selector = "selectors: [{cel: {expression: 'device.attributes[\"gpu.nvidia.com\"].uuid "
+                       "in [\"" + some_uuid() + "\", \"" + some_uuid() + "\", \"GPU-x\"]'}}], ";
+        break;
+      case 6:
+        gpu_selector = "selectors: [{cel: {expression: 'has(device.attributes[\"gpu.nvidia.com\"]."
+                       "uuid) && device.attributes[\"gpu.nvidia.com\"].uuid != \"GPU-x\"'}}, "
+                       "{cel: {expression: 'device.attributes[\"topology.example.com\"].node != "
+                       "\"node-7\"'}}], ";
+        break;
       case 0:
         gpu_selector =
             "selectors: [{cel: {expression: 'device.attributes[\"gpu.nvidia.com\"]."
@@ -362,6 +383,94 @@ TEST(ShapeIndexTest, GroupedResultsEqualNodeByNode) {
   }
 }
 
+// Selectors that only compare a per-node attribute (a GPU's uuid) with string literals: by shape,
+// the nodes where a value equals a literal are told apart and the others stay grouped, and the
+// result is the one node by node. A literal long enough, with a selector costly enough, that
+// devices differing only in that value might not cost alike is checked by value instead, with
+// the same result.
+TEST(ShapeIndexTest, LiteralComparisonsGroupAsNodeByNode) {
+  std::size_t checks = 0;
+  std::size_t grouped = 0;
+  const std::string costly_tail = [] {
+    std::string list;
+    for (int i = 0; i < 1000; ++i) {
+      list += i == 0 ? "0" : ",0";
+    }
+    return " && [" + list + "].all(x, x >= 0)";
+  }();
+  for (unsigned seed = 1; seed <= 30; ++seed) {
+    ClusterGenerator generator(seed + 100);
+    const Generated cluster = generator.cluster();
+    const ClusterState state = testing::build_state(cluster.yaml);
+    const NodeShapes shapes = NodeShapes::of(
+        state, ShapeOptions{AttributeNames{"gpu.nvidia.com/uuid", "gpu.nvidia.com/productName",
+                                           "topology.example.com/node"}});
+    const std::string uuid = "device.attributes[\"gpu.nvidia.com\"].uuid";
+    const std::string some = cluster.gpu_uuids[seed % cluster.gpu_uuids.size()];
+    for (const std::string& expression : {
+             uuid + " != \"GPU-x\"",
+             uuid + " != \"" + some + "\"",
+             "\"" + some + "\" == " + uuid,
+             uuid + " in [\"" + some + "\", \"" + cluster.gpu_uuids.front() + "\"]",
+             "!has(" + uuid + ") || " + uuid + " != \"" + some + "\"",
+             uuid + " != \"" + std::string(7000, 'x') + "\"" + costly_tail,
+         }) {
+      const k8s::ClaimSpec spec = read_spec(generator.claim(cluster, expression));
+      FeasibilityOptions options;
+      const std::string expected = describe(check_feasibility(spec, state, options), state);
+      options.shapes = &shapes;
+      const ClaimFeasibility result = check_feasibility(spec, state, options);
+      ASSERT_EQ(describe(result, state), expected)
+          << "seed " << seed << " selector " << expression.substr(0, 200) << "\n"
+          << cluster.yaml;
+      ++checks;
+      grouped += result.nodes.size() < state.nodes().size() ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(checks, 30u * 6u);
+  EXPECT_GT(grouped, checks / 3);
+}
+
+// What selectors can see of a device: devices alike in everything read share a key; a value
+// compared only with literals counts by the literal it equals.
+TEST(ShapeIndexTest, LookKeysTellDevicesApartByWhatSelectorsRead) {
+  const ClusterState state = testing::build_state(R"(apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s}
+spec:
+  driver: d
+  nodeName: n
+  pool: {name: p, resourceSliceCount: 1}
+  devices:
+  - {name: a, attributes: {uuid: {string: u1}, model: {string: m}}}
+  - {name: b, attributes: {uuid: {string: u2}, model: {string: m}}}
+  - {name: c, attributes: {uuid: {string: u3}, model: {string: other}}}
+  - {name: e, attributes: {uuid: {int: 4}, model: {string: m}}}
+  - {name: f, attributes: {uuid: {string: u1}, model: {string: m}}, capacity: {mem: {value: 1Gi}}}
+)");
+  const auto key = [&](std::size_t d, const SelectorReads& reads) {
+    return look_key(state.devices()[d], reads);
+  };
+  SelectorReads model_only;
+  model_only.attributes = {"d/model"};
+  EXPECT_EQ(key(0, model_only), key(1, model_only));
+  EXPECT_EQ(key(0, model_only), key(3, model_only));
+  EXPECT_NE(key(0, model_only), key(2, model_only));
+  EXPECT_NE(key(0, model_only), key(4, model_only));  // capacity is always read
+  SelectorReads by_value = model_only;
+  by_value.attributes.insert("d/uuid");
+  EXPECT_NE(key(0, by_value), key(1, by_value));
+  SelectorReads by_literal = by_value;
+  by_literal.by_literal["d/uuid"] = {"u2"};
+  EXPECT_NE(key(0, by_literal), key(1, by_literal));  // u2 is the literal
+  by_literal.by_literal["d/uuid"] = {"u9"};
+  EXPECT_EQ(key(0, by_literal), key(1, by_literal));  // neither is
+  EXPECT_NE(key(0, by_literal), key(3, by_literal));  // an int, not a string
+  SelectorReads whole_domain = by_literal;
+  whole_domain.domains = {"d"};
+  EXPECT_NE(key(0, whole_domain), key(1, whole_domain));
+}
+
 // A step budget never changes an answer it suffices for, and past it the answer is unknown with
 // nothing else said (no publication to warn about): random clusters and claims, by shape and
 // node by node, with budgets from none to more than enough.
@@ -423,8 +532,9 @@ TEST(ShapeIndexTest, StepBudgetIsSharedBetweenChecks) {
   EXPECT_TRUE(budget.exhausted());
 }
 
-// Nodes that differ only in per-node attributes share a shape; a claim reading one of them is
-// evaluated per node.
+// Nodes that differ only in per-node attributes share a shape; a claim whose selectors only
+// compare one of them with string literals tells apart the nodes where it equals one, a claim
+// reading it otherwise every node.
 TEST(ShapeIndexTest, PerNodeAttributesGroupUnlessRead) {
   std::string yaml =
       "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\n"
@@ -440,31 +550,45 @@ TEST(ShapeIndexTest, PerNodeAttributesGroupUnlessRead) {
   const NodeShapes shapes = NodeShapes::of(state);
   EXPECT_EQ(shapes.per_node_attributes(), AttributeNames{"d/uuid"});
   ASSERT_EQ(shapes.shapes().size(), 1u);
+  const auto selecting = [](const std::string& expression) {
+    return read_spec("{requests: [{name: g, exactly: {deviceClassName: gpu, selectors: [{cel: "
+                     "{expression: '" + expression + "'}}]}}]}");
+  };
   FeasibilityOptions options;
   options.shapes = &shapes;
-  const auto by_model = check_feasibility(
-      read_spec("{requests: [{name: g, exactly: {deviceClassName: gpu, selectors: [{cel: "
-                "{expression: 'device.attributes[\"d\"].model == \"m\"'}}]}}]}"),
-      state, options);
+  const auto by_model = check_feasibility(selecting("device.attributes[\"d\"].model == \"m\""),
+                                          state, options);
   EXPECT_EQ(by_model.nodes.size(), 1u);
   EXPECT_EQ(per_node(by_model, state).size(), 20u);
-  const auto by_uuid = check_feasibility(
-      read_spec("{requests: [{name: g, exactly: {deviceClassName: gpu, selectors: [{cel: "
-                "{expression: 'device.attributes[\"d\"].uuid == \"u3\"'}}]}}]}"),
-      state, options);
-  EXPECT_EQ(by_uuid.nodes.size(), 20u);
+  // n13 publishes u3: it is told apart, the 19 others are one group.
+  const auto by_uuid = check_feasibility(selecting("device.attributes[\"d\"].uuid == \"u3\""),
+                                         state, options);
+  ASSERT_EQ(by_uuid.nodes.size(), 2u);
+  EXPECT_EQ(by_uuid.node_groups[1], std::vector<std::size_t>{3});
   EXPECT_EQ(by_uuid.verdict, Verdict::kSatisfiable);
-  // Telling the 20 nodes apart reads 20 devices: a budget of 19 stops before reading any.
+  // A literal no device publishes: one group, and a handful of steps.
   StepBudget budget(19);
   options.budget = &budget;
+  const auto unequal = check_feasibility(
+      selecting("device.attributes[\"d\"].uuid != \"GPU-x\""), state, options);
+  EXPECT_EQ(unequal.verdict, Verdict::kSatisfiable);
+  EXPECT_EQ(unequal.nodes.size(), 1u);
+  EXPECT_LT(budget.spent(), 19u);
+  // Read otherwise, the uuid tells every node apart: reading the 20 devices is past a budget
+  // of 19, which stops before reading any.
+  StepBudget small(19);
+  options.budget = &small;
   const auto over_budget = check_feasibility(
-      read_spec("{requests: [{name: g, exactly: {deviceClassName: gpu, selectors: [{cel: "
-                "{expression: 'device.attributes[\"d\"].uuid != \"u3\"'}}]}}]}"),
-      state, options);
+      selecting("device.attributes[\"d\"].uuid.startsWith(\"u3\")"), state, options);
   EXPECT_TRUE(over_budget.budget_exhausted);
   EXPECT_EQ(over_budget.verdict, Verdict::kUnknown);
   EXPECT_TRUE(over_budget.nodes.empty());
-  EXPECT_EQ(budget.spent(), 0u);
+  EXPECT_EQ(small.spent(), 0u);
+  options.budget = nullptr;
+  EXPECT_EQ(check_feasibility(selecting("device.attributes[\"d\"].uuid.startsWith(\"u3\")"),
+                              state, options)
+                .nodes.size(),
+            20u);
 }
 
 // An index kept up to date node by node places nodes as one built from the new state does.
