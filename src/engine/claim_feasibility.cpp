@@ -5,6 +5,7 @@
 
 #include "messages.h"
 #include "topoguard/cluster/feasibility.h"
+#include "topoguard/cluster/feasibility_cache.h"
 #include "topoguard/engine/json_patch.h"
 #include "topoguard/k8s/object.h"
 
@@ -34,8 +35,21 @@ const k8s::DeviceConstraint* alignment_constraint(const k8s::ClaimSpec& spec,
   return nullptr;
 }
 
+// The key of `spec`'s answers in a feasibility cache: where its devices sit in `object`, the
+// object it was read from, and their JSON.
+std::string spec_key(const Json& object, const k8s::ClaimSpec& spec) {
+  const Json::json_pointer pointer(spec.devices_pointer);
+  return object.contains(pointer) ? spec.devices_pointer + "\n" + object.at(pointer).dump()
+                                  : std::string();
+}
+
+struct FixedSpec {
+  k8s::ClaimSpec spec;
+  std::string key;  // spec_key()
+};
+
 // The claim as topoguard's fixes would leave it, when they add an alignment constraint.
-std::optional<k8s::ClaimSpec> fixed_spec(const Json& object, const ClaimVerdict& verdict) {
+std::optional<FixedSpec> fixed_spec(const Json& object, const ClaimVerdict& verdict) {
   JsonPatch operations;
   for (const ClaimFinding& finding : verdict.findings) {
     operations.insert(operations.end(), finding.fix.begin(), finding.fix.end());
@@ -48,7 +62,11 @@ std::optional<k8s::ClaimSpec> fixed_spec(const Json& object, const ClaimVerdict&
     return std::nullopt;
   }
   auto spec = k8s::read_claim_spec(*fixed);
-  return spec ? std::optional(std::move(spec).value()) : std::nullopt;
+  if (!spec) {
+    return std::nullopt;
+  }
+  std::string key = spec_key(*fixed, *spec);
+  return FixedSpec{std::move(spec).value(), std::move(key)};
 }
 
 std::string request_pointer(const k8s::ClaimSpec& spec, const std::string& label) {
@@ -64,15 +82,18 @@ std::string request_pointer(const k8s::ClaimSpec& spec, const std::string& label
 // The nodes that could hold `spec` as written, when on each of them (and there is one) the
 // hardware cannot hold `fixed`, the claim with the alignment constraint; empty otherwise.
 std::vector<std::string> alignment_impossible_on(const k8s::ClaimSpec& spec,
-                                                 const k8s::ClaimSpec& fixed,
+                                                 const std::string& key,
+                                                 const FixedSpec& fixed,
                                                  const cluster::ClusterState& state,
                                                  cluster::FeasibilityOptions options) {
   options.with_allocations = false;
   // Node by node: with node shapes, the two claims may group nodes differently.
+  options.spec_key = key;
   const std::vector<cluster::NodeFeasibility> as_written =
-      cluster::per_node(cluster::check_feasibility(spec, state, options), state);
+      cluster::per_node(*cluster::check_feasibility_cached(spec, state, options), state);
+  options.spec_key = fixed.key;
   const std::vector<cluster::NodeFeasibility> aligned =
-      cluster::per_node(cluster::check_feasibility(fixed, state, options), state);
+      cluster::per_node(*cluster::check_feasibility_cached(fixed.spec, state, options), state);
   std::vector<std::string> nodes;
   for (std::size_t i = 0; i < as_written.size() && i < aligned.size(); ++i) {
     if (as_written[i].verdict != cluster::Verdict::kSatisfiable) {
@@ -90,26 +111,33 @@ std::vector<std::string> alignment_impossible_on(const k8s::ClaimSpec& spec,
 
 void check_claim_feasibility(const Json& object, const k8s::ClaimSpec& spec, ClaimVerdict& verdict,
                              const cluster::ClusterState& state, const policy::Policy& policy,
-                             const cluster::NodeShapes* shapes, cluster::StepBudget* budget) {
+                             const cluster::NodeShapes* shapes, cluster::FeasibilityCache* cache,
+                             cluster::StepBudget* budget) {
   std::vector<ClaimFinding>& findings = verdict.findings;
   const k8s::DeviceConstraint* constraint = alignment_constraint(spec, verdict, policy);
   const bool what_if = constraint == nullptr;
-  std::optional<k8s::ClaimSpec> fixed;
+  std::optional<FixedSpec> fixed;
   if (what_if) {
     fixed = fixed_spec(object, verdict);
-    if (!fixed || !has_alignment_constraint(*fixed, policy)) {
+    if (!fixed || !has_alignment_constraint(fixed->spec, policy)) {
       return;
     }
   }
-  const k8s::ClaimSpec& target = what_if ? *fixed : spec;
+  const std::string key = cache != nullptr ? spec_key(object, spec) : std::string();
+  const k8s::ClaimSpec& target = what_if ? fixed->spec : spec;
   cluster::FeasibilityOptions options;
   const k8s::ObjectRef ref = k8s::object_ref(object);
   options.own_claim = ref.namespace_name + "/" + ref.name;
   options.shapes = shapes;
   options.budget = budget;
-  const cluster::ClaimFeasibility feasibility = cluster::check_feasibility(target, state, options);
+  options.cache = cache;
+  options.spec_key = what_if ? fixed->key : key;
+  const cluster::ClaimFeasibilityPtr answer =
+      cluster::check_feasibility_cached(target, state, options);
+  const cluster::ClaimFeasibility& feasibility = *answer;
   if (what_if && verdict.misalignment == policy::RuleId::kNumaOnlyAlignment) {
-    const std::vector<std::string> nodes = alignment_impossible_on(spec, target, state, options);
+    const std::vector<std::string> nodes =
+        alignment_impossible_on(spec, key, *fixed, state, options);
     for (ClaimFinding& finding : findings) {
       if (!nodes.empty() && finding.rule == policy::RuleId::kNumaOnlyAlignment) {
         finding.alignment_impossible = true;

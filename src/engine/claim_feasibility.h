@@ -13,6 +13,7 @@
 #include "claim_alignment.h"
 #include "topoguard/cluster/cluster_state.h"
 #include "topoguard/cluster/feasibility.h"
+#include "topoguard/cluster/feasibility_cache.h"
 #include "topoguard/cluster/shape_index.h"
 #include "topoguard/common/json.h"
 #include "topoguard/k8s/claim_view.h"
@@ -22,10 +23,12 @@ namespace topoguard::engine {
 
 // `object` is the claim or template `spec` was read from; `verdict` its alignment verdict
 // (its fixes are the what-if), which gets the new findings. `shapes`: the state's node shapes,
-// or null to check node by node (the same answers). `budget` (null: unbounded) bounds the
-// checks' work; an answer past it is unknown and adds no finding.
+// or null to check node by node (the same answers). `cache` (null: none) keeps answers for
+// `state`, by claim spec. `budget` (null: unbounded) bounds the checks' work; an answer past it
+// is unknown and adds no finding.
 void check_claim_feasibility(const Json& object, const k8s::ClaimSpec& spec, ClaimVerdict& verdict,
                              const cluster::ClusterState& state, const policy::Policy& policy,
-                             const cluster::NodeShapes* shapes, cluster::StepBudget* budget);
+                             const cluster::NodeShapes* shapes, cluster::FeasibilityCache* cache,
+                             cluster::StepBudget* budget);
 
 }  // namespace topoguard::engine

@@ -149,7 +149,7 @@ class PolicyEvaluator {
         (enabled(RuleId::kUnsatisfiableAlignment) || enabled(RuleId::kAttributeNotPublished) ||
          policy_.rule(RuleId::kNumaOnlyAlignment).when_alignment_impossible)) {
       check_claim_feasibility(object_, *spec, verdict, *state, policy_, inventory_.node_shapes(),
-                              feasibility_budget_);
+                              inventory_.feasibility_cache(), feasibility_budget_);
     }
     for (ClaimFinding& finding : verdict.findings) {
       emit(finding.rule, finding.pointer, std::move(finding.message), std::move(finding.fix),

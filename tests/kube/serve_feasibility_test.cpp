@@ -2,11 +2,11 @@
 // --kubeconfig --threads=4`, failing closed, as deployed. The fake API server holds a generated
 // cluster of 2,000 nodes whose GPUs each publish a unique uuid, as NVIDIA's driver does. Hostile
 // clients (several usernames) send templates whose GPU selector reads that uuid, with a new
-// string each time, so no node shape can stand for another node; a legitimate client sends
+// string each time (which once made every node its own group); a legitimate client sends
 // aligned templates alongside. Behaviour is asserted, not timing (bench/feasibility-load.sh
 // measures latency): the legitimate client gets every answer, and its feasibility is checked;
-// every hostile review is answered with its verdict, and where the feasibility budget ran out
-// the answer says feasibility is unknown, counted in /metrics, never a warning or a denial.
+// every hostile review is answered with its verdict, its feasibility checked or, where the lane
+// gave no share, unknown, counted in /metrics, never a warning or a denial.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -306,8 +306,10 @@ TEST_F(ServeFeasibilityTest, AdversarialUuidSelectorsLeaveTheLegitimateClientAns
   }
   EXPECT_GT(legitimate_checked, 0u);
 
-  // Every hostile review answered with its verdict (aligned: allowed); feasibility unknown, not
-  // a warning, where its budget ran out: telling 2,000 nodes apart by uuid is past the default.
+  // Every hostile review answered with its verdict (aligned: allowed), never warned of: its
+  // selector only compares the uuid with a literal no GPU has, so the nodes stay grouped by
+  // shape and feasibility is checked within the budget (satisfiable), or, where the requester
+  // had no share left, unknown.
   std::size_t hostile_unknown = 0;
   std::size_t hostile_answers = 0;
   for (const std::vector<Answer>& answers : hostile) {
@@ -322,7 +324,7 @@ TEST_F(ServeFeasibilityTest, AdversarialUuidSelectorsLeaveTheLegitimateClientAns
     }
   }
   EXPECT_GE(hostile_answers, static_cast<std::size_t>(kHostileClients * kHostileReviewsEach));
-  EXPECT_EQ(hostile_unknown, hostile_answers);
+  EXPECT_LT(hostile_unknown, hostile_answers);
 
   const std::string text = metrics();
   const auto counted = [&](const std::string& reason) -> long long {

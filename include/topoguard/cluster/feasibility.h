@@ -34,6 +34,8 @@
 
 namespace topoguard::cluster {
 
+class FeasibilityCache;
+
 enum class Verdict { kSatisfiable, kUnsatisfiable, kUnknown };
 [[nodiscard]] std::string_view verdict_name(Verdict verdict);
 
@@ -165,6 +167,11 @@ struct FeasibilityOptions {
   const NodeShapes* shapes = nullptr;
   // Not owned. Null: no bound but max_steps_per_node.
   StepBudget* budget = nullptr;
+  // Answers kept for this state (not owned; check_feasibility_cached(), feasibility_cache.h),
+  // under `spec_key`: a text equal only for specs that read alike (the JSON of the claim's
+  // devices, with where it sits). Null or empty: nothing is kept.
+  FeasibilityCache* cache = nullptr;
+  std::string spec_key;
 };
 
 // Whether `value` is in the standard format of `attribute`: `pci<domain>:<bus>` (lower-case

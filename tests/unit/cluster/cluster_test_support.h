@@ -12,6 +12,7 @@
 
 #include "topoguard/cluster/cluster_state.h"
 #include "topoguard/common/yaml_document.h"
+#include "topoguard/k8s/claim_view.h"
 #include "test_paths.h"
 
 namespace topoguard::cluster::testing {
@@ -39,6 +40,17 @@ inline ClusterState build_state(const std::string& yaml) {
     EXPECT_TRUE(added) << added.error().to_string();
   }
   return std::move(builder).finish();
+}
+
+// The spec of ResourceClaim ns/mine whose spec.devices is `devices` (YAML).
+inline k8s::ClaimSpec claim_spec(const std::string& devices) {
+  const std::vector<Json> objects = parse_documents(
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: mine, namespace: "
+      "ns}\nspec:\n  devices: " +
+      devices + "\n");
+  auto spec = k8s::read_claim_spec(objects.at(0));
+  EXPECT_TRUE(spec) << spec.error().to_string() << "\n" << devices;
+  return spec ? std::move(spec).value() : k8s::ClaimSpec{};
 }
 
 inline std::string read_corpus_file(const std::string& path) {

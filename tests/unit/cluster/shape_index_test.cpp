@@ -325,16 +325,6 @@ std::string describe(const ClaimFeasibility& result, const ClusterState& state) 
   return out.str();
 }
 
-k8s::ClaimSpec read_spec(const std::string& devices) {
-  const std::vector<Json> objects = testing::parse_documents(
-      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: mine, namespace: "
-      "ns}\nspec:\n  devices: " +
-      devices + "\n");
-  auto spec = k8s::read_claim_spec(objects.at(0));
-  EXPECT_TRUE(spec) << spec.error().to_string() << "\n" << devices;
-  return std::move(spec).value();
-}
-
 // Random clusters and claims: by shape, with per-node attributes detected, chosen or none, the
 // result is the one node by node, every node's answer included.
 TEST(ShapeIndexTest, GroupedResultsEqualNodeByNode) {
@@ -355,7 +345,7 @@ TEST(ShapeIndexTest, GroupedResultsEqualNodeByNode) {
     };
     for (int c = 0; c < 12; ++c) {
       const std::string devices = generator.claim(cluster);
-      const k8s::ClaimSpec spec = read_spec(devices);
+      const k8s::ClaimSpec spec = testing::claim_spec(devices);
       FeasibilityOptions options;
       options.own_claim = c % 4 == 0 ? "ns/other" : "ns/mine";
       options.with_allocations = c % 5 != 0;
@@ -415,7 +405,7 @@ TEST(ShapeIndexTest, LiteralComparisonsGroupAsNodeByNode) {
              "!has(" + uuid + ") || " + uuid + " != \"" + some + "\"",
              uuid + " != \"" + std::string(7000, 'x') + "\"" + costly_tail,
          }) {
-      const k8s::ClaimSpec spec = read_spec(generator.claim(cluster, expression));
+      const k8s::ClaimSpec spec = testing::claim_spec(generator.claim(cluster, expression));
       FeasibilityOptions options;
       const std::string expected = describe(check_feasibility(spec, state, options), state);
       options.shapes = &shapes;
@@ -483,7 +473,7 @@ TEST(ShapeIndexTest, StepBudgetGivesTheAnswerOrUnknown) {
     const ClusterState state = testing::build_state(cluster.yaml);
     const NodeShapes shapes = NodeShapes::of(state);
     for (int c = 0; c < 8; ++c) {
-      const k8s::ClaimSpec spec = read_spec(generator.claim(cluster));
+      const k8s::ClaimSpec spec = testing::claim_spec(generator.claim(cluster));
       FeasibilityOptions options;
       options.shapes = c % 2 == 0 ? &shapes : nullptr;
       const std::string expected = describe(check_feasibility(spec, state, options), state);
@@ -518,7 +508,7 @@ TEST(ShapeIndexTest, StepBudgetIsSharedBetweenChecks) {
   ClusterGenerator generator(3);
   const Generated cluster = generator.cluster();
   const ClusterState state = testing::build_state(cluster.yaml);
-  const k8s::ClaimSpec spec = read_spec(generator.claim(cluster));
+  const k8s::ClaimSpec spec = testing::claim_spec(generator.claim(cluster));
   StepBudget unbounded(std::numeric_limits<std::size_t>::max());
   FeasibilityOptions options;
   options.budget = &unbounded;
@@ -551,7 +541,7 @@ TEST(ShapeIndexTest, PerNodeAttributesGroupUnlessRead) {
   EXPECT_EQ(shapes.per_node_attributes(), AttributeNames{"d/uuid"});
   ASSERT_EQ(shapes.shapes().size(), 1u);
   const auto selecting = [](const std::string& expression) {
-    return read_spec("{requests: [{name: g, exactly: {deviceClassName: gpu, selectors: [{cel: "
+    return testing::claim_spec("{requests: [{name: g, exactly: {deviceClassName: gpu, selectors: [{cel: "
                      "{expression: '" + expression + "'}}]}}]}");
   };
   FeasibilityOptions options;
