@@ -163,20 +163,15 @@ Result<AdmissionRequest> read_review(dom::element review) {
   }
   parsed.name = std::move(*name);
 
-  if (user_info_member && !is_null(*user_info_member)) {
-    dom::object user_info;
-    if (user_info_member->get_object().get(user_info) != simdjson::SUCCESS) {
-      return make_error(ErrorCode::kWrongType,
-                        std::string("/request/userInfo must be an object, not ") +
-                            element_type_name(*user_info_member),
-                        "/request/userInfo");
+  // Nothing requires userInfo (the AdmissionReview contract): one that is not an object, or whose
+  // username is not a string, leaves the requester anonymous (its namespace, for shares).
+  dom::object user_info;
+  if (user_info_member && user_info_member->get_object().get(user_info) == simdjson::SUCCESS) {
+    const auto username = members_named<1>(user_info, {"username"})[0];
+    std::string_view text;
+    if (username && username->get_string().get(text) == simdjson::SUCCESS) {
+      parsed.username = std::string(text);
     }
-    auto username = string_member(members_named<1>(user_info, {"username"})[0],
-                                  "/request/userInfo/username", false);
-    if (!username) {
-      return username.error();
-    }
-    parsed.username = std::move(*username);
   }
   if (dry_run_member && !is_null(*dry_run_member)) {
     if (dry_run_member->get_bool().get(parsed.dry_run) != simdjson::SUCCESS) {

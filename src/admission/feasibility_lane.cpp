@@ -40,7 +40,8 @@ FeasibilityLane::FeasibilityLane(FeasibilityLaneOptions options)
     : options_(options),
       burst_steps_(options.burst_reviews * static_cast<double>(options.steps_per_review)),
       refill_steps_per_second_(options.refill_reviews_per_second *
-                               static_cast<double>(options.steps_per_review)) {}
+                               static_cast<double>(options.steps_per_review)),
+      share_steps_(options.share_reviews * static_cast<double>(options.steps_per_review)) {}
 
 void FeasibilityLane::refill(Requester& requester, Clock::time_point now) const {
   if (now <= requester.refilled) {
@@ -69,9 +70,6 @@ FeasibilityLane::Ticket FeasibilityLane::enter(const std::string& requester,
     return ticket;
   }
   std::lock_guard lock(mutex_);
-  if (in_lane_ >= options_.max_concurrent) {
-    return ticket;
-  }
   auto it = requesters_.find(requester);
   if (it == requesters_.end()) {
     if (requesters_.size() >= options_.max_requesters) {
@@ -85,6 +83,10 @@ FeasibilityLane::Ticket FeasibilityLane::enter(const std::string& requester,
   Requester& state = it->second;
   refill(state, now);
   if (state.in_lane >= options_.max_per_requester || state.tokens < 1) {
+    return ticket;
+  }
+  const bool within_share = state.tokens >= share_steps_;
+  if (!within_share && in_lane_ >= options_.max_concurrent) {
     return ticket;
   }
   const auto steps = static_cast<std::size_t>(

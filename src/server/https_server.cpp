@@ -374,7 +374,8 @@ struct HttpsServer::Impl {
     event_options.log = &log_transport_event;
     // Decisions on the pool are CPU-bound: more threads than CPUs would only queue on them.
     const std::size_t pool_threads = options.threads > 0 ? options.threads : http::usable_cpus();
-    // One lane for both endpoints: feasibility may take at most half the decision threads.
+    // One lane for both endpoints: requesters over their share may take at most half the
+    // decision threads for feasibility.
     std::shared_ptr<admission::FeasibilityLane> lane;
     if (cluster != nullptr) {
       admission::FeasibilityLaneOptions lane_options = options.feasibility;

@@ -229,12 +229,14 @@ TEST_F(AdversarialTest, ConnectionsPastTheCapAreClosed) {
   options_.threads = 1;  // one acceptor: the cap is exact
   start();
   std::vector<std::unique_ptr<RawTlsConnection>> held;
+  const std::string under_way = "GET /healthz HTTP/1.1\r\n";
   for (int i = 0; i < 16; ++i) {
     held.push_back(raw());
     ASSERT_TRUE(held.back()->connected());
-    ASSERT_TRUE(held.back()->send("GET /healthz HTTP/1.1\r\n"));  // a request under way
+    ASSERT_TRUE(held.back()->send(under_way));  // a request under way
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let the server read them
+  // The server has read them all (what it reads of a request counts in its byte budget).
+  ASSERT_TRUE(eventually([&] { return server_->buffered_bytes() >= 16 * under_way.size(); }));
   int connected = 0;
   for (int i = 0; i < 24; ++i) {
     connected += raw()->connected() ? 1 : 0;
@@ -397,6 +399,8 @@ TEST_F(AdversarialProcessTest, TwoThousandIdleTlsConnectionsStaySmall) {
   ASSERT_TRUE(probe_served());  // warm: the first request allocates what every request needs
   constexpr int kConnections = 2000;
   const long long before = server_.resident_bytes();
+  const std::size_t descriptors = server_.open_descriptors();
+  ASSERT_GT(descriptors, 0u);
   std::vector<std::unique_ptr<RawTlsConnection>> idle;
   for (int i = 0; i < kConnections; ++i) {
     // From two addresses: one may hold at most --max-connections-per-address (1,024).
@@ -404,7 +408,10 @@ TEST_F(AdversarialProcessTest, TwoThousandIdleTlsConnectionsStaySmall) {
                                                       i % 2 == 0 ? "127.0.0.2" : "127.0.0.3"));
     ASSERT_TRUE(idle.back()->connected()) << "connection " << i;
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // The server holds every one (a socket each), and has served a request since the last.
+  ASSERT_TRUE(eventually(
+      [&] { return server_.open_descriptors() >= descriptors + kConnections; }));
+  ASSERT_TRUE(probe_served());
   const long long open = server_.resident_bytes();
   const long long per_connection = (open - before) / kConnections;
   std::printf("resident: %lld KiB before, %lld KiB with %d idle TLS connections (%lld bytes each)\n",

@@ -8,7 +8,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -113,6 +115,14 @@ class ServeProcess {
   [[nodiscard]] long long resident_bytes() const { return status_bytes("VmRSS:"); }
   // The most resident memory the child has had so far (VmHWM), 0 when unknown.
   [[nodiscard]] long long peak_resident_bytes() const { return status_bytes("VmHWM:"); }
+  // File descriptors the child has open (its sockets among them), 0 when unknown.
+  [[nodiscard]] std::size_t open_descriptors() const {
+    std::error_code error;
+    std::filesystem::directory_iterator entries("/proc/" + std::to_string(pid_) + "/fd", error);
+    return error ? 0
+                 : static_cast<std::size_t>(std::distance(entries,
+                                                          std::filesystem::directory_iterator()));
+  }
 
  private:
   [[nodiscard]] long long status_bytes(const std::string& field) const {

@@ -2,9 +2,11 @@
 // (cluster::StepBudget) each review may spend on feasibility, so that no requester holds more
 // than its share. Feasibility is advisory: a review refused a share is still decided at once,
 // its feasibility answered *unknown*; nothing here ever waits. Shares are per requester
-// (userInfo.username, else the namespace): a few reviews at once in the lane, one of them per
-// requester, and a bucket of steps per requester refilled at a fixed rate. The clock is the
-// caller's (each call says what time it is). Thread-safe.
+// (userInfo.username, else the namespace): one review at a time per requester, and a bucket of
+// steps per requester refilled at a fixed rate. A requester whose bucket still holds its share
+// (it has spent little lately) always enters; the others, which have spent more, share a few
+// places, so requesters that spend a lot can fill those places but never keep out one that
+// does not. The clock is the caller's (each call says what time it is). Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -22,12 +24,17 @@ inline constexpr std::size_t kDefaultFeasibilitySteps = 20'000;
 
 struct FeasibilityLaneOptions {
   std::size_t steps_per_review = kDefaultFeasibilitySteps;
-  std::size_t max_concurrent = 2;     // reviews doing feasibility work at once
-  std::size_t max_per_requester = 1;  // of those, one requester's
+  // Reviews of requesters over their share (below) doing feasibility work at once, counting
+  // every review in the lane.
+  std::size_t max_concurrent = 2;
+  std::size_t max_per_requester = 1;  // reviews of one requester in the lane at once
   // A requester's bucket of steps: it holds at most `burst_reviews` reviews' steps and is
   // refilled with `refill_reviews_per_second` reviews' steps a second.
   double burst_reviews = 4;
   double refill_reviews_per_second = 4;
+  // A requester whose bucket holds at least this many reviews' steps is within its share: it
+  // enters however many reviews the lane holds (its own one at a time aside).
+  double share_reviews = 2;
   // Requesters remembered; past it, those with a full bucket and nothing in the lane are
   // forgotten, and a new requester that still finds no room gets no share.
   std::size_t max_requesters = 4096;
@@ -51,8 +58,8 @@ class FeasibilityLane {
     Ticket& operator=(const Ticket&) = delete;
     ~Ticket();
 
-    // 0: no share (the lane is full, the requester has a review in it already, or its bucket
-    // is empty).
+    // 0: no share (the requester has a review in the lane already, or its bucket is empty, or
+    // it is over its share and the lane is full).
     [[nodiscard]] std::size_t steps() const { return steps_; }
     // How many of steps() the review spent.
     void spend(std::size_t spent) { spent_ = spent; }
@@ -90,6 +97,7 @@ class FeasibilityLane {
   const FeasibilityLaneOptions options_;
   const double burst_steps_;
   const double refill_steps_per_second_;
+  const double share_steps_;
   std::mutex mutex_;
   std::size_t in_lane_ = 0;                               // guarded by mutex_
   std::unordered_map<std::string, Requester> requesters_;  // guarded by mutex_

@@ -129,6 +129,24 @@ TEST(AdmissionReviewTest, ObjectsAreBuiltWholeAndUnreadPartsStillChecked) {
   EXPECT_EQ(parse_admission_review(bad_utf8).error().code, ErrorCode::kInvalidJson);
 }
 
+// Nothing requires userInfo: one that is not an object, or a username that is not a string,
+// leaves the requester anonymous and the review is judged, not refused.
+TEST(AdmissionReviewTest, UserInfoOfAnyShapeIsJudged) {
+  const auto request = [](const std::string& user_info) {
+    return review_with_request(R"({"uid":"u","operation":"CREATE","namespace":"ml",)"
+                               R"("userInfo":)" + user_info + R"(,"object":{"kind":"Pod"}})");
+  };
+  for (const std::string user_info :
+       {R"("alice")", "[1,2]", "7", "true", "null", R"({"username":5})", R"({"username":null})",
+        R"({"groups":["g"]})"}) {
+    Result<AdmissionRequest> parsed = parse_admission_review(request(user_info));
+    ASSERT_TRUE(parsed.has_value()) << user_info << ": " << parsed.error().to_string();
+    EXPECT_EQ(parsed->username, "") << user_info;
+    EXPECT_EQ(parsed->namespace_name, "ml");
+  }
+  EXPECT_EQ(parse_admission_review(request(R"({"username":"alice"})"))->username, "alice");
+}
+
 // Strings nested inside strings do not count as nesting, so real objects pass the depth check.
 TEST(AdmissionReviewTest, BracketsInsideStringsAreNotNesting) {
   std::string body(kGoodReview);

@@ -1,5 +1,5 @@
 // The feasibility lane: shares per requester (one review at a time each, a bucket of steps
-// refilled over time), a few reviews in the lane at once, and never a wait. Time is given, not
+// refilled over time), a few places for requesters over their share, and never a wait. Time is given, not
 // read, so nothing here sleeps.
 #include "topoguard/admission/feasibility_lane.h"
 
@@ -44,14 +44,35 @@ TEST(FeasibilityLaneTest, OneReviewPerRequesterAtATime) {
   EXPECT_EQ(lane.enter("user:a", kStart).steps(), 1'000u);
 }
 
-// The lane holds max_concurrent reviews: past them every requester gets no share at once, and a
-// place given back is taken again.
-TEST(FeasibilityLaneTest, LaneHoldsAFewReviewsAtOnce) {
+// Spends one review's steps of `requester`'s bucket (it is then over its share of two).
+void spend_one(FeasibilityLane& lane, const std::string& requester) {
+  FeasibilityLane::Ticket ticket = lane.enter(requester, kStart);
+  ASSERT_EQ(ticket.steps(), 1'000u);
+  ticket.spend(1'000);
+}
+
+// Requesters over their share (they spent lately) hold max_concurrent places at most: past them
+// they get no share at once, and a place given back is taken again. A requester within its
+// share enters however full the lane is: the others filling it never refuse it.
+TEST(FeasibilityLaneTest, RequestersOverTheirShareHoldAFewPlaces) {
   FeasibilityLane lane(small_lane());
+  for (const std::string requester : {"user:a", "user:b", "user:c"}) {
+    spend_one(lane, requester);
+  }
   FeasibilityLane::Ticket a = lane.enter("user:a", kStart);
   FeasibilityLane::Ticket b = lane.enter("user:b", kStart);
+  ASSERT_EQ(a.steps(), 1'000u);
+  ASSERT_EQ(b.steps(), 1'000u);
+  EXPECT_EQ(lane.enter("user:c", kStart).steps(), 0u);
+  FeasibilityLane::Ticket honest = lane.enter("user:honest", kStart);
+  EXPECT_EQ(honest.steps(), 1'000u);
+  FeasibilityLane::Ticket other = lane.enter("namespace:ml", kStart);
+  EXPECT_EQ(other.steps(), 1'000u);
   EXPECT_EQ(lane.enter("user:c", kStart).steps(), 0u);
   { FeasibilityLane::Ticket moved = std::move(b); }
+  EXPECT_EQ(lane.enter("user:c", kStart).steps(), 0u);  // four in the lane still
+  honest = FeasibilityLane::Ticket();
+  other = FeasibilityLane::Ticket();
   EXPECT_EQ(lane.enter("user:c", kStart).steps(), 1'000u);
 }
 
