@@ -196,6 +196,12 @@ const std::vector<ClaimCase>& claims() {
         {name: nic, exactly: {deviceClassName: dranet}}],
         constraints: [{requests: [gpu, nic], matchAttribute: resource.kubernetes.io/pcieRoot}]})",
        cluster::Verdict::kSatisfiable},
+      // A selector reading each GPU's own uuid, against a string no GPU has (issue 38).
+      {"uuid", R"({requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com,
+        selectors: [{cel: {expression: "device.attributes['gpu.nvidia.com'].uuid != 'GPU-x'"}}]}},
+        {name: nic, exactly: {deviceClassName: dranet}}],
+        constraints: [{requests: [gpu, nic], matchAttribute: resource.kubernetes.io/pcieRoot}]})",
+       cluster::Verdict::kSatisfiable},
   };
   return cases;
 }
@@ -343,7 +349,7 @@ void sizes(benchmark::internal::Benchmark* b) {
 template <int kGrouped>
 void feasibility_args(benchmark::internal::Benchmark* b) {
   for (int nodes : {500, 1000, 2000, 5000}) {
-    for (int c = 0; c < 3; ++c) {
+    for (int c = 0; c < static_cast<int>(claims().size()); ++c) {
       b->Args({nodes, c, kGrouped});
     }
   }
