@@ -131,7 +131,8 @@ struct ClaimFeasibility {
 // The work a caller allows one or more feasibility checks, shared by every check it is passed to
 // (a review checks a claim as written, as fixed, and its patched form). A step is one device
 // judged against a request choice's selectors, one device read to tell nodes apart by the
-// per-node values a claim reads, one node checked, or one step of a node's search. A check that
+// per-node values a claim reads, one literal looked up among those values, one node checked, or
+// one step of a node's search. A check that
 // finds too few steps left stops and answers unknown; it never takes more than the steps left.
 // Not thread-safe: one per review.
 class StepBudget {
