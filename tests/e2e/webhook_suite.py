@@ -1,0 +1,652 @@
+#!/usr/bin/env python3
+"""The webhook against the real kube-apiserver: `topoguard serve` on 127.0.0.1 behind the webhook
+configurations shipped in deploy/webhook (rendered with the real `kubectl kustomize`, each
+`clientConfig.service` turned into `url: https://127.0.0.1:PORT/PATH` with the caBundle, as
+envtest registers a local webhook), registered for real; every object of examples/manifests and
+of tests/golden/cases created with the real kubectl.
+
+What an object should come to is what topoguard's engine answers for it (`topoguard review`,
+/mutate and then /validate on the patched object, with the case's policies, the same policies
+the server has loaded); what it comes to is what the API server did: denied with the rule's
+message, admitted with the warnings as API warnings, stored with the patch applied. Then the
+API server's side of the contract: UPDATEs that remove finalizers or scale are admitted, DELETE is
+never sent, `--dry-run=server` is judged and stores nothing, matchConditions keep pods and
+workloads without devices from the webhook (counted at its /metrics), and with topoguard stopped
+claims fail closed and workloads fail open.
+
+Usage: webhook_suite.py TOPOGUARD_BINARY SOURCE_DIR. Exit 77 when the control plane is not built.
+"""
+
+import base64
+import copy
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+
+import yaml
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from control_plane import SKIP, BinariesMissing, ControlPlane, wait_until  # noqa: E402
+
+BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
+CASES = os.path.join(SOURCE, "tests", "golden", "cases")
+EXAMPLES = os.path.join(SOURCE, "examples", "manifests")
+DEFAULT_POLICY = os.path.join(SOURCE, "policies", "default.yaml")
+
+# Kinds the webhook configurations send, with their resource names (the AdmissionReview's
+# `resource`); other kinds are created too but never reach topoguard.
+RESOURCES = {
+    "ResourceClaim": "resourceclaims", "ResourceClaimTemplate": "resourceclaimtemplates",
+    "Pod": "pods", "ReplicationController": "replicationcontrollers",
+    "Deployment": "deployments", "StatefulSet": "statefulsets", "DaemonSet": "daemonsets",
+    "ReplicaSet": "replicasets", "Job": "jobs", "CronJob": "cronjobs",
+    "LeaderWorkerSet": "leaderworkersets", "DisaggregatedSet": "disaggregatedsets",
+    "MPIJob": "mpijobs", "PyTorchJob": "pytorchjobs",
+}
+CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
+# Custom resources the configurations name, served here from schema-less CRDs so that the API
+# server sends them as it would in a cluster with those operators.
+CUSTOM_KINDS = [
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet", "leaderworkersets", ["v1"]),
+    ("disaggregatedset.x-k8s.io", "DisaggregatedSet", "disaggregatedsets", ["v1"]),
+    ("kubeflow.org", "MPIJob", "mpijobs", ["v2beta1"]),
+    ("kubeflow.org", "PyTorchJob", "pytorchjobs", ["v1"]),
+    ("k8s.cni.cncf.io", "NetworkAttachmentDefinition", "network-attachment-definitions", ["v1"]),
+]
+
+# Objects of the golden cases the real API server itself refuses or cannot store, whatever
+# topoguard says, and why. Anything else refused by the API server is a failure.
+API_SERVER_REFUSES = {
+}
+
+
+class Failure(AssertionError):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def documents(path):
+    """The objects of a manifest file (List items flattened)."""
+    with open(path) as handle:
+        for document in yaml.safe_load_all(handle):
+            if not document:
+                continue
+            if document.get("kind") == "List":
+                yield from document.get("items", [])
+            else:
+                yield document
+
+
+# --- topoguard: the server and the oracle -------------------------------------------------------
+
+class Serve:
+    """`topoguard serve` on 127.0.0.1 with its policies in a directory the suite rewrites."""
+
+    def __init__(self, work, certs):
+        self.work, self.certs = work, certs
+        self.policies = os.path.join(work, "policies")
+        os.makedirs(self.policies, exist_ok=True)
+        self.loaded = None
+        self.process = None
+        self.listen = None
+
+    def start(self, listen="127.0.0.1:0"):
+        self.log_path = os.path.join(self.work, "serve-%d.log" % time.monotonic_ns())
+        with open(self.log_path, "w") as log:
+            self.process = subprocess.Popen(
+                [BINARY, "serve", "--tls-cert", os.path.join(self.certs, "server.pem"),
+                 "--tls-key", os.path.join(self.certs, "server.key"), "--listen", listen,
+                 "--metrics-listen", "127.0.0.1:0", "--policies", self.policies,
+                 "--reload-interval", "1", "--cluster-cache", "off", "--threads", "2"],
+                stdout=subprocess.DEVNULL, stderr=log)
+        serving = {}
+
+        def logged():
+            for line in open(self.log_path):
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if entry.get("msg") == "serving":
+                    serving.update(entry)
+                    return True
+            return False
+        wait_until(logged, "topoguard serve to start", 30,
+                   alive=lambda: self.process.poll() is None)
+        self.listen, self.metrics_listen = serving["listen"], serving["metrics_listen"]
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(timeout=60)
+
+    def metrics(self):
+        with urllib.request.urlopen("http://%s/metrics" % self.metrics_listen, timeout=10) as r:
+            return r.read().decode()
+
+    def counter(self, name, **labels):
+        """The sum of a counter over the series whose labels include `labels`."""
+        total = 0.0
+        for match in re.finditer(r"^%s(?:\{([^}]*)\})? (\S+)$" % re.escape(name), self.metrics(),
+                                 re.M):
+            series = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1) or ""))
+            if all(series.get(key) == value for key, value in labels.items()):
+                total += float(match.group(2))
+        return total
+
+    def requests(self, **labels):
+        return self.counter("topoguard_admission_requests_total", **labels)
+
+    def use_policies(self, files):
+        """Serves exactly `files` (the default policy when empty), waiting for the reload."""
+        files = tuple(files) or (DEFAULT_POLICY,)
+        if files == self.loaded:
+            return
+        reloads = self.counter("topoguard_policy_reloads_total", result="ok")
+        for name in os.listdir(self.policies):
+            os.unlink(os.path.join(self.policies, name))
+        for index, path in enumerate(files):  # prefixed: the files load in the order given
+            shutil.copy(path, os.path.join(self.policies, "%02d-%s" % (index,
+                                                                        os.path.basename(path))))
+        if self.loaded is not None:
+            wait_until(lambda: self.counter("topoguard_policy_reloads_total", result="ok") >
+                       reloads, "topoguard to reload its policies", 20)
+        self.loaded = files
+
+
+def review(mode, obj, operation, policies, old=None):
+    """topoguard's answer to the AdmissionReview the API server sends for `obj`."""
+    group, _, version = obj["apiVersion"].rpartition("/")
+    kind = {"group": group, "version": version, "kind": obj["kind"]}
+    resource = {"group": group, "version": version, "resource": RESOURCES[obj["kind"]]}
+    request = {"uid": str(uuid.uuid4()), "kind": kind, "resource": resource,
+               "requestKind": kind, "requestResource": resource,
+               "name": obj["metadata"].get("name", ""),
+               "namespace": obj["metadata"].get("namespace", "default"),
+               "operation": operation,
+               "userInfo": {"username": "admin", "groups": ["system:masters",
+                                                            "system:authenticated"]},
+               "object": obj, "oldObject": old, "dryRun": False}
+    arguments = [BINARY, "review", "-", "--mode", mode]
+    for path in policies or (DEFAULT_POLICY,):
+        arguments += ["--policies", path]
+    done = subprocess.run(arguments, capture_output=True, text=True,
+                          input=json.dumps({"apiVersion": "admission.k8s.io/v1",
+                                            "kind": "AdmissionReview", "request": request}))
+    check(done.returncode == 0, "topoguard review: %s" % done.stderr)
+    return json.loads(done.stdout)["response"]
+
+
+def json_pointer(path):
+    return [part.replace("~1", "/").replace("~0", "~") for part in path.split("/")[1:]]
+
+
+def apply_patch(obj, patch):
+    """RFC 6902 add/remove/replace, what topoguard's patches use."""
+    obj = copy.deepcopy(obj)
+    for operation in patch:
+        *parents, last = json_pointer(operation["path"])
+        target = obj
+        for part in parents:
+            target = target[int(part)] if isinstance(target, list) else target[part]
+        if operation["op"] == "add" and isinstance(target, list):
+            index = len(target) if last == "-" else int(last)
+            target.insert(index, operation["value"])
+        elif operation["op"] in ("add", "replace"):
+            target[int(last) if isinstance(target, list) else last] = operation["value"]
+        elif operation["op"] == "remove":
+            del target[int(last) if isinstance(target, list) else last]
+        else:
+            raise Failure("patch operation %s not expected" % operation["op"])
+    return obj
+
+
+def expected_outcome(obj, policies):
+    """(allowed, message, warnings, stored devices) the API server should end with, from the
+    engine: /mutate (claims are patched, workloads never), then /validate on the result."""
+    mutated = review("mutate", obj, "CREATE", policies)
+    warnings = list(mutated.get("warnings", []))
+    patched = obj
+    if mutated.get("patch"):
+        patched = apply_patch(obj, json.loads(base64.b64decode(mutated["patch"])))
+    validated = review("validate", patched, "CREATE", policies)
+    warnings += validated.get("warnings", [])
+    allowed = mutated["allowed"] and validated["allowed"]
+    denial = validated if not validated["allowed"] else mutated
+    message = "" if allowed else denial.get("status", {}).get("message", "")
+    return allowed, message, warnings, patched
+
+
+def devices_of(obj):
+    spec = obj.get("spec", {})
+    return (spec.get("spec", spec)).get("devices", {})
+
+
+# --- the cluster side ---------------------------------------------------------------------------
+
+class Cluster:
+    def __init__(self, plane, work):
+        self.plane, self.work = plane, work
+        self.namespaces = {"default", "kube-system", "kube-public", "kube-node-lease"}
+
+    def kubectl(self, *arguments, **options):
+        return self.plane.kubectl("--cache-dir", os.path.join(self.work, "kube-cache"),
+                                  *arguments, **options)
+
+    def create(self, obj, *flags):
+        """kubectl create of one object: (ok, stored object or error text, warnings)."""
+        done = self.kubectl("create", "-f", "-", "-o", "json", *flags, stdin=json.dumps(obj),
+                            check=False)
+        warnings = [line[len("Warning: "):] for line in done.stderr.splitlines()
+                    if line.startswith("Warning: ")]
+        if done.returncode != 0:
+            errors = [line for line in done.stderr.splitlines()
+                      if not line.startswith("Warning: ")]
+            return False, "\n".join(errors), warnings
+        return True, json.loads(done.stdout), warnings
+
+    def ensure_namespace(self, name, labels=None):
+        if name in self.namespaces:
+            return
+        self.kubectl("create", "-f", "-", stdin=json.dumps({
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": name, "labels": labels or {}}}))
+        self.namespaces.add(name)
+
+    def delete(self, obj):
+        namespace = obj["metadata"].get("namespace")
+        done = self.kubectl("delete", obj["kind"] + "." + obj["apiVersion"].split("/")[0]
+                            if "/" in obj["apiVersion"] else obj["kind"],
+                            obj["metadata"]["name"], *(["-n", namespace] if namespace else []),
+                            "--wait=false", check=False)
+        return done
+
+    def served(self, obj):
+        group, _, version = obj["apiVersion"].rpartition("/")
+        done = self.kubectl("get", "--raw", "/apis/%s/%s" % (group, version) if group
+                            else "/api/%s" % version, check=False)
+        if done.returncode != 0:
+            return False
+        return any(resource["kind"] == obj["kind"]
+                   for resource in json.loads(done.stdout)["resources"])
+
+
+def install_custom_kinds(cluster):
+    crds = []
+    for group, kind, plural, versions in CUSTOM_KINDS:
+        crds.append({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "%s.%s" % (plural, group)},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"kind": kind, "plural": plural, "singular": kind.lower(),
+                               "listKind": kind + "List"},
+                     "versions": [{"name": version, "served": True, "storage": index == 0,
+                                   "schema": {"openAPIV3Schema": {
+                                       "type": "object",
+                                       "x-kubernetes-preserve-unknown-fields": True}}}
+                                  for index, version in enumerate(versions)]}})
+    cluster.kubectl("create", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List",
+                                                            "items": crds}))
+    cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s",
+                    *["crd/%s.%s" % (plural, group) for group, _, plural, _ in CUSTOM_KINDS])
+
+
+def register_webhooks(cluster, serve, ca_pem):
+    """The shipped configurations, pointed at the local server."""
+    rendered = cluster.kubectl("kustomize", os.path.join(SOURCE, "deploy", "webhook")).stdout
+    configurations = [document for document in yaml.safe_load_all(rendered)
+                      if document and document["kind"] in ("ValidatingWebhookConfiguration",
+                                                            "MutatingWebhookConfiguration")]
+    check(len(configurations) == 2, "deploy/webhook renders %d webhook configurations"
+          % len(configurations))
+    bundle = base64.b64encode(ca_pem.encode()).decode()
+    for configuration in configurations:
+        for webhook in configuration["webhooks"]:
+            service = webhook["clientConfig"].pop("service")
+            webhook["clientConfig"] = {"url": "https://%s%s" % (serve.listen, service["path"]),
+                                       "caBundle": bundle}
+    cluster.kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List",
+                                                           "items": configurations}))
+    return configurations
+
+
+# --- the checks ---------------------------------------------------------------------------------
+
+def unaligned_template(name, namespace):
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"spec": {"devices": {"requests": [
+                {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}},
+                {"name": "nic", "exactly": {"deviceClassName": "dranet"}}]}}}}
+
+
+def gpu_deployment(name, namespace, replicas=1):
+    """A Deployment pairing a device-plugin GPU and RDMA NIC: a warning, no patch."""
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{
+                                      "name": "main", "image": "example.com/train:1",
+                                      "resources": {"limits": {"nvidia.com/gpu": "1",
+                                                               "rdma/hca": "1"}}}]}}}}
+
+
+def plain_pod(name, namespace, claims=False):
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
+           "spec": {"containers": [{"name": "main", "image": "example.com/app:1",
+                                    "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}}
+    if claims:
+        pod["spec"]["resourceClaims"] = [{"name": "devices",
+                                          "resourceClaimTemplateName": "gpu-nic"}]
+        pod["spec"]["containers"][0]["resources"]["claims"] = [{"name": "devices"}]
+    return pod
+
+
+class Suite:
+    def __init__(self, cluster, serve):
+        self.cluster, self.serve = cluster, serve
+        self.results = []  # (name, seconds, error or None)
+        self.tallies = {"objects": 0, "denied": 0, "warned": 0, "patched": 0, "not sent": 0,
+                        "refused by the API server": 0, "kind not served": 0}
+
+    def run(self, name, function, *arguments):
+        started = time.monotonic()
+        try:
+            function(*arguments)
+            error = None
+        except (Failure, RuntimeError, subprocess.TimeoutExpired) as failure:
+            error = str(failure)
+        seconds = time.monotonic() - started
+        self.results.append((name, seconds, error))
+        print("%s %-58s %6.2f s%s" % ("FAIL" if error else "ok  ", name, seconds,
+                                       "\n     " + error.replace("\n", "\n     ") if error else ""),
+              flush=True)
+
+    # --- golden cases and examples ---
+
+    def manifests(self, label, path, policies, namespace_labels):
+        self.serve.use_policies(policies)
+        objects = list(documents(path))
+        created, problems = [], []
+        for obj in objects:  # namespaces first, as kubectl apply -f would need them
+            if obj["kind"] == "Namespace":
+                self.cluster.ensure_namespace(obj["metadata"]["name"],
+                                              obj["metadata"].get("labels"))
+        for obj in objects:
+            if obj["kind"] == "Namespace":
+                continue
+            self.tallies["objects"] += 1
+            name = "%s %s/%s" % (obj["kind"], obj["metadata"].get("namespace", ""),
+                                 obj["metadata"]["name"])
+            if not self.cluster.served(obj):
+                self.tallies["kind not served"] += 1
+                print("     %s: %s is not served by this API server" % (label, obj["apiVersion"]
+                                                                       + " " + obj["kind"]))
+                continue
+            namespace = obj["metadata"].get("namespace")
+            if namespace:
+                self.cluster.ensure_namespace(namespace, namespace_labels.get(namespace))
+            ok, stored, warnings = self.cluster.create(obj)
+            if ok:
+                created.append(stored)
+            refused = API_SERVER_REFUSES.get((label, obj["kind"], obj["metadata"]["name"]))
+            if obj["kind"] not in RESOURCES or namespace in ("kube-system",):
+                # Never sent to topoguard (kind or namespace not in the configurations).
+                self.tallies["not sent"] += 1
+                if not ok and not refused:
+                    problems.append("%s: refused by the API server: %s" % (name, stored))
+                elif refused:
+                    self.tallies["refused by the API server"] += 1
+                    check(not ok, "%s: expected refused (%s), but created" % (name, refused))
+                continue
+            allowed, message, expected_warnings, patched = expected_outcome(
+                obj, policies)
+            if refused:
+                self.tallies["refused by the API server"] += 1
+                if ok:
+                    problems.append("%s: expected refused (%s), but created" % (name, refused))
+                continue
+            if not ok and "admission webhook" not in stored:
+                problems.append("%s: refused by the API server itself: %s" % (name, stored))
+                continue
+            if allowed != ok:
+                problems.append("%s: topoguard %s it, the API server %s it: %s" % (
+                    name, "allows" if allowed else "denies", "admitted" if ok else "refused",
+                    message if not allowed else stored))
+                continue
+            if not ok:
+                self.tallies["denied"] += 1
+                if "denied the request: " + message not in stored:
+                    problems.append("%s: denial without the rule's message %r: %s"
+                                    % (name, message, stored))
+                continue
+            missing = [warning for warning in expected_warnings if warning not in warnings]
+            if missing:
+                problems.append("%s: warnings %r missing from the API warnings %r"
+                                % (name, missing, warnings))
+            self.tallies["warned"] += bool(expected_warnings)
+            if obj["kind"] in CLAIM_KINDS:
+                want, have = devices_of(patched), devices_of(stored)
+                if want.get("constraints") != have.get("constraints"):
+                    problems.append("%s: stored constraints %s, topoguard's patch makes %s"
+                                    % (name, have.get("constraints"), want.get("constraints")))
+                self.tallies["patched"] += patched is not obj
+        for stored in created:
+            self.cluster.delete(stored)
+        check(not problems, "\n".join(problems))
+
+    # --- the API server's side of the contract ---
+
+    def update_finalizer_and_scale(self):
+        namespace = "updates"
+        self.cluster.ensure_namespace(namespace)
+        template = unaligned_template("held", namespace)
+        template["metadata"]["finalizers"] = ["example.com/hold"]
+        ok, stored, _ = self.cluster.create(template)
+        check(ok, "template with a finalizer: %s" % stored)
+        self.cluster.kubectl("-n", namespace, "patch", "resourceclaimtemplate", "held",
+                             "--type=json", "-p",
+                             '[{"op":"remove","path":"/metadata/finalizers"}]')
+        check("finalizers" not in json.loads(self.cluster.kubectl(
+            "-n", namespace, "get", "resourceclaimtemplate", "held", "-o", "json").stdout)
+              ["metadata"], "the finalizer is still there")
+        ok, stored, _ = self.cluster.create(gpu_deployment("trainer", namespace))
+        check(ok, "deployment: %s" % stored)
+        before = self.serve.requests(kind="Deployment", operation="UPDATE")
+        self.cluster.kubectl("-n", namespace, "scale", "deployment", "trainer", "--replicas=3")
+        self.cluster.kubectl("-n", namespace, "label", "deployment", "trainer", "team=ml")
+        check(self.serve.requests(kind="Deployment", operation="UPDATE") >= before + 2,
+              "the scale and label UPDATEs did not reach topoguard's /validate")
+
+    def update_of_stored_violation(self):
+        """A Deployment that would be denied at CREATE, stored while its namespace opted out:
+        once the namespace opts back in, scaling and relabelling it are admitted (UPDATE judges
+        only what the update brings)."""
+        namespace = "opted-out"
+        self.cluster.ensure_namespace(namespace, {"topoguard.dev/webhook": "disabled"})
+        split = list(documents(os.path.join(CASES, "split_claims_deployment", "input.yaml")))
+        created = []
+        for obj in split:
+            obj = copy.deepcopy(obj)
+            obj["metadata"]["namespace"] = namespace
+            ok, stored, _ = self.cluster.create(obj)
+            check(ok, "%s in an opted-out namespace: %s" % (obj["kind"], stored))
+            created.append(stored)
+        deployment = next(o for o in created if o["kind"] == "Deployment")
+        name = deployment["metadata"]["name"]
+        self.cluster.kubectl("label", "namespace", namespace, "topoguard.dev/webhook-")
+        before = self.serve.requests(kind="Deployment", operation="UPDATE")
+        wait_until(lambda: self.cluster.kubectl("-n", namespace, "scale", "deployment", name,
+                                                "--replicas=2", check=False).returncode == 0 and
+                   self.serve.requests(kind="Deployment", operation="UPDATE") > before,
+                   "a scale of the stored violation to be judged and admitted", 20)
+        self.cluster.kubectl("-n", namespace, "annotate", "deployment", name, "owner=ml")
+        # The same Deployment created anew is denied: the violation is real.
+        fresh = copy.deepcopy(deployment)
+        fresh["metadata"] = {"name": name + "-again", "namespace": namespace}
+        fresh.pop("status", None)
+        ok, error, _ = self.cluster.create(fresh)
+        check(not ok and "denied the request" in error, "the violation at CREATE: %s" % error)
+
+    def delete_never_sent(self):
+        namespace = "deletes"
+        self.cluster.ensure_namespace(namespace)
+        ok, stored, _ = self.cluster.create(unaligned_template("doomed", namespace))
+        check(ok, "template: %s" % stored)
+        before = self.serve.requests()
+        self.cluster.kubectl("-n", namespace, "delete", "resourceclaimtemplate", "doomed")
+        check(self.serve.requests(operation="DELETE") == 0, "a DELETE reached topoguard")
+        check(self.serve.requests() == before, "the DELETE sent topoguard a request")
+
+    def dry_run(self):
+        namespace = "dry-run"
+        self.cluster.ensure_namespace(namespace)
+        before = self.serve.requests(kind="ResourceClaimTemplate", operation="CREATE")
+        ok, stored, _ = self.cluster.create(unaligned_template("patched", namespace),
+                                            "--dry-run=server")
+        check(ok, "dry-run create: %s" % stored)
+        check(devices_of(stored).get("constraints"), "the dry-run answer lacks the patch: %s"
+              % stored)
+        check(self.serve.requests(kind="ResourceClaimTemplate", operation="CREATE") >= before + 2,
+              "the dry run was not judged by both webhooks")
+        absent = self.cluster.kubectl("-n", namespace, "get", "resourceclaimtemplate", "patched",
+                                      check=False)
+        check(absent.returncode != 0 and "NotFound" in absent.stderr,
+              "the dry run stored the object: %s" % absent.stdout)
+        # A denial in dry run: the same message, nothing stored.
+        self.serve.use_policies([os.path.join(CASES, "deny_in_prod_warn_elsewhere",
+                                              "prod-strict.yaml")])
+        self.cluster.ensure_namespace("prod-dry")
+        denied = unaligned_template("denied", "prod-dry")
+        mutate_off = copy.deepcopy(denied)
+        allowed, message, _, _ = expected_outcome(mutate_off, [os.path.join(
+            CASES, "deny_in_prod_warn_elsewhere", "prod-strict.yaml")])
+        ok, error, _ = self.cluster.create(denied, "--dry-run=server")
+        check(ok == allowed, "dry run: topoguard allows=%s, API server admitted=%s: %s"
+              % (allowed, ok, error))
+        self.serve.use_policies([])
+
+    def match_conditions(self):
+        namespace = "match"
+        self.cluster.ensure_namespace(namespace)
+        before_pods = self.serve.requests(kind="Pod")
+        before_deployments = self.serve.requests(kind="Deployment")
+        ok, stored, _ = self.cluster.create(plain_pod("plain", namespace))
+        check(ok, "plain pod: %s" % stored)
+        plain = gpu_deployment("web", namespace)
+        plain["spec"]["template"]["spec"]["containers"][0]["resources"] = {
+            "limits": {"cpu": "2", "memory": "1Gi", "hugepages-2Mi": "1Gi"}}
+        ok, stored, _ = self.cluster.create(plain)
+        check(ok, "plain deployment: %s" % stored)
+        check(self.serve.requests(kind="Pod") == before_pods, "a pod without devices was sent")
+        check(self.serve.requests(kind="Deployment") == before_deployments,
+              "a deployment without devices was sent")
+        ok, stored, _ = self.cluster.create(plain_pod("with-claims", namespace, claims=True))
+        check(ok, "pod with claims: %s" % stored)
+        check(self.serve.requests(kind="Pod", operation="CREATE") == before_pods + 2,
+              "the pod with claims was not sent to both webhooks once each")
+        ok, stored, _ = self.cluster.create(gpu_deployment("gpus", namespace))
+        check(ok, "gpu deployment: %s" % stored)
+        check(self.serve.requests(kind="Deployment") == before_deployments + 2,
+              "the deployment with extended resources was not sent to both webhooks")
+
+    def topoguard_stopped(self):
+        """Last: with topoguard down, claims fail closed, workloads fail open, UPDATEs of claims
+        and DELETEs pass."""
+        namespace = "outage"
+        self.cluster.ensure_namespace(namespace)
+        template = unaligned_template("kept", namespace)
+        template["metadata"]["finalizers"] = ["example.com/hold"]
+        ok, stored, _ = self.cluster.create(template)
+        check(ok, "template before the outage: %s" % stored)
+        self.serve.stop()
+        ok, error, _ = self.cluster.create(unaligned_template("during", namespace))
+        check(not ok and 'failed calling webhook "claims.validate.topoguard.dev"' in error,
+              "a template created while topoguard is down: %s" % error)
+        claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                 "metadata": {"name": "during", "namespace": namespace},
+                 "spec": unaligned_template("x", namespace)["spec"]["spec"]}
+        ok, error, _ = self.cluster.create(claim)
+        check(not ok and "failed calling webhook" in error, "a claim while down: %s" % error)
+        ok, stored, _ = self.cluster.create(gpu_deployment("during", namespace))
+        check(ok, "a workload while topoguard is down: %s" % stored)
+        ok, stored, _ = self.cluster.create(plain_pod("claims-during", namespace, claims=True))
+        check(ok, "a pod with claims while topoguard is down: %s" % stored)
+        self.cluster.kubectl("-n", namespace, "patch", "resourceclaimtemplate", "kept",
+                             "--type=json", "-p",
+                             '[{"op":"remove","path":"/metadata/finalizers"}]')
+        self.cluster.kubectl("-n", namespace, "delete", "resourceclaimtemplate", "kept")
+        self.cluster.kubectl("-n", namespace, "delete", "deployment", "during")
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="topoguard-e2e-webhook-")
+    started = time.monotonic()
+    try:
+        try:
+            plane = ControlPlane()
+        except BinariesMissing as missing:
+            print("SKIP: control-plane binaries not built: %s" % missing)
+            return SKIP
+        with plane:
+            print("control plane up in %.1f s" % (time.monotonic() - started), flush=True)
+            certs = os.path.join(work, "certs")
+            subprocess.run([os.path.join(SOURCE, "certs/generate-dev-certs.sh"), "--out", certs,
+                            "--quiet"], check=True, stdout=subprocess.DEVNULL)
+            serve = Serve(work, certs)
+            serve.use_policies([])
+            serve.start()
+            cluster = Cluster(plane, work)
+            install_custom_kinds(cluster)
+            register_webhooks(cluster, serve, open(os.path.join(certs, "ca.pem")).read())
+            # The API server picks up new configurations asynchronously: wait until a template
+            # comes back patched.
+            cluster.ensure_namespace("probe")
+            def patched_by_webhook():
+                ok, stored, _ = cluster.create(unaligned_template("probe", "probe"),
+                                               "--dry-run=server")
+                return ok and devices_of(stored).get("constraints")
+            wait_until(patched_by_webhook, "the webhooks to be called", 30)
+            print("webhooks registered, ready after %.1f s" % (time.monotonic() - started),
+                  flush=True)
+            suite = Suite(cluster, serve)
+            for name in sorted(os.listdir(EXAMPLES)):
+                suite.run("examples/manifests/" + name, suite.manifests, name,
+                          os.path.join(EXAMPLES, name), [], {})
+            for case in sorted(os.listdir(CASES)):
+                with open(os.path.join(CASES, case, "case.yaml")) as handle:
+                    meta = yaml.safe_load(handle) or {}
+                policies = [os.path.join(CASES, case, p) for p in meta.get("policies", [])]
+                suite.run("golden/" + case, suite.manifests, case,
+                          os.path.join(CASES, case, "input.yaml"), policies, {})
+            suite.run("UPDATE: finalizer removed, scaled, relabelled", suite.update_finalizer_and_scale)
+            suite.run("UPDATE: a stored violation scaled and annotated", suite.update_of_stored_violation)
+            suite.run("DELETE: never sent", suite.delete_never_sent)
+            suite.run("--dry-run=server: judged, nothing stored", suite.dry_run)
+            suite.run("matchConditions: only DRA-bearing workloads sent", suite.match_conditions)
+            suite.run("topoguard stopped: claims closed, workloads open", suite.topoguard_stopped)
+            serve.stop()
+        failed = [result for result in suite.results if result[2]]
+        print("tallies: %s" % ", ".join("%s %d" % item for item in suite.tallies.items()))
+        print("%d checks, %d failed, %.1f s in all" % (len(suite.results), len(failed),
+                                                       time.monotonic() - started))
+        return 1 if failed else 0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
