@@ -45,11 +45,16 @@ SOURCE_DIR = os.path.dirname(os.path.dirname(HERE))
 SKIP = 77
 
 # Identical for every component (a gate the API server and the scheduler see differently makes
-# an object the one stores and the other cannot read). The DRA gates 1.37 ships off by default
-# and topoguard reads are on, so the API server keeps the fields the golden cases carry.
-FEATURE_GATES = {}
-# The beta DRA versions the webhook configurations list are served only when asked for.
-RUNTIME_CONFIG = "resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true"
+# an object the one stores and the other cannot read): the DRA features topoguard reads that
+# 1.37 ships off (pkg/features/kube_features.go), so the API server keeps the fields the golden
+# cases carry: derivedAttributes (KEP-6080, alpha), list-valued attributes (alpha), PodGroup and
+# Workload resourceClaims (beta, off; they need GenericWorkload).
+FEATURE_GATES = {"DRADerivedAttributes": True, "DRAListTypeAttributes": True,
+                 "DRAWorkloadResourceClaims": True, "GenericWorkload": True}
+# Beta API versions are served only when asked for: the DRA versions the webhook configurations
+# list, and the scheduling.k8s.io PodGroup and Workload.
+RUNTIME_CONFIG = ("resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true,"
+                  "scheduling.k8s.io/v1beta1=true")
 ADMIN = ("admin", ("system:masters",))
 # The scheduler and the controller manager act with full rights: their own bootstrap roles assume
 # per-controller service accounts, which nothing here mints.

@@ -29,29 +29,20 @@ import sys
 import tempfile
 import time
 import urllib.request
-import uuid
 
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from admission_support import (CASES, DEFAULT_POLICY, EXAMPLES, RESOURCES,  # noqa: E402
+                               Cluster, Failure, Results, check, devices_of, documents,
+                               expected_outcome, golden_cases)
 from control_plane import SKIP, BinariesMissing, ControlPlane, wait_until  # noqa: E402
 
 BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
-CASES = os.path.join(SOURCE, "tests", "golden", "cases")
-EXAMPLES = os.path.join(SOURCE, "examples", "manifests")
-DEFAULT_POLICY = os.path.join(SOURCE, "policies", "default.yaml")
 
-# Kinds the webhook configurations send, with their resource names (the AdmissionReview's
-# `resource`); other kinds are created too but never reach topoguard.
-RESOURCES = {
-    "ResourceClaim": "resourceclaims", "ResourceClaimTemplate": "resourceclaimtemplates",
-    "Pod": "pods", "ReplicationController": "replicationcontrollers",
-    "Deployment": "deployments", "StatefulSet": "statefulsets", "DaemonSet": "daemonsets",
-    "ReplicaSet": "replicasets", "Job": "jobs", "CronJob": "cronjobs",
-    "LeaderWorkerSet": "leaderworkersets", "DisaggregatedSet": "disaggregatedsets",
-    "MPIJob": "mpijobs", "PyTorchJob": "pytorchjobs",
-}
 CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
+# The configurations' namespaceSelector leaves these out.
+NAMESPACES_NEVER_SENT = ("kube-system", "kube-node-lease", "kube-public", "topoguard")
 # Custom resources the configurations name, served here from schema-less CRDs so that the API
 # server sends them as it would in a cluster with those operators.
 CUSTOM_KINDS = [
@@ -66,27 +57,6 @@ CUSTOM_KINDS = [
 # topoguard says, and why. Anything else refused by the API server is a failure.
 API_SERVER_REFUSES = {
 }
-
-
-class Failure(AssertionError):
-    pass
-
-
-def check(condition, message):
-    if not condition:
-        raise Failure(message)
-
-
-def documents(path):
-    """The objects of a manifest file (List items flattened)."""
-    with open(path) as handle:
-        for document in yaml.safe_load_all(handle):
-            if not document:
-                continue
-            if document.get("kind") == "List":
-                yield from document.get("items", [])
-            else:
-                yield document
 
 
 # --- topoguard: the server and the oracle -------------------------------------------------------
@@ -166,122 +136,7 @@ class Serve:
         self.loaded = files
 
 
-def review(mode, obj, operation, policies, old=None):
-    """topoguard's answer to the AdmissionReview the API server sends for `obj`."""
-    group, _, version = obj["apiVersion"].rpartition("/")
-    kind = {"group": group, "version": version, "kind": obj["kind"]}
-    resource = {"group": group, "version": version, "resource": RESOURCES[obj["kind"]]}
-    request = {"uid": str(uuid.uuid4()), "kind": kind, "resource": resource,
-               "requestKind": kind, "requestResource": resource,
-               "name": obj["metadata"].get("name", ""),
-               "namespace": obj["metadata"].get("namespace", "default"),
-               "operation": operation,
-               "userInfo": {"username": "admin", "groups": ["system:masters",
-                                                            "system:authenticated"]},
-               "object": obj, "oldObject": old, "dryRun": False}
-    arguments = [BINARY, "review", "-", "--mode", mode]
-    for path in policies or (DEFAULT_POLICY,):
-        arguments += ["--policies", path]
-    done = subprocess.run(arguments, capture_output=True, text=True,
-                          input=json.dumps({"apiVersion": "admission.k8s.io/v1",
-                                            "kind": "AdmissionReview", "request": request}))
-    check(done.returncode == 0, "topoguard review: %s" % done.stderr)
-    return json.loads(done.stdout)["response"]
-
-
-def json_pointer(path):
-    return [part.replace("~1", "/").replace("~0", "~") for part in path.split("/")[1:]]
-
-
-def apply_patch(obj, patch):
-    """RFC 6902 add/remove/replace, what topoguard's patches use."""
-    obj = copy.deepcopy(obj)
-    for operation in patch:
-        *parents, last = json_pointer(operation["path"])
-        target = obj
-        for part in parents:
-            target = target[int(part)] if isinstance(target, list) else target[part]
-        if operation["op"] == "add" and isinstance(target, list):
-            index = len(target) if last == "-" else int(last)
-            target.insert(index, operation["value"])
-        elif operation["op"] in ("add", "replace"):
-            target[int(last) if isinstance(target, list) else last] = operation["value"]
-        elif operation["op"] == "remove":
-            del target[int(last) if isinstance(target, list) else last]
-        else:
-            raise Failure("patch operation %s not expected" % operation["op"])
-    return obj
-
-
-def expected_outcome(obj, policies):
-    """(allowed, message, warnings, stored devices) the API server should end with, from the
-    engine: /mutate (claims are patched, workloads never), then /validate on the result."""
-    mutated = review("mutate", obj, "CREATE", policies)
-    warnings = list(mutated.get("warnings", []))
-    patched = obj
-    if mutated.get("patch"):
-        patched = apply_patch(obj, json.loads(base64.b64decode(mutated["patch"])))
-    validated = review("validate", patched, "CREATE", policies)
-    warnings += validated.get("warnings", [])
-    allowed = mutated["allowed"] and validated["allowed"]
-    denial = validated if not validated["allowed"] else mutated
-    message = "" if allowed else denial.get("status", {}).get("message", "")
-    return allowed, message, warnings, patched
-
-
-def devices_of(obj):
-    spec = obj.get("spec", {})
-    return (spec.get("spec", spec)).get("devices", {})
-
-
 # --- the cluster side ---------------------------------------------------------------------------
-
-class Cluster:
-    def __init__(self, plane, work):
-        self.plane, self.work = plane, work
-        self.namespaces = {"default", "kube-system", "kube-public", "kube-node-lease"}
-
-    def kubectl(self, *arguments, **options):
-        return self.plane.kubectl("--cache-dir", os.path.join(self.work, "kube-cache"),
-                                  *arguments, **options)
-
-    def create(self, obj, *flags):
-        """kubectl create of one object: (ok, stored object or error text, warnings)."""
-        done = self.kubectl("create", "-f", "-", "-o", "json", *flags, stdin=json.dumps(obj),
-                            check=False)
-        warnings = [line[len("Warning: "):] for line in done.stderr.splitlines()
-                    if line.startswith("Warning: ")]
-        if done.returncode != 0:
-            errors = [line for line in done.stderr.splitlines()
-                      if not line.startswith("Warning: ")]
-            return False, "\n".join(errors), warnings
-        return True, json.loads(done.stdout), warnings
-
-    def ensure_namespace(self, name, labels=None):
-        if name in self.namespaces:
-            return
-        self.kubectl("create", "-f", "-", stdin=json.dumps({
-            "apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": name, "labels": labels or {}}}))
-        self.namespaces.add(name)
-
-    def delete(self, obj):
-        namespace = obj["metadata"].get("namespace")
-        done = self.kubectl("delete", obj["kind"] + "." + obj["apiVersion"].split("/")[0]
-                            if "/" in obj["apiVersion"] else obj["kind"],
-                            obj["metadata"]["name"], *(["-n", namespace] if namespace else []),
-                            "--wait=false", check=False)
-        return done
-
-    def served(self, obj):
-        group, _, version = obj["apiVersion"].rpartition("/")
-        done = self.kubectl("get", "--raw", "/apis/%s/%s" % (group, version) if group
-                            else "/api/%s" % version, check=False)
-        if done.returncode != 0:
-            return False
-        return any(resource["kind"] == obj["kind"]
-                   for resource in json.loads(done.stdout)["resources"])
-
 
 def install_custom_kinds(cluster):
     crds = []
@@ -355,98 +210,78 @@ def plain_pod(name, namespace, claims=False):
     return pod
 
 
-class Suite:
+class Suite(Results):
     def __init__(self, cluster, serve):
+        super().__init__()
         self.cluster, self.serve = cluster, serve
-        self.results = []  # (name, seconds, error or None)
         self.tallies = {"objects": 0, "denied": 0, "warned": 0, "patched": 0, "not sent": 0,
                         "refused by the API server": 0, "kind not served": 0}
 
-    def run(self, name, function, *arguments):
-        started = time.monotonic()
-        try:
-            function(*arguments)
-            error = None
-        except (Failure, RuntimeError, subprocess.TimeoutExpired) as failure:
-            error = str(failure)
-        seconds = time.monotonic() - started
-        self.results.append((name, seconds, error))
-        print("%s %-58s %6.2f s%s" % ("FAIL" if error else "ok  ", name, seconds,
-                                       "\n     " + error.replace("\n", "\n     ") if error else ""),
-              flush=True)
-
     # --- golden cases and examples ---
 
-    def manifests(self, label, path, policies, namespace_labels):
+    def manifests(self, label, path, policies):
         self.serve.use_policies(policies)
         objects = list(documents(path))
-        created, problems = [], []
-        for obj in objects:  # namespaces first, as kubectl apply -f would need them
+        for obj in objects:  # namespaces first: the objects in them need them
             if obj["kind"] == "Namespace":
                 self.cluster.ensure_namespace(obj["metadata"]["name"],
                                               obj["metadata"].get("labels"))
+        created, problems = [], []
         for obj in objects:
-            if obj["kind"] == "Namespace":
-                continue
-            self.tallies["objects"] += 1
-            name = "%s %s/%s" % (obj["kind"], obj["metadata"].get("namespace", ""),
-                                 obj["metadata"]["name"])
-            if not self.cluster.served(obj):
-                self.tallies["kind not served"] += 1
-                print("     %s: %s is not served by this API server" % (label, obj["apiVersion"]
-                                                                       + " " + obj["kind"]))
-                continue
-            namespace = obj["metadata"].get("namespace")
-            if namespace:
-                self.cluster.ensure_namespace(namespace, namespace_labels.get(namespace))
-            ok, stored, warnings = self.cluster.create(obj)
-            if ok:
-                created.append(stored)
-            refused = API_SERVER_REFUSES.get((label, obj["kind"], obj["metadata"]["name"]))
-            if obj["kind"] not in RESOURCES or namespace in ("kube-system",):
-                # Never sent to topoguard (kind or namespace not in the configurations).
-                self.tallies["not sent"] += 1
-                if not ok and not refused:
-                    problems.append("%s: refused by the API server: %s" % (name, stored))
-                elif refused:
-                    self.tallies["refused by the API server"] += 1
-                    check(not ok, "%s: expected refused (%s), but created" % (name, refused))
-                continue
-            allowed, message, expected_warnings, patched = expected_outcome(
-                obj, policies)
-            if refused:
-                self.tallies["refused by the API server"] += 1
-                if ok:
-                    problems.append("%s: expected refused (%s), but created" % (name, refused))
-                continue
-            if not ok and "admission webhook" not in stored:
-                problems.append("%s: refused by the API server itself: %s" % (name, stored))
-                continue
-            if allowed != ok:
-                problems.append("%s: topoguard %s it, the API server %s it: %s" % (
-                    name, "allows" if allowed else "denies", "admitted" if ok else "refused",
-                    message if not allowed else stored))
-                continue
-            if not ok:
-                self.tallies["denied"] += 1
-                if "denied the request: " + message not in stored:
-                    problems.append("%s: denial without the rule's message %r: %s"
-                                    % (name, message, stored))
-                continue
-            missing = [warning for warning in expected_warnings if warning not in warnings]
-            if missing:
-                problems.append("%s: warnings %r missing from the API warnings %r"
-                                % (name, missing, warnings))
-            self.tallies["warned"] += bool(expected_warnings)
-            if obj["kind"] in CLAIM_KINDS:
-                want, have = devices_of(patched), devices_of(stored)
-                if want.get("constraints") != have.get("constraints"):
-                    problems.append("%s: stored constraints %s, topoguard's patch makes %s"
-                                    % (name, have.get("constraints"), want.get("constraints")))
-                self.tallies["patched"] += patched is not obj
+            if obj["kind"] != "Namespace":
+                problem = self.judge(label, obj, policies, created)
+                if problem:
+                    problems.append("%s %s/%s: %s" % (obj["kind"],
+                                                      obj["metadata"].get("namespace", ""),
+                                                      obj["metadata"]["name"], problem))
         for stored in created:
             self.cluster.delete(stored)
         check(not problems, "\n".join(problems))
+
+    def judge(self, label, obj, policies, created):
+        """Creates `obj` (appended to `created` if stored); what is wrong with what the API
+        server did with it, or None."""
+        self.tallies["objects"] += 1
+        if not self.cluster.served(obj):
+            self.tallies["kind not served"] += 1
+            print("     %s: %s %s is not served here" % (label, obj["apiVersion"], obj["kind"]))
+            return None
+        namespace = obj["metadata"].get("namespace")
+        if namespace:
+            self.cluster.ensure_namespace(namespace)
+        ok, stored, warnings = self.cluster.create(obj)
+        if ok:
+            created.append(stored)
+        refusal = API_SERVER_REFUSES.get((label, obj["kind"], obj["metadata"]["name"]))
+        if refusal:
+            self.tallies["refused by the API server"] += 1
+            return "created, but expected refused (%s)" % refusal if ok else None
+        if not ok and "admission webhook" not in stored:
+            return "refused by the API server itself: " + stored
+        if obj["kind"] not in RESOURCES or namespace in NAMESPACES_NEVER_SENT:
+            self.tallies["not sent"] += 1
+            return None
+        allowed, message, expected_warnings, patched = expected_outcome(BINARY, obj, policies)
+        if allowed != ok:
+            return "topoguard %s it, the API server %s it: %s" % (
+                "allows" if allowed else "denies", "admitted" if ok else "refused",
+                message if not allowed else stored)
+        if not ok:
+            self.tallies["denied"] += 1
+            if "denied the request: " + message not in stored:
+                return "denial without the rule's message %r: %s" % (message, stored)
+            return None
+        missing = [warning for warning in expected_warnings if warning not in warnings]
+        if missing:
+            return "warnings %r missing from the API warnings %r" % (missing, warnings)
+        self.tallies["warned"] += bool(expected_warnings)
+        if obj["kind"] in CLAIM_KINDS:
+            want, have = devices_of(patched), devices_of(stored)
+            if want.get("constraints") != have.get("constraints"):
+                return "stored constraints %s, topoguard's patch makes %s" % (
+                    have.get("constraints"), want.get("constraints"))
+            self.tallies["patched"] += patched is not obj
+        return None
 
     # --- the API server's side of the contract ---
 
@@ -532,7 +367,7 @@ class Suite:
         self.cluster.ensure_namespace("prod-dry")
         denied = unaligned_template("denied", "prod-dry")
         mutate_off = copy.deepcopy(denied)
-        allowed, message, _, _ = expected_outcome(mutate_off, [os.path.join(
+        allowed, message, _, _ = expected_outcome(BINARY, mutate_off, [os.path.join(
             CASES, "deny_in_prod_warn_elsewhere", "prod-strict.yaml")])
         ok, error, _ = self.cluster.create(denied, "--dry-run=server")
         check(ok == allowed, "dry run: topoguard allows=%s, API server admitted=%s: %s"
@@ -625,13 +460,9 @@ def main():
             suite = Suite(cluster, serve)
             for name in sorted(os.listdir(EXAMPLES)):
                 suite.run("examples/manifests/" + name, suite.manifests, name,
-                          os.path.join(EXAMPLES, name), [], {})
-            for case in sorted(os.listdir(CASES)):
-                with open(os.path.join(CASES, case, "case.yaml")) as handle:
-                    meta = yaml.safe_load(handle) or {}
-                policies = [os.path.join(CASES, case, p) for p in meta.get("policies", [])]
-                suite.run("golden/" + case, suite.manifests, case,
-                          os.path.join(CASES, case, "input.yaml"), policies, {})
+                          os.path.join(EXAMPLES, name), [])
+            for case, path, policies in golden_cases():
+                suite.run("golden/" + case, suite.manifests, case, path, policies)
             suite.run("UPDATE: finalizer removed, scaled, relabelled", suite.update_finalizer_and_scale)
             suite.run("UPDATE: a stored violation scaled and annotated", suite.update_of_stored_violation)
             suite.run("DELETE: never sent", suite.delete_never_sent)
@@ -639,7 +470,7 @@ def main():
             suite.run("matchConditions: only DRA-bearing workloads sent", suite.match_conditions)
             suite.run("topoguard stopped: claims closed, workloads open", suite.topoguard_stopped)
             serve.stop()
-        failed = [result for result in suite.results if result[2]]
+        failed = suite.failed()
         print("tallies: %s" % ", ".join("%s %d" % item for item in suite.tallies.items()))
         print("%d checks, %d failed, %.1f s in all" % (len(suite.results), len(failed),
                                                        time.monotonic() - started))

@@ -1,0 +1,200 @@
+"""What the e2e suites share: manifests, topoguard's own verdict on an object (`topoguard
+review` as the API server would call it), and kubectl against the control plane."""
+
+import base64
+import copy
+import json
+import os
+import subprocess
+import time
+import uuid
+
+import yaml
+
+SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CASES = os.path.join(SOURCE_DIR, "tests", "golden", "cases")
+EXAMPLES = os.path.join(SOURCE_DIR, "examples", "manifests")
+DEFAULT_POLICY = os.path.join(SOURCE_DIR, "policies", "default.yaml")
+
+# Kinds the webhook configurations send, with their resource names (the AdmissionReview's
+# `resource`); other kinds are created too but never reach topoguard.
+RESOURCES = {
+    "ResourceClaim": "resourceclaims", "ResourceClaimTemplate": "resourceclaimtemplates",
+    "Pod": "pods", "ReplicationController": "replicationcontrollers",
+    "Deployment": "deployments", "StatefulSet": "statefulsets", "DaemonSet": "daemonsets",
+    "ReplicaSet": "replicasets", "Job": "jobs", "CronJob": "cronjobs",
+    "LeaderWorkerSet": "leaderworkersets", "DisaggregatedSet": "disaggregatedsets",
+    "MPIJob": "mpijobs", "PyTorchJob": "pytorchjobs",
+}
+
+
+class Failure(AssertionError):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def documents(path):
+    """The objects of a manifest file (List items flattened)."""
+    with open(path) as handle:
+        for document in yaml.safe_load_all(handle):
+            if not document:
+                continue
+            if document.get("kind") == "List":
+                yield from document.get("items", [])
+            else:
+                yield document
+
+
+def review(binary, mode, obj, operation, policies, old=None):
+    """topoguard's answer (`topoguard review`) to the AdmissionReview the API server sends for
+    `obj` under `policies` (the default policy when empty)."""
+    group, _, version = obj["apiVersion"].rpartition("/")
+    kind = {"group": group, "version": version, "kind": obj["kind"]}
+    resource = {"group": group, "version": version, "resource": RESOURCES[obj["kind"]]}
+    request = {"uid": str(uuid.uuid4()), "kind": kind, "resource": resource,
+               "requestKind": kind, "requestResource": resource,
+               "name": obj["metadata"].get("name", ""),
+               "namespace": obj["metadata"].get("namespace", "default"),
+               "operation": operation,
+               "userInfo": {"username": "admin", "groups": ["system:masters",
+                                                            "system:authenticated"]},
+               "object": obj, "oldObject": old, "dryRun": False}
+    arguments = [binary, "review", "-", "--mode", mode]
+    for path in policies or (DEFAULT_POLICY,):
+        arguments += ["--policies", path]
+    done = subprocess.run(arguments, capture_output=True, text=True,
+                          input=json.dumps({"apiVersion": "admission.k8s.io/v1",
+                                            "kind": "AdmissionReview", "request": request}))
+    check(done.returncode == 0, "topoguard review: %s" % done.stderr)
+    return json.loads(done.stdout)["response"]
+
+
+def json_pointer(path):
+    return [part.replace("~1", "/").replace("~0", "~") for part in path.split("/")[1:]]
+
+
+def apply_patch(obj, patch):
+    """RFC 6902 add/remove/replace, what topoguard's patches use."""
+    obj = copy.deepcopy(obj)
+    for operation in patch:
+        *parents, last = json_pointer(operation["path"])
+        target = obj
+        for part in parents:
+            target = target[int(part)] if isinstance(target, list) else target[part]
+        if operation["op"] == "add" and isinstance(target, list):
+            index = len(target) if last == "-" else int(last)
+            target.insert(index, operation["value"])
+        elif operation["op"] in ("add", "replace"):
+            target[int(last) if isinstance(target, list) else last] = operation["value"]
+        elif operation["op"] == "remove":
+            del target[int(last) if isinstance(target, list) else last]
+        else:
+            raise Failure("patch operation %s not expected" % operation["op"])
+    return obj
+
+
+def expected_outcome(binary, obj, policies):
+    """(allowed, message, warnings, stored devices) the API server should end with, from the
+    engine: /mutate (claims are patched, workloads never), then /validate on the result."""
+    mutated = review(binary, "mutate", obj, "CREATE", policies)
+    warnings = list(mutated.get("warnings", []))
+    patched = obj
+    if mutated.get("patch"):
+        patched = apply_patch(obj, json.loads(base64.b64decode(mutated["patch"])))
+    validated = review(binary, "validate", patched, "CREATE", policies)
+    warnings += validated.get("warnings", [])
+    allowed = mutated["allowed"] and validated["allowed"]
+    denial = validated if not validated["allowed"] else mutated
+    message = "" if allowed else denial.get("status", {}).get("message", "")
+    return allowed, message, warnings, patched
+
+
+def devices_of(obj):
+    spec = obj.get("spec", {})
+    return (spec.get("spec", spec)).get("devices", {})
+
+
+class Cluster:
+    def __init__(self, plane, work):
+        self.plane, self.work = plane, work
+        self.namespaces = {"default", "kube-system", "kube-public", "kube-node-lease"}
+        self.served_kinds = {}  # (apiVersion, kind) -> served
+
+    def kubectl(self, *arguments, **options):
+        return self.plane.kubectl("--cache-dir", os.path.join(self.work, "kube-cache"),
+                                  *arguments, **options)
+
+    def create(self, obj, *flags):
+        """kubectl create of one object: (ok, stored object or error text, warnings)."""
+        done = self.kubectl("create", "-f", "-", "-o", "json", *flags, stdin=json.dumps(obj),
+                            check=False)
+        warnings = [line[len("Warning: "):] for line in done.stderr.splitlines()
+                    if line.startswith("Warning: ")]
+        if done.returncode != 0:
+            errors = [line for line in done.stderr.splitlines()
+                      if not line.startswith("Warning: ")]
+            return False, "\n".join(errors), warnings
+        return True, json.loads(done.stdout), warnings
+
+    def ensure_namespace(self, name, labels=None):
+        if name in self.namespaces:
+            return
+        self.kubectl("create", "-f", "-", stdin=json.dumps({
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": name, "labels": labels or {}}}))
+        self.namespaces.add(name)
+
+    def delete(self, obj):
+        namespace = obj["metadata"].get("namespace")
+        done = self.kubectl("delete", obj["kind"] + "." + obj["apiVersion"].split("/")[0]
+                            if "/" in obj["apiVersion"] else obj["kind"],
+                            obj["metadata"]["name"], *(["-n", namespace] if namespace else []),
+                            "--wait=false", check=False)
+        return done
+
+    def served(self, obj):
+        """Whether the API server serves the object's apiVersion and kind."""
+        key = (obj["apiVersion"], obj["kind"])
+        if key not in self.served_kinds:
+            group, _, version = obj["apiVersion"].rpartition("/")
+            done = self.kubectl("get", "--raw", "/apis/%s/%s" % (group, version) if group
+                                else "/api/%s" % version, check=False)
+            self.served_kinds[key] = done.returncode == 0 and any(
+                resource["kind"] == obj["kind"] for resource in json.loads(done.stdout)["resources"])
+        return self.served_kinds[key]
+
+
+class Results:
+    """Named checks, each timed and reported as it ends; a failure does not stop the rest."""
+
+    def __init__(self):
+        self.results = []  # (name, seconds, error or None)
+
+    def run(self, name, function, *arguments):
+        started = time.monotonic()
+        try:
+            function(*arguments)
+            error = None
+        except (Failure, RuntimeError, subprocess.TimeoutExpired) as failure:
+            error = str(failure)
+        seconds = time.monotonic() - started
+        self.results.append((name, seconds, error))
+        print("%s %-60s %6.2f s%s" % ("FAIL" if error else "ok  ", name, seconds,
+                                       "\n     " + error.replace("\n", "\n     ") if error else ""),
+              flush=True)
+
+    def failed(self):
+        return [result for result in self.results if result[2]]
+
+
+def golden_cases():
+    """(name, input path, policy paths) of every golden case."""
+    for case in sorted(os.listdir(CASES)):
+        with open(os.path.join(CASES, case, "case.yaml")) as handle:
+            meta = yaml.safe_load(handle) or {}
+        yield (case, os.path.join(CASES, case, "input.yaml"),
+               [os.path.join(CASES, case, path) for path in meta.get("policies", [])])
