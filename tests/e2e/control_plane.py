@@ -268,7 +268,7 @@ class Supervisor:
             "--runtime-config=" + RUNTIME_CONFIG, *gate_flags])
 
         users = {}
-        for user, groups in [ADMIN] + self.options.users:
+        for user, groups in [ADMIN] + self.options.user:
             cert, key = issue_user(pki, user, groups)
             users[user] = os.path.join(self.directory, user.replace(":", "_") + ".kubeconfig")
             write_json(users[user], kubeconfig(server, ca, cert, key))
@@ -303,18 +303,13 @@ class Supervisor:
             "run_dir": self.run_dir})
 
     def serve(self, watched):
-        """Waits for the reason to stop; returns the exit status."""
-        wakeup_read, wakeup_write = os.pipe()
-        os.set_blocking(wakeup_write, False)
-        signal.set_wakeup_fd(wakeup_write)
-        stop = []
-        for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(number, lambda number, frame: stop.append(signal.Signals(number).name))
+        """Waits for a reason to stop (other than a signal, which raises Stop); returns the
+        exit status."""
         watched_fd = os.pidfd_open(watched) if watched else None
         deadline = time.monotonic() + self.options.max_lifetime
-        while not stop:
-            readable, _, _ = select.select(
-                [wakeup_read] + ([watched_fd] if watched_fd is not None else []), [], [], 1.0)
+        while True:
+            readable, _, _ = select.select([watched_fd] if watched_fd is not None else [], [], [],
+                                           1.0)
             if watched_fd in readable:
                 print("supervisor: process %d exited: tearing down" % watched, flush=True)
                 return 0
@@ -326,42 +321,58 @@ class Supervisor:
             if time.monotonic() > deadline:
                 print("supervisor: --max-lifetime passed: tearing down", flush=True)
                 return 1
-        print("supervisor: %s: tearing down" % stop[0], flush=True)
-        return 0
 
     def tear_down(self):
+        """SIGTERM to each component, the last started first (the API server stops while etcd
+        still answers it), then SIGKILL to whatever is left of the group; then the run
+        directory."""
+        deadline = time.monotonic() + STOP_TIMEOUT
+        for process in reversed(list(self.components.values())):
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
         if self.group:
             try:
-                os.killpg(self.group, signal.SIGTERM)
+                os.killpg(self.group, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            deadline = time.monotonic() + STOP_TIMEOUT
-            for process in self.components.values():
-                try:
-                    process.wait(timeout=max(0.1, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    pass
-            try:
-                os.killpg(self.group, signal.SIGKILL)  # whatever is left, children included
-            except ProcessLookupError:
-                pass
-            for process in self.components.values():
-                process.wait()
+        for process in self.components.values():
+            process.wait()
         shutil.rmtree(self.run_dir, ignore_errors=True)
 
 
+class Stop(BaseException):
+    """SIGTERM, SIGINT or SIGHUP reached the supervisor: tear down, at any point."""
+
+
+def raise_stop(number, frame):
+    raise Stop(signal.Signals(number).name)
+
+
 def supervise(options):
+    for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(number, raise_stop)
     os.makedirs(os.path.join(options.dir, "logs"), exist_ok=True)
     supervisor = Supervisor(options, options.binaries)
     status = 1
     try:
         supervisor.bring_up()
         status = supervisor.serve(options.watch_pid)
+    except Stop as stop:
+        print("supervisor: %s: tearing down" % stop, flush=True)
+        status = 0
     except Exception as error:  # any failure to start: reported to the waiting parent
         write_json(os.path.join(options.dir, "failed.json"), {"error": str(error)})
         print("supervisor: %s" % error, flush=True)
     finally:
+        for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(number, signal.SIG_IGN)  # the teardown is not to be interrupted
         supervisor.tear_down()
+        if os.path.exists(os.path.join(options.dir, "state.json")):
+            os.unlink(os.path.join(options.dir, "state.json"))  # no longer true
         write_json(os.path.join(options.dir, "stopped.json"), {"status": status})
     return status
 
@@ -506,10 +517,10 @@ class ControlPlane(Running):
 def stop_supervisor(directory, pid):
     """SIGTERM to the supervisor, then waits (bounded) for it and every component to be gone;
     RuntimeError naming whatever is left."""
-    if pid_alive(pid):
-        os.kill(pid, signal.SIGTERM)
     state_path = os.path.join(directory, "state.json")
     state = json.loads(read(state_path)) if os.path.exists(state_path) else {}
+    if pid_alive(pid):
+        os.kill(pid, signal.SIGTERM)
     pids = list(state.get("pids", {}).values())
     group = state.get("group")
     wait_until(lambda: not pid_alive(pid) and not any(pid_alive(p) for p in pids) and
@@ -522,7 +533,8 @@ def command_up(options):
         plane = ControlPlane(
             directory=os.path.abspath(options.dir), scheduler=options.scheduler,
             controller_manager=options.controller_manager, users=options.user,
-            watch_pid=os.getppid(), start_timeout=options.start_timeout,
+            watch_pid=os.getppid() if options.watch_pid is None else options.watch_pid,
+            start_timeout=options.start_timeout,
             max_lifetime=options.max_lifetime)
     except BinariesMissing as missing:
         print("SKIP: control-plane binaries not built: %s" % missing)
@@ -572,6 +584,9 @@ def main(argv):
         command.add_argument("--start-timeout", type=float, default=START_TIMEOUT)
         command.add_argument("--max-lifetime", type=float, default=3600.0,
                              help="seconds after which everything is torn down regardless")
+    up.add_argument("--watch-pid", type=int,
+                    help="tear down when this process exits (default: the caller, such as "
+                    "ctest; 0: only `down` or --max-lifetime)")
     supervisor.add_argument("--binaries", required=True)
     supervisor.add_argument("--watch-pid", type=int, default=0)
     supervisor.add_argument("--feature-gates", type=json.loads, default={})

@@ -53,10 +53,69 @@ CUSTOM_KINDS = [
     ("k8s.cni.cncf.io", "NetworkAttachmentDefinition", "network-attachment-definitions", ["v1"]),
 ]
 
-# Objects of the golden cases the real API server itself refuses or cannot store, whatever
-# topoguard says, and why. Anything else refused by the API server is a failure.
+# Golden cases whose objects the real API server itself refuses, whatever topoguard says: the
+# refusal each object meets (a pattern of its error) and why. Any other refusal is a failure.
 API_SERVER_REFUSES = {
+    "cel_device_class_syntax_error": (
+        r"spec\.selectors\[1\]\.cel\.expression: Invalid value: .*compilation failed",
+        "the case is a DeviceClass whose selector is not CEL: the API server compiles it too"),
 }
+# Kubernetes 1.37.2 requires a domain in a derived attribute's name and in a matchAttribute
+# (docs/dra.md, "Names"): the cases that spell the alias `root` bare are refused.
+BARE_DERIVED_NAME = (r'derivedAttributes\[0\]\.name: Invalid value: "root": a fully qualified name '
+                     r"must be a domain and a name separated by a slash",
+                     "1.37.2 refuses a derived attribute named `root` without a domain")
+for case in ("derived_alias_v1", "derived_alias_v1beta2", "feasibility_derived_alias",
+             "feasibility_derived_error"):
+    API_SERVER_REFUSES[case] = BARE_DERIVED_NAME
+
+WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ReplicationController")
+OVERCOMMITTABLE = ("cpu", "memory", "ephemeral-storage")
+
+
+def completed(obj):
+    """`obj` with what the API server requires and topoguard does not read filled in where the
+    golden cases leave it out (they are written for topoguard, not for a cluster): container
+    images, a workload's selector and the matching template labels, a Job's restartPolicy,
+    limits equal to requests for extended resources (which cannot be overcommitted), a
+    Service's ports, a ResourceSlice pool's slice count. topoguard's verdicts are taken on the
+    completed object too."""
+    obj = copy.deepcopy(obj)
+    kind = obj["kind"]
+    if kind == "Service":
+        obj.setdefault("spec", {})
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return obj
+    if kind == "ResourceSlice" and not spec.get("pool", {}).get("resourceSliceCount"):
+        spec.setdefault("pool", {})["resourceSliceCount"] = 1
+    if kind == "Service" and not spec.get("ports"):
+        spec["ports"] = [{"port": 80}]
+    if kind in WORKLOAD_KINDS and "template" in spec:
+        labels = spec["template"].setdefault("metadata", {}).setdefault("labels", {})
+        labels.setdefault("topoguard.dev/e2e", obj["metadata"]["name"])
+        if kind == "ReplicationController":
+            spec.setdefault("selector", dict(labels))
+        else:
+            spec.setdefault("selector", {"matchLabels": dict(labels)})
+    pod_specs = []
+    if kind == "Pod":
+        pod_specs.append(spec)
+    elif kind == "CronJob":
+        pod_specs.append(spec.get("jobTemplate", {}).get("spec", {}).get("template", {})
+                         .get("spec"))
+    elif isinstance(spec.get("template"), dict):
+        pod_specs.append(spec["template"].get("spec"))
+    for pod_spec in filter(None, pod_specs):
+        if kind in ("Job", "CronJob"):
+            pod_spec.setdefault("restartPolicy", "Never")
+        for container in pod_spec.get("containers", []) + pod_spec.get("initContainers", []):
+            container.setdefault("image", "example.com/app:1")
+            resources = container.get("resources", {})
+            for name, quantity in resources.get("requests", {}).items():
+                if name not in OVERCOMMITTABLE and not name.startswith("hugepages-"):
+                    resources.setdefault("limits", {}).setdefault(name, quantity)
+    return obj
 
 
 # --- topoguard: the server and the oracle -------------------------------------------------------
@@ -79,7 +138,10 @@ class Serve:
                 [BINARY, "serve", "--tls-cert", os.path.join(self.certs, "server.pem"),
                  "--tls-key", os.path.join(self.certs, "server.key"), "--listen", listen,
                  "--metrics-listen", "127.0.0.1:0", "--policies", self.policies,
-                 "--reload-interval", "1", "--cluster-cache", "off", "--threads", "2"],
+                 "--reload-interval", "1", "--cluster-cache", "off", "--threads", "2",
+                 # A drain waits for the API server's idle connections to time out (20 s by
+                 # default); the outage check stops the server.
+                 "--keep-alive-timeout", "5"],
                 stdout=subprocess.DEVNULL, stderr=log)
         serving = {}
 
@@ -124,13 +186,14 @@ class Serve:
         files = tuple(files) or (DEFAULT_POLICY,)
         if files == self.loaded:
             return
-        reloads = self.counter("topoguard_policy_reloads_total", result="ok")
+        running = self.process is not None and self.process.poll() is None
+        reloads = self.counter("topoguard_policy_reloads_total", result="ok") if running else 0
         for name in os.listdir(self.policies):
             os.unlink(os.path.join(self.policies, name))
         for index, path in enumerate(files):  # prefixed: the files load in the order given
             shutil.copy(path, os.path.join(self.policies, "%02d-%s" % (index,
                                                                         os.path.basename(path))))
-        if self.loaded is not None:
+        if running:
             wait_until(lambda: self.counter("topoguard_policy_reloads_total", result="ok") >
                        reloads, "topoguard to reload its policies", 20)
         self.loaded = files
@@ -211,9 +274,15 @@ def plain_pod(name, namespace, claims=False):
 
 
 class Suite(Results):
-    def __init__(self, cluster, serve):
+    def __init__(self, cluster, serve, work):
         super().__init__()
         self.cluster, self.serve = cluster, serve
+        self.strict_pairing = os.path.join(work, "strict-pairing.yaml")
+        with open(self.strict_pairing, "w") as out:
+            yaml.safe_dump({"apiVersion": "topoguard.dev/v1alpha1", "kind": "AlignmentPolicy",
+                            "metadata": {"name": "strict-pairing"},
+                            "spec": {"rules": {"device-plugin-pairing": {"action": "deny"}}}},
+                           out)
         self.tallies = {"objects": 0, "denied": 0, "warned": 0, "patched": 0, "not sent": 0,
                         "refused by the API server": 0, "kind not served": 0}
 
@@ -249,14 +318,17 @@ class Suite(Results):
         namespace = obj["metadata"].get("namespace")
         if namespace:
             self.cluster.ensure_namespace(namespace)
+        obj = completed(obj)
         ok, stored, warnings = self.cluster.create(obj)
         if ok:
             created.append(stored)
-        refusal = API_SERVER_REFUSES.get((label, obj["kind"], obj["metadata"]["name"]))
-        if refusal:
-            self.tallies["refused by the API server"] += 1
-            return "created, but expected refused (%s)" % refusal if ok else None
         if not ok and "admission webhook" not in stored:
+            pattern, why = API_SERVER_REFUSES.get(label, (None, None))
+            if pattern and re.search(pattern, stored):
+                self.tallies["refused by the API server"] += 1
+                print("     %s: %s %s refused by the API server as expected: %s"
+                      % (label, obj["kind"], obj["metadata"]["name"], why))
+                return None
             return "refused by the API server itself: " + stored
         if obj["kind"] not in RESOURCES or namespace in NAMESPACES_NEVER_SENT:
             self.tallies["not sent"] += 1
@@ -300,41 +372,45 @@ class Suite(Results):
               ["metadata"], "the finalizer is still there")
         ok, stored, _ = self.cluster.create(gpu_deployment("trainer", namespace))
         check(ok, "deployment: %s" % stored)
+        # Scaling goes through the scale subresource, which the configurations do not name:
+        # never sent. A label is an UPDATE of the object: sent to /validate, which skips a
+        # change of metadata only.
         before = self.serve.requests(kind="Deployment", operation="UPDATE")
         self.cluster.kubectl("-n", namespace, "scale", "deployment", "trainer", "--replicas=3")
+        check(self.serve.requests(kind="Deployment", operation="UPDATE") == before,
+              "a scale reached topoguard")
         self.cluster.kubectl("-n", namespace, "label", "deployment", "trainer", "team=ml")
-        check(self.serve.requests(kind="Deployment", operation="UPDATE") >= before + 2,
-              "the scale and label UPDATEs did not reach topoguard's /validate")
+        after = self.serve.requests(kind="Deployment", operation="UPDATE")
+        skipped = self.serve.requests(kind="Deployment", operation="UPDATE", decision="skip")
+        check(after == before + 1 and skipped == after,
+              "the label UPDATE was not sent once and skipped as metadata-only: %s" % "\n".join(
+                  line for line in self.serve.metrics().splitlines()
+                  if 'kind="Deployment"' in line))
 
     def update_of_stored_violation(self):
-        """A Deployment that would be denied at CREATE, stored while its namespace opted out:
-        once the namespace opts back in, scaling and relabelling it are admitted (UPDATE judges
-        only what the update brings)."""
+        """A Deployment that is denied at CREATE (device-plugin-pairing raised to deny), stored
+        while its namespace opted out: once the namespace opts back in, annotating, scaling and
+        changing its environment are admitted (an UPDATE is denied only for what it brings)."""
+        self.serve.use_policies([self.strict_pairing])
         namespace = "opted-out"
         self.cluster.ensure_namespace(namespace, {"topoguard.dev/webhook": "disabled"})
-        split = list(documents(os.path.join(CASES, "split_claims_deployment", "input.yaml")))
-        created = []
-        for obj in split:
-            obj = copy.deepcopy(obj)
-            obj["metadata"]["namespace"] = namespace
-            ok, stored, _ = self.cluster.create(obj)
-            check(ok, "%s in an opted-out namespace: %s" % (obj["kind"], stored))
-            created.append(stored)
-        deployment = next(o for o in created if o["kind"] == "Deployment")
-        name = deployment["metadata"]["name"]
+        ok, stored, _ = self.cluster.create(gpu_deployment("paired", namespace))
+        check(ok, "a Deployment in an opted-out namespace: %s" % stored)
         self.cluster.kubectl("label", "namespace", namespace, "topoguard.dev/webhook-")
         before = self.serve.requests(kind="Deployment", operation="UPDATE")
-        wait_until(lambda: self.cluster.kubectl("-n", namespace, "scale", "deployment", name,
-                                                "--replicas=2", check=False).returncode == 0 and
+        # The API server matches namespaces from its informer: wait until an UPDATE is sent.
+        wait_until(lambda: self.cluster.kubectl("-n", namespace, "annotate", "--overwrite",
+                                                "deployment", "paired", "owner=ml",
+                                                check=False).returncode == 0 and
                    self.serve.requests(kind="Deployment", operation="UPDATE") > before,
-                   "a scale of the stored violation to be judged and admitted", 20)
-        self.cluster.kubectl("-n", namespace, "annotate", "deployment", name, "owner=ml")
+                   "an annotation of the stored violation to be judged and admitted", 20)
+        self.cluster.kubectl("-n", namespace, "scale", "deployment", "paired", "--replicas=2")
+        self.cluster.kubectl("-n", namespace, "set", "env", "deployment/paired", "MODE=serve")
         # The same Deployment created anew is denied: the violation is real.
-        fresh = copy.deepcopy(deployment)
-        fresh["metadata"] = {"name": name + "-again", "namespace": namespace}
-        fresh.pop("status", None)
-        ok, error, _ = self.cluster.create(fresh)
-        check(not ok and "denied the request" in error, "the violation at CREATE: %s" % error)
+        ok, error, _ = self.cluster.create(gpu_deployment("paired-again", namespace))
+        check(not ok and "denied the request" in error and "cannot be aligned" in error,
+              "the violation at CREATE: %s" % error)
+        self.serve.use_policies([])
 
     def delete_never_sent(self):
         namespace = "deletes"
@@ -407,7 +483,9 @@ class Suite(Results):
         template["metadata"]["finalizers"] = ["example.com/hold"]
         ok, stored, _ = self.cluster.create(template)
         check(ok, "template before the outage: %s" % stored)
+        stopping = time.monotonic()
         self.serve.stop()
+        print("     topoguard stopped (SIGTERM, drained) in %.1f s" % (time.monotonic() - stopping))
         ok, error, _ = self.cluster.create(unaligned_template("during", namespace))
         check(not ok and 'failed calling webhook "claims.validate.topoguard.dev"' in error,
               "a template created while topoguard is down: %s" % error)
@@ -457,7 +535,7 @@ def main():
             wait_until(patched_by_webhook, "the webhooks to be called", 30)
             print("webhooks registered, ready after %.1f s" % (time.monotonic() - started),
                   flush=True)
-            suite = Suite(cluster, serve)
+            suite = Suite(cluster, serve, work)
             for name in sorted(os.listdir(EXAMPLES)):
                 suite.run("examples/manifests/" + name, suite.manifests, name,
                           os.path.join(EXAMPLES, name), [])
