@@ -60,6 +60,12 @@ ADMIN = ("admin", ("system:masters",))
 # per-controller service accounts, which nothing here mints.
 COMPONENT_GROUPS = ("system:masters",)
 
+# What kube-controller-manager runs: claims from a Pod's templates, owner-based deletion, and
+# the type check whose warnings a ValidatingAdmissionPolicy's status reports. No node lifecycle
+# (the Nodes have no kubelet) and no namespace deletion.
+CONTROLLERS = ("resourceclaim-controller", "garbage-collector-controller",
+               "validatingadmissionpolicy-status-controller")
+
 START_TIMEOUT = 90.0  # seconds one component may take to become healthy on a busy 2-core machine
 STOP_TIMEOUT = 15.0  # seconds the group may take to exit after SIGTERM before SIGKILL
 
@@ -283,7 +289,7 @@ class Supervisor:
         for wanted, name, port, extra in (
                 (self.options.scheduler, "kube-scheduler", scheduler_port, []),
                 (self.options.controller_manager, "kube-controller-manager", manager_port,
-                 ["--controllers=resourceclaim-controller,garbage-collector-controller"])):
+                 ["--controllers=" + ",".join(CONTROLLERS)])):
             if not wanted:
                 continue
             component_config = os.path.join(self.run_dir, name + ".kubeconfig")

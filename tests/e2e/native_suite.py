@@ -33,6 +33,19 @@ from control_plane import SKIP, BinariesMissing, ControlPlane, wait_until  # noq
 
 BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
 CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
+POLICY_WARNING = "Validation failed for ValidatingAdmissionPolicy"
+# Differences known and explained, each (test, explanation); listed, never failed.
+# Kubernetes 1.37.2 cannot run a MutatingAdmissionPolicy matched through matchPolicy Equivalent
+# on a claim sent as v1beta1 or v1beta2: converting its patched v1 object back fails ("converting
+# (v1.ResourceClaimTemplate) to (v1beta2.ResourceClaimTemplate): unknown conversion"), the
+# policy is skipped (failurePolicy Ignore), and the deny policy, which needs no conversion back,
+# denies (or warns on) the unpatched claim that the webhook would have patched and admitted.
+BETA_PATCH_SKIPPED = (
+    lambda obj, ours, theirs, patched: obj["apiVersion"] != "resource.k8s.io/v1" and
+    patched and theirs != ours,
+    "1.37.2 skips the MutatingAdmissionPolicy on v1beta1/v1beta2 claims (unknown conversion "
+    "back from v1); the deny or warn policy then judges what the webhook patches")
+KNOWN_DIFFERENCES = [BETA_PATCH_SKIPPED]
 NATIVE_KINDS = ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
                 "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding")
 
@@ -70,10 +83,12 @@ class Suite(Results):
         self.objects_accepted = 0
 
     def native_outcome(self, obj, *flags):
-        """(verdict, message or warnings, stored object or None) under the native policies."""
+        """(verdict, message or warnings, stored object or None) under the native policies;
+        warnings of other origin (a beta version's deprecation) do not count."""
         ok, stored, warnings = self.cluster.create(obj, *flags)
         if not ok:
             return "deny", stored, None
+        warnings = [warning for warning in warnings if warning.startswith(POLICY_WARNING)]
         return verdict(True, warnings), warnings, stored
 
     def install(self, label, policies):
@@ -138,21 +153,28 @@ class Suite(Results):
                 self.differences.append((where, ours, "refused by the API server: " + said,
                                          False))
                 continue
+            original = devices_of(obj).get("constraints")
             ours_patch = devices_of(patched).get("constraints")
             theirs_patch = devices_of(stored).get("constraints") if stored else None
             if ours == theirs and (stored is None or ours_patch == theirs_patch):
                 self.agreed += 1
                 continue
+            known = [why for test, why in KNOWN_DIFFERENCES
+                     if test(obj, ours, theirs, ours_patch != original)]
             stricter = (theirs == "deny" and ours != "deny") or (theirs == "warn" and
                                                                 ours == "allow")
-            patch_differs = stored is not None and ours_patch != theirs_patch and \
-                ours != "deny"
+            # Another patch than topoguard's fails; no patch where topoguard patches is the
+            # compiled policies leaving the claim to the webhook (the compile header's lists).
+            other_patch = stored is not None and theirs_patch != original and \
+                theirs_patch != ours_patch
             self.differences.append((
                 where, "%s %s%s" % (ours, message or warnings or "",
-                                    " patch " + json.dumps(ours_patch) if patch_differs else ""),
-                "%s %s%s" % (theirs, said, " stored " + json.dumps(theirs_patch)
-                             if patch_differs else ""),
-                stricter or patch_differs))
+                                    " patch " + json.dumps(ours_patch)
+                                    if ours_patch != original else ""),
+                "%s %s%s%s" % (theirs, said, " stored " + json.dumps(theirs_patch)
+                               if stored is not None and theirs_patch != original else "",
+                               "\n      known:     " + known[0] if known else ""),
+                (stricter or other_patch) and not known))
         for stored in created:
             self.cluster.delete(stored)
 
@@ -160,7 +182,8 @@ class Suite(Results):
 def main():
     started = time.monotonic()
     try:
-        plane = ControlPlane()
+        # The controller manager reports each policy's type check in its status.
+        plane = ControlPlane(controller_manager=True)
     except BinariesMissing as missing:
         print("SKIP: control-plane binaries not built: %s" % missing)
         return SKIP
