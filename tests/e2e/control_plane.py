@@ -271,7 +271,8 @@ class Supervisor:
             "--service-cluster-ip-range=10.0.0.0/24", "--allow-privileged=true",
             "--endpoint-reconciler-type=none",
             "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
-            "--runtime-config=" + RUNTIME_CONFIG, *gate_flags])
+            *(["--runtime-config=" + self.options.runtime_config]
+              if self.options.runtime_config else []), *gate_flags])
 
         users = {}
         for user, groups in [ADMIN] + self.options.user:
@@ -454,15 +455,16 @@ class ControlPlane(Running):
     """A control plane for one suite, as a context manager (or start()/stop())."""
 
     def __init__(self, directory=None, scheduler=False, controller_manager=False, users=(),
-                 feature_gates=None, watch_pid=None, start_timeout=START_TIMEOUT,
-                 max_lifetime=3600.0):
+                 feature_gates=None, runtime_config=RUNTIME_CONFIG, watch_pid=None,
+                 start_timeout=START_TIMEOUT, max_lifetime=3600.0):
         super().__init__({"binaries": find_binaries()})
         self.owns_directory = directory is None
         self.directory = directory or tempfile.mkdtemp(prefix="topoguard-e2e-")
         self.options = dict(scheduler=scheduler, controller_manager=controller_manager,
                             users=list(users), start_timeout=start_timeout,
                             max_lifetime=max_lifetime,
-                            feature_gates=FEATURE_GATES if feature_gates is None else feature_gates)
+                            feature_gates=FEATURE_GATES if feature_gates is None else feature_gates,
+                            runtime_config=runtime_config)
         self.watch_pid = os.getpid() if watch_pid is None else watch_pid
         self.supervisor = None
 
@@ -475,7 +477,8 @@ class ControlPlane(Running):
                    "--binaries", self.binaries, "--watch-pid", str(self.watch_pid),
                    "--start-timeout", str(self.options["start_timeout"]),
                    "--max-lifetime", str(self.options["max_lifetime"]),
-                   "--feature-gates", json.dumps(self.options["feature_gates"])]
+                   "--feature-gates", json.dumps(self.options["feature_gates"]),
+                   "--runtime-config", self.options["runtime_config"]]
         if self.options["scheduler"]:
             command.append("--scheduler")
         if self.options["controller_manager"]:
@@ -596,6 +599,7 @@ def main(argv):
     supervisor.add_argument("--binaries", required=True)
     supervisor.add_argument("--watch-pid", type=int, default=0)
     supervisor.add_argument("--feature-gates", type=json.loads, default={})
+    supervisor.add_argument("--runtime-config", default="")
     options = parser.parse_args(argv)
     if options.command == "up":
         return command_up(options)
