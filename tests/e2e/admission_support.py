@@ -1,15 +1,22 @@
 """What the e2e suites share: manifests, topoguard's own verdict on an object (`topoguard
-review` as the API server would call it), and kubectl against the control plane."""
+review` as the API server would call it), `topoguard serve` behind the shipped webhook
+configurations, and kubectl against the control plane."""
 
 import base64
 import copy
 import json
 import os
+import re
+import shutil
+import signal
 import subprocess
 import time
+import urllib.request
 import uuid
 
 import yaml
+
+from control_plane import wait_until
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CASES = os.path.join(SOURCE_DIR, "tests", "golden", "cases")
@@ -26,6 +33,16 @@ RESOURCES = {
     "LeaderWorkerSet": "leaderworkersets", "DisaggregatedSet": "disaggregatedsets",
     "MPIJob": "mpijobs", "PyTorchJob": "pytorchjobs",
 }
+
+# Custom resources the configurations name, served here from schema-less CRDs so that the API
+# server sends them as it would in a cluster with those operators.
+CUSTOM_KINDS = [
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet", "leaderworkersets", ["v1"]),
+    ("disaggregatedset.x-k8s.io", "DisaggregatedSet", "disaggregatedsets", ["v1"]),
+    ("kubeflow.org", "MPIJob", "mpijobs", ["v2beta1"]),
+    ("kubeflow.org", "PyTorchJob", "pytorchjobs", ["v1"]),
+    ("k8s.cni.cncf.io", "NetworkAttachmentDefinition", "network-attachment-definitions", ["v1"]),
+]
 
 
 class Failure(AssertionError):
@@ -166,6 +183,127 @@ class Cluster:
             self.served_kinds[key] = done.returncode == 0 and any(
                 resource["kind"] == obj["kind"] for resource in json.loads(done.stdout)["resources"])
         return self.served_kinds[key]
+
+
+class Serve:
+    """`topoguard serve` on 127.0.0.1 with its policies in a directory the suite rewrites."""
+
+    def __init__(self, binary, work, certs, kubeconfig=None):
+        """Without `kubeconfig` no cluster cache; with it, the cache reads the cluster."""
+        self.binary, self.work, self.certs, self.kubeconfig = binary, work, certs, kubeconfig
+        self.policies = os.path.join(work, "policies")
+        os.makedirs(self.policies, exist_ok=True)
+        self.loaded = None
+        self.process = None
+        self.listen = None
+
+    def start(self, listen="127.0.0.1:0"):
+        self.log_path = os.path.join(self.work, "serve-%d.log" % time.monotonic_ns())
+        with open(self.log_path, "w") as log:
+            self.process = subprocess.Popen(
+                [self.binary, "serve", "--tls-cert", os.path.join(self.certs, "server.pem"),
+                 "--tls-key", os.path.join(self.certs, "server.key"), "--listen", listen,
+                 "--metrics-listen", "127.0.0.1:0", "--policies", self.policies,
+                 "--reload-interval", "1", "--threads", "2",
+                 *(["--kubeconfig", self.kubeconfig] if self.kubeconfig
+                   else ["--cluster-cache", "off"]),
+                 # A drain waits for the API server's idle connections to time out (20 s by
+                 # default); the outage check stops the server.
+                 "--keep-alive-timeout", "5"],
+                stdout=subprocess.DEVNULL, stderr=log)
+        serving = {}
+
+        def logged():
+            for line in open(self.log_path):
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if entry.get("msg") == "serving":
+                    serving.update(entry)
+                    return True
+            return False
+        wait_until(logged, "topoguard serve to start", 30,
+                   alive=lambda: self.process.poll() is None)
+        self.listen, self.metrics_listen = serving["listen"], serving["metrics_listen"]
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(timeout=60)
+
+    def metrics(self):
+        with urllib.request.urlopen("http://%s/metrics" % self.metrics_listen, timeout=10) as r:
+            return r.read().decode()
+
+    def counter(self, name, **labels):
+        """The sum of a counter over the series whose labels include `labels`."""
+        total = 0.0
+        for match in re.finditer(r"^%s(?:\{([^}]*)\})? (\S+)$" % re.escape(name), self.metrics(),
+                                 re.M):
+            series = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1) or ""))
+            if all(series.get(key) == value for key, value in labels.items()):
+                total += float(match.group(2))
+        return total
+
+    def requests(self, **labels):
+        return self.counter("topoguard_admission_requests_total", **labels)
+
+    def use_policies(self, files):
+        """Serves exactly `files` (the default policy when empty), waiting for the reload."""
+        files = tuple(files) or (DEFAULT_POLICY,)
+        if files == self.loaded:
+            return
+        running = self.process is not None and self.process.poll() is None
+        reloads = self.counter("topoguard_policy_reloads_total", result="ok") if running else 0
+        for name in os.listdir(self.policies):
+            os.unlink(os.path.join(self.policies, name))
+        for index, path in enumerate(files):  # prefixed: the files load in the order given
+            shutil.copy(path, os.path.join(self.policies, "%02d-%s" % (index,
+                                                                        os.path.basename(path))))
+        if running:
+            wait_until(lambda: self.counter("topoguard_policy_reloads_total", result="ok") >
+                       reloads, "topoguard to reload its policies", 20)
+        self.loaded = files
+
+
+def register_webhooks(cluster, serve, ca_pem):
+    """The shipped configurations, pointed at the local server."""
+    rendered = cluster.kubectl("kustomize", os.path.join(SOURCE_DIR, "deploy", "webhook")).stdout
+    configurations = [document for document in yaml.safe_load_all(rendered)
+                      if document and document["kind"] in ("ValidatingWebhookConfiguration",
+                                                            "MutatingWebhookConfiguration")]
+    check(len(configurations) == 2, "deploy/webhook renders %d webhook configurations"
+          % len(configurations))
+    bundle = base64.b64encode(ca_pem.encode()).decode()
+    for configuration in configurations:
+        for webhook in configuration["webhooks"]:
+            service = webhook["clientConfig"].pop("service")
+            webhook["clientConfig"] = {"url": "https://%s%s" % (serve.listen, service["path"]),
+                                       "caBundle": bundle}
+    cluster.kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List",
+                                                           "items": configurations}))
+    return configurations
+
+
+def install_custom_kinds(cluster):
+    crds = []
+    for group, kind, plural, versions in CUSTOM_KINDS:
+        crds.append({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "%s.%s" % (plural, group)},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"kind": kind, "plural": plural, "singular": kind.lower(),
+                               "listKind": kind + "List"},
+                     "versions": [{"name": version, "served": True, "storage": index == 0,
+                                   "schema": {"openAPIV3Schema": {
+                                       "type": "object",
+                                       "x-kubernetes-preserve-unknown-fields": True}}}
+                                  for index, version in enumerate(versions)]}})
+    cluster.kubectl("create", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List",
+                                                            "items": crds}))
+    cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s",
+                    *["crd/%s.%s" % (plural, group) for group, _, plural, _ in CUSTOM_KINDS])
 
 
 class Results:

@@ -17,25 +17,22 @@ claims fail closed and workloads fail open.
 Usage: webhook_suite.py TOPOGUARD_BINARY SOURCE_DIR. Exit 77 when the control plane is not built.
 """
 
-import base64
 import copy
 import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from admission_support import (CASES, DEFAULT_POLICY, EXAMPLES, RESOURCES,  # noqa: E402
-                               Cluster, Failure, Results, check, devices_of, documents,
-                               expected_outcome, golden_cases)
+from admission_support import (CASES, EXAMPLES, RESOURCES, Cluster, Results, Serve,  # noqa: E402
+                               check, devices_of, documents, expected_outcome, golden_cases,
+                               install_custom_kinds, register_webhooks)
 from control_plane import SKIP, BinariesMissing, ControlPlane, wait_until  # noqa: E402
 
 BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
@@ -43,16 +40,6 @@ BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
 CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
 # The configurations' namespaceSelector leaves these out.
 NAMESPACES_NEVER_SENT = ("kube-system", "kube-node-lease", "kube-public", "topoguard")
-# Custom resources the configurations name, served here from schema-less CRDs so that the API
-# server sends them as it would in a cluster with those operators.
-CUSTOM_KINDS = [
-    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet", "leaderworkersets", ["v1"]),
-    ("disaggregatedset.x-k8s.io", "DisaggregatedSet", "disaggregatedsets", ["v1"]),
-    ("kubeflow.org", "MPIJob", "mpijobs", ["v2beta1"]),
-    ("kubeflow.org", "PyTorchJob", "pytorchjobs", ["v1"]),
-    ("k8s.cni.cncf.io", "NetworkAttachmentDefinition", "network-attachment-definitions", ["v1"]),
-]
-
 # Golden cases whose objects the real API server itself refuses, whatever topoguard says: the
 # refusal each object meets (a pattern of its error) and why. Any other refusal is a failure.
 API_SERVER_REFUSES = {
@@ -118,127 +105,7 @@ def completed(obj):
     return obj
 
 
-# --- topoguard: the server and the oracle -------------------------------------------------------
-
-class Serve:
-    """`topoguard serve` on 127.0.0.1 with its policies in a directory the suite rewrites."""
-
-    def __init__(self, work, certs):
-        self.work, self.certs = work, certs
-        self.policies = os.path.join(work, "policies")
-        os.makedirs(self.policies, exist_ok=True)
-        self.loaded = None
-        self.process = None
-        self.listen = None
-
-    def start(self, listen="127.0.0.1:0"):
-        self.log_path = os.path.join(self.work, "serve-%d.log" % time.monotonic_ns())
-        with open(self.log_path, "w") as log:
-            self.process = subprocess.Popen(
-                [BINARY, "serve", "--tls-cert", os.path.join(self.certs, "server.pem"),
-                 "--tls-key", os.path.join(self.certs, "server.key"), "--listen", listen,
-                 "--metrics-listen", "127.0.0.1:0", "--policies", self.policies,
-                 "--reload-interval", "1", "--cluster-cache", "off", "--threads", "2",
-                 # A drain waits for the API server's idle connections to time out (20 s by
-                 # default); the outage check stops the server.
-                 "--keep-alive-timeout", "5"],
-                stdout=subprocess.DEVNULL, stderr=log)
-        serving = {}
-
-        def logged():
-            for line in open(self.log_path):
-                try:
-                    entry = json.loads(line)
-                except ValueError:
-                    continue
-                if entry.get("msg") == "serving":
-                    serving.update(entry)
-                    return True
-            return False
-        wait_until(logged, "topoguard serve to start", 30,
-                   alive=lambda: self.process.poll() is None)
-        self.listen, self.metrics_listen = serving["listen"], serving["metrics_listen"]
-
-    def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            self.process.wait(timeout=60)
-
-    def metrics(self):
-        with urllib.request.urlopen("http://%s/metrics" % self.metrics_listen, timeout=10) as r:
-            return r.read().decode()
-
-    def counter(self, name, **labels):
-        """The sum of a counter over the series whose labels include `labels`."""
-        total = 0.0
-        for match in re.finditer(r"^%s(?:\{([^}]*)\})? (\S+)$" % re.escape(name), self.metrics(),
-                                 re.M):
-            series = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1) or ""))
-            if all(series.get(key) == value for key, value in labels.items()):
-                total += float(match.group(2))
-        return total
-
-    def requests(self, **labels):
-        return self.counter("topoguard_admission_requests_total", **labels)
-
-    def use_policies(self, files):
-        """Serves exactly `files` (the default policy when empty), waiting for the reload."""
-        files = tuple(files) or (DEFAULT_POLICY,)
-        if files == self.loaded:
-            return
-        running = self.process is not None and self.process.poll() is None
-        reloads = self.counter("topoguard_policy_reloads_total", result="ok") if running else 0
-        for name in os.listdir(self.policies):
-            os.unlink(os.path.join(self.policies, name))
-        for index, path in enumerate(files):  # prefixed: the files load in the order given
-            shutil.copy(path, os.path.join(self.policies, "%02d-%s" % (index,
-                                                                        os.path.basename(path))))
-        if running:
-            wait_until(lambda: self.counter("topoguard_policy_reloads_total", result="ok") >
-                       reloads, "topoguard to reload its policies", 20)
-        self.loaded = files
-
-
 # --- the cluster side ---------------------------------------------------------------------------
-
-def install_custom_kinds(cluster):
-    crds = []
-    for group, kind, plural, versions in CUSTOM_KINDS:
-        crds.append({
-            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": "%s.%s" % (plural, group)},
-            "spec": {"group": group, "scope": "Namespaced",
-                     "names": {"kind": kind, "plural": plural, "singular": kind.lower(),
-                               "listKind": kind + "List"},
-                     "versions": [{"name": version, "served": True, "storage": index == 0,
-                                   "schema": {"openAPIV3Schema": {
-                                       "type": "object",
-                                       "x-kubernetes-preserve-unknown-fields": True}}}
-                                  for index, version in enumerate(versions)]}})
-    cluster.kubectl("create", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List",
-                                                            "items": crds}))
-    cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s",
-                    *["crd/%s.%s" % (plural, group) for group, _, plural, _ in CUSTOM_KINDS])
-
-
-def register_webhooks(cluster, serve, ca_pem):
-    """The shipped configurations, pointed at the local server."""
-    rendered = cluster.kubectl("kustomize", os.path.join(SOURCE, "deploy", "webhook")).stdout
-    configurations = [document for document in yaml.safe_load_all(rendered)
-                      if document and document["kind"] in ("ValidatingWebhookConfiguration",
-                                                            "MutatingWebhookConfiguration")]
-    check(len(configurations) == 2, "deploy/webhook renders %d webhook configurations"
-          % len(configurations))
-    bundle = base64.b64encode(ca_pem.encode()).decode()
-    for configuration in configurations:
-        for webhook in configuration["webhooks"]:
-            service = webhook["clientConfig"].pop("service")
-            webhook["clientConfig"] = {"url": "https://%s%s" % (serve.listen, service["path"]),
-                                       "caBundle": bundle}
-    cluster.kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List",
-                                                           "items": configurations}))
-    return configurations
-
 
 # --- the checks ---------------------------------------------------------------------------------
 
@@ -519,7 +386,7 @@ def main():
             certs = os.path.join(work, "certs")
             subprocess.run([os.path.join(SOURCE, "certs/generate-dev-certs.sh"), "--out", certs,
                             "--quiet"], check=True, stdout=subprocess.DEVNULL)
-            serve = Serve(work, certs)
+            serve = Serve(BINARY, work, certs)
             serve.use_policies([])
             serve.start()
             cluster = Cluster(plane, work)
