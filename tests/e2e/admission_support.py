@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import time
+import traceback
 import urllib.request
 import uuid
 
@@ -188,9 +189,11 @@ class Cluster:
 class Serve:
     """`topoguard serve` on 127.0.0.1 with its policies in a directory the suite rewrites."""
 
-    def __init__(self, binary, work, certs, kubeconfig=None):
-        """Without `kubeconfig` no cluster cache; with it, the cache reads the cluster."""
+    def __init__(self, binary, work, certs, kubeconfig=None, extra=()):
+        """Without `kubeconfig` no cluster cache; with it, the cache reads the cluster. `extra`:
+        more flags."""
         self.binary, self.work, self.certs, self.kubeconfig = binary, work, certs, kubeconfig
+        self.extra = list(extra)
         self.policies = os.path.join(work, "policies")
         os.makedirs(self.policies, exist_ok=True)
         self.loaded = None
@@ -206,7 +209,7 @@ class Serve:
                  "--metrics-listen", "127.0.0.1:0", "--policies", self.policies,
                  "--reload-interval", "1", "--threads", "2",
                  *(["--kubeconfig", self.kubeconfig] if self.kubeconfig
-                   else ["--cluster-cache", "off"]),
+                   else ["--cluster-cache", "off"]), *self.extra,
                  # A drain waits for the API server's idle connections to time out (20 s by
                  # default); the outage check stops the server.
                  "--keep-alive-timeout", "5"],
@@ -317,8 +320,10 @@ class Results:
         try:
             function(*arguments)
             error = None
-        except (Failure, RuntimeError, subprocess.TimeoutExpired) as failure:
+        except Failure as failure:
             error = str(failure)
+        except Exception:  # a broken check is a failure of its own, reported with the rest
+            error = traceback.format_exc()
         seconds = time.monotonic() - started
         self.results.append((name, seconds, error))
         print("%s %-60s %6.2f s%s" % ("FAIL" if error else "ok  ", name, seconds,
