@@ -69,6 +69,13 @@ if ! kubectl kustomize --help >/dev/null 2>&1; then
   echo "setup: no kubectl 1.27+ on PATH: the deploy_* tests will be skipped" >&2
 fi
 
+# The real control plane the e2e tests run against (tests/e2e): built from the pinned Go modules
+# into a cache outside the clone on the first run (tens of minutes on 2 cores), a no-op after.
+# Without it (no Go 1.26, no module proxy) the e2e tests report themselves skipped.
+if ! bash "$(dirname "${BASH_SOURCE[0]}")/control-plane/build.sh" >/dev/null; then
+  echo "setup: the control plane was not built: the e2e_* tests will be skipped" >&2
+fi
+
 # Test-only tools from npm (reference CEL implementation, schema and SARIF validators, Kubernetes
 # models), pinned by tests/node/package-lock.json, and the Node.js they run on: Debian 12's
 # nodejs is 18, older than the tools declare, so the lockfile also pins an official Node 22 build

@@ -10,25 +10,24 @@
 #   tools/control-plane/build.sh --kube 1.36.4 --etcd 3.6.8
 #                                             # another release, on demand: the
 #                                             # wrapper module is generated (not pinned)
+#   tools/control-plane/build.sh --cached     # builds nothing: prints the directory when every
+#                                             # binary of the pinned release is there, else
+#                                             # exits 3 (what the e2e tests run, to skip)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 kube_version=""
 etcd_version=""
+cached_only=0
 while (($#)); do
   case $1 in
+    --cached) cached_only=1; shift ;;
     --kube) kube_version=${2#v}; shift 2 ;;
     --etcd) etcd_version=${2#v}; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
-
-# Debian's golang-go is too old for Kubernetes 1.37; the machine's Go lives here.
-for go_root in /usr/local/go /usr/lib/go-1.26; do
-  [[ -x $go_root/bin/go ]] && { PATH=$go_root/bin:$PATH; break; }
-done
-command -v go >/dev/null || { echo "build.sh: no Go toolchain on PATH (need Go >= 1.26)" >&2; exit 1; }
 
 required_version() {  # required_version GO_MOD MODULE: the version GO_MOD requires, without the v
   awk -v module="$2" '$1 == "require" { $1 = "" ; $0 = $0 } $1 == module && $2 ~ /^v[0-9]/ { sub(/^v/, "", $2); print $2; exit }' "$1"
@@ -37,6 +36,21 @@ pinned_kube=$(required_version "$here/kube/go.mod" k8s.io/kubernetes)
 pinned_etcd=$(required_version "$here/etcd/go.mod" go.etcd.io/etcd/server/v3)
 kube_version=${kube_version:-$pinned_kube}
 etcd_version=${etcd_version:-$pinned_etcd}
+binaries=(kube-apiserver kube-scheduler kube-controller-manager kubectl etcd)
+
+if ((cached_only)); then
+  [[ $kube_version == "$pinned_kube" && $etcd_version == "$pinned_etcd" ]] ||
+    { echo "build.sh: --cached is for the pinned release only" >&2; exit 2; }
+fi
+
+# Debian's golang-go is too old for Kubernetes 1.37; the machine's Go lives here.
+for go_root in /usr/local/go /usr/lib/go-1.26; do
+  [[ -x $go_root/bin/go ]] && { PATH=$go_root/bin:$PATH; break; }
+done
+if ! ((cached_only)) && ! command -v go >/dev/null; then
+  echo "build.sh: no Go toolchain on PATH (need Go >= 1.26)" >&2
+  exit 1
+fi
 
 cache_root=${TOPOGUARD_CONTROL_PLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/topoguard/control-plane}
 work=$(mktemp -d)
@@ -77,6 +91,13 @@ kube_module=$(module_dir kube "$kube_version" "$pinned_kube")
 etcd_module=$(module_dir etcd "$etcd_version" "$pinned_etcd")
 key=$(cat "$kube_module/go.mod" "$kube_module/go.sum" "$etcd_module/go.mod" "$etcd_module/go.sum" | sha256sum | cut -c1-12)
 bin_dir=$cache_root/k8s-v$kube_version-etcd-v$etcd_version-$key
+if ((cached_only)); then
+  for name in "${binaries[@]}"; do
+    [[ -x $bin_dir/$name ]] || { echo "build.sh: $bin_dir/$name is not built (run tools/control-plane/build.sh)" >&2; exit 3; }
+  done
+  echo "$bin_dir"
+  exit 0
+fi
 mkdir -p "$bin_dir"
 
 # Upstream's release flags (hack/lib/golang.sh): static, trimmed, stripped, versioned.

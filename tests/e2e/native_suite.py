@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""The native policies against the real kube-apiserver, with no webhook: every object
+`topoguard policy compile --kubernetes-version 1.37` emits, for the default policy and for each
+golden case's policies, is created for real (the API server type-checks and costs each CEL
+expression at creation, and a ValidatingAdmissionPolicy's status then carries its type-check
+warnings, which must be none). Then every ResourceClaim and ResourceClaimTemplate of the golden
+cases and examples is created under them, and the API server's verdict (denied by the deny
+policy, admitted with the warn policy's warnings, stored with the MutatingAdmissionPolicy's
+patch) is set against topoguard's own (`topoguard review`, /mutate then /validate).
+
+Every difference is printed. The native policies are documented to leave some claims to the
+webhook (the compile header's "not compiled" and "limits" lists): there they admit what
+topoguard would deny or warn on, and such a difference is listed, not failed. A native policy
+that denies or warns where topoguard allows, or stores another patch than topoguard's, fails.
+
+Usage: native_suite.py TOPOGUARD_BINARY SOURCE_DIR. Exit 77 when the control plane is not built.
+"""
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from admission_support import (EXAMPLES, Cluster, Results, check, devices_of,  # noqa: E402
+                               documents, expected_outcome, golden_cases)
+from control_plane import SKIP, BinariesMissing, ControlPlane, wait_until  # noqa: E402
+
+BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
+CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
+POLICY_WARNING = "Validation failed for ValidatingAdmissionPolicy"
+# Differences known and explained, each (test, explanation); listed, never failed.
+# Kubernetes 1.37.2 cannot run a MutatingAdmissionPolicy matched through matchPolicy Equivalent
+# on a claim sent as v1beta1 or v1beta2: converting its patched v1 object back fails ("converting
+# (v1.ResourceClaimTemplate) to (v1beta2.ResourceClaimTemplate): unknown conversion"), the
+# policy is skipped (failurePolicy Ignore), and the deny policy, which needs no conversion back,
+# denies (or warns on) the unpatched claim that the webhook would have patched and admitted.
+BETA_PATCH_SKIPPED = (
+    lambda obj, ours, theirs, patched: obj["apiVersion"] != "resource.k8s.io/v1" and
+    patched and theirs != ours,
+    "1.37.2 skips the MutatingAdmissionPolicy on v1beta1/v1beta2 claims (unknown conversion "
+    "back from v1); the deny or warn policy then judges what the webhook patches")
+KNOWN_DIFFERENCES = [BETA_PATCH_SKIPPED]
+NATIVE_KINDS = ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+                "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding")
+
+
+def compile_policies(policies):
+    arguments = [BINARY, "policy", "compile", "--kubernetes-version", "1.37", "--format", "json"]
+    for path in policies:
+        arguments += ["--policies", path]
+    done = subprocess.run(arguments, capture_output=True, text=True)
+    check(done.returncode == 0, "policy compile %s: %s" % (policies, done.stderr))
+    return json.loads(done.stdout)["items"]
+
+
+def verdict(allowed, warnings):
+    return "deny" if not allowed else ("warn" if warnings else "allow")
+
+
+def probe(namespace):
+    """An unaligned template: every policy set's MutatingAdmissionPolicy or deny policy has
+    something to say about it, so its answer tells when a set has taken effect."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "probe-%s" % uuid.uuid4().hex[:8], "namespace": namespace},
+            "spec": {"spec": {"devices": {"requests": [
+                {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}},
+                {"name": "nic", "exactly": {"deviceClassName": "dranet"}}]}}}}
+
+
+class Suite(Results):
+    def __init__(self, cluster):
+        super().__init__()
+        self.cluster = cluster
+        self.compared = 0
+        self.agreed = 0
+        self.differences = []  # (where, topoguard, native, failing)
+        self.objects_accepted = 0
+
+    def native_outcome(self, obj, *flags):
+        """(verdict, message or warnings, stored object or None) under the native policies;
+        warnings of other origin (a beta version's deprecation) do not count."""
+        ok, stored, warnings = self.cluster.create(obj, *flags)
+        if not ok:
+            return "deny", stored, None
+        warnings = [warning for warning in warnings if warning.startswith(POLICY_WARNING)]
+        return verdict(True, warnings), warnings, stored
+
+    def install(self, label, policies):
+        """Creates the compiled objects; returns them once the probe is answered as topoguard
+        answers it (the API server has picked them up)."""
+        items = compile_policies(policies)
+        check(items and all(item["kind"] in NATIVE_KINDS for item in items),
+              "unexpected compile output: %s" % [item["kind"] for item in items])
+        for item in items:
+            done = self.cluster.kubectl("create", "-f", "-", stdin=json.dumps(item), check=False)
+            check(done.returncode == 0, "%s: the API server refused %s %s: %s"
+                  % (label, item["kind"], item["metadata"]["name"], done.stderr))
+            self.objects_accepted += 1
+        for item in items:
+            if item["kind"] != "ValidatingAdmissionPolicy":
+                continue
+            name = item["metadata"]["name"]
+
+            def checked():
+                got = json.loads(self.cluster.kubectl(
+                    "get", "validatingadmissionpolicy", name, "-o", "json").stdout)
+                return got.get("status", {}).get("observedGeneration") == \
+                    got["metadata"]["generation"] and got
+            wait_until(checked, "the type check of %s" % name, 30)
+            warnings = checked()["status"].get("typeChecking", {}).get("expressionWarnings")
+            check(not warnings, "%s: type-check warnings on %s: %s" % (label, name, warnings))
+        self.cluster.ensure_namespace("probe")
+        expected = expected_outcome(BINARY, probe("probe"), policies)
+        want = verdict(expected[0], expected[2]), devices_of(expected[3]).get("constraints")
+
+        def effective():
+            answer, _, stored = self.native_outcome(probe("probe"), "--dry-run=server")
+            return (answer, devices_of(stored).get("constraints") if stored else None) == want
+        wait_until(effective, "the %s policies to take effect" % label, 30)
+        return items
+
+    def remove(self, items):
+        for item in items:
+            self.cluster.kubectl("delete", item["kind"].lower(), item["metadata"]["name"])
+        # Gone from the API server's view: the probe is admitted unpatched again.
+
+        def gone():
+            answer, _, stored = self.native_outcome(probe("probe"), "--dry-run=server")
+            return answer == "allow" and not devices_of(stored).get("constraints")
+        wait_until(gone, "the policies to stop taking effect", 30)
+
+    def compare(self, label, path, policies):
+        created = []
+        for obj in documents(path):
+            if obj["kind"] not in CLAIM_KINDS or not self.cluster.served(obj):
+                continue
+            namespace = obj["metadata"].get("namespace", "default")
+            self.cluster.ensure_namespace(namespace)
+            allowed, message, warnings, patched = expected_outcome(BINARY, obj, policies)
+            ours = verdict(allowed, warnings)
+            theirs, said, stored = self.native_outcome(obj)
+            if stored is not None:
+                created.append(stored)
+            self.compared += 1
+            where = "%s: %s %s/%s" % (label, obj["kind"], namespace, obj["metadata"]["name"])
+            if theirs == "deny" and "ValidatingAdmissionPolicy" not in said:
+                self.differences.append((where, ours, "refused by the API server: " + said,
+                                         False))
+                continue
+            original = devices_of(obj).get("constraints")
+            ours_patch = devices_of(patched).get("constraints")
+            theirs_patch = devices_of(stored).get("constraints") if stored else None
+            if ours == theirs and (stored is None or ours_patch == theirs_patch):
+                self.agreed += 1
+                continue
+            known = [why for test, why in KNOWN_DIFFERENCES
+                     if test(obj, ours, theirs, ours_patch != original)]
+            stricter = (theirs == "deny" and ours != "deny") or (theirs == "warn" and
+                                                                ours == "allow")
+            # Another patch than topoguard's fails; no patch where topoguard patches is the
+            # compiled policies leaving the claim to the webhook (the compile header's lists).
+            other_patch = stored is not None and theirs_patch != original and \
+                theirs_patch != ours_patch
+            self.differences.append((
+                where, "%s %s%s" % (ours, message or warnings or "",
+                                    " patch " + json.dumps(ours_patch)
+                                    if ours_patch != original else ""),
+                "%s %s%s%s" % (theirs, said, " stored " + json.dumps(theirs_patch)
+                               if stored is not None and theirs_patch != original else "",
+                               "\n      known:     " + known[0] if known else ""),
+                (stricter or other_patch) and not known))
+        for stored in created:
+            self.cluster.delete(stored)
+
+
+def main():
+    started = time.monotonic()
+    try:
+        # The controller manager reports each policy's type check in its status.
+        plane = ControlPlane(controller_manager=True)
+    except BinariesMissing as missing:
+        print("SKIP: control-plane binaries not built: %s" % missing)
+        return SKIP
+    work = tempfile.mkdtemp(prefix="topoguard-e2e-native-")
+    try:
+        return run(plane, work, started)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run(plane, work, started):
+    with plane:
+        print("control plane up in %.1f s" % (time.monotonic() - started), flush=True)
+        cluster = Cluster(plane, work)
+        suite = Suite(cluster)
+        # Cases grouped by policy set, the default set first (examples and most cases).
+        groups = {(): [("examples/" + name, os.path.join(EXAMPLES, name))
+                       for name in sorted(os.listdir(EXAMPLES))]}
+        for case, path, policies in golden_cases():
+            groups.setdefault(tuple(policies), []).append(("golden/" + case, path))
+        for policies, cases in groups.items():
+            label = "default policy" if not policies else \
+                "+".join(os.path.relpath(p, os.path.join(SOURCE, "tests/golden/cases"))
+                         for p in policies)
+            installed = []
+
+            def install(policies=policies, label=label):
+                installed.extend(suite.install(label, list(policies)))
+            suite.run("compiled %s: accepted, type-checked, in effect" % label, install)
+            if not installed:
+                continue
+            for name, path in cases:
+                suite.run("verdicts " + name, suite.compare, name, path, list(policies))
+            suite.run("removed %s" % label, suite.remove, copy.copy(installed))
+    failing = [d for d in suite.differences if d[3]]
+    print("\ncompiled objects accepted by the API server: %d" % suite.objects_accepted)
+    print("claims and templates compared: %d, same verdict and patch: %d, different: %d "
+          "(native stricter or another patch: %d)" % (suite.compared, suite.agreed,
+                                                      len(suite.differences), len(failing)))
+    for where, ours, theirs, bad in suite.differences:
+        print("  %s %s\n      topoguard: %s\n      native:    %s" % (
+            "FAIL" if bad else "diff", where, ours, theirs))
+    print("%d checks, %d failed, %.1f s in all" % (len(suite.results), len(suite.failed()),
+                                                   time.monotonic() - started))
+    return 1 if suite.failed() or failing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
