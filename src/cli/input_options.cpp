@@ -23,7 +23,7 @@ void add_manifest_input_options(CLI::App& command, ManifestInputOptions& options
   command
       .add_option("-f,--filename", options.filenames,
                   "Manifest file, folder or - for stdin, as in kubectl; repeat the flag for "
-                  "more. A folder's subfolders are read only with -R")
+                  "more. A folder's subfolders are read only with -R (default: none)")
       ->type_name("PATH")
       ->allow_extra_args(false);
   command.add_flag("-R,--recursive", options.recursive,
@@ -33,7 +33,8 @@ void add_manifest_input_options(CLI::App& command, ManifestInputOptions& options
       .add_option("--exclude", options.exclude,
                   "Leave out files and folders matching GLOB (fnmatch: `*` also matches `/`), "
                   "tried on the path below the folder given and on the name alone; repeat the "
-                  "flag for more (e.g. --exclude 'charts' --exclude '*-patch.yaml')")
+                  "flag for more (e.g. --exclude 'charts' --exclude '*-patch.yaml'; default: "
+                  "none)")
       ->type_name("GLOB")
       ->allow_extra_args(false);
   command.add_option("paths", options.paths, paths_help)->type_name("PATH");
