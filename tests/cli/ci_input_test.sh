@@ -108,6 +108,12 @@ for command in "audit examples/manifests" "fix examples/manifests" "policy compi
 done
 stdin=policies/default.yaml run review --policies - --mode validate examples/admission/resourceclaimtemplate-create-aligned.json
 check "review --policies -: exit 0 (got $code)" test "$code" -eq 0
+# serve re-reads its policies: standard input is refused with a reason.
+"$source_dir/certs/generate-dev-certs.sh" --out "$work/certs" --quiet >/dev/null
+run serve --tls-cert "$work/certs/server.pem" --tls-key "$work/certs/server.key" \
+  --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --cluster-cache off --policies -
+check "serve --policies -: usage error (got $code)" test "$code" -eq 2
+check "serve --policies -: says why" grep -q 'serve re-reads its policies' "$work/err"
 # A policy with a typo in its kind is still an error, not skipped.
 sed 's/kind: AlignmentPolicy/kind: AlignmentPolcy/' policies/default.yaml >"$work/typo-policy.yaml"
 run audit --policies "$work/typo-policy.yaml" examples/manifests
