@@ -25,6 +25,7 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
   AuditRun run;
   AuditReport& report = run.report;
   report.errors = manifests.errors;
+  report.skipped_inputs = manifests.skipped;
   std::optional<LoadedClusterState> loaded;
   if (options.cluster_state) {
     loaded = load_cluster_state(manifests);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <ostream>
 #include <tuple>
 #include <utility>
@@ -25,6 +26,15 @@ std::string summary_text(const AuditSummary& summary, std::size_t errors) {
          " errors";
 }
 
+// Input errors as `file:line: field: message [code]`, then what was skipped as no Kubernetes
+// object, with a count by reason: on stderr for every format, so a CI log always shows them.
+void write_input_diagnostics(const AuditReport& report, std::ostream& errors) {
+  for (const Error& error : report.errors) {
+    errors << error.to_string() << '\n';
+  }
+  write_skipped_inputs(report.skipped_inputs, errors);
+}
+
 // "Kind namespace/name", each part printable: one finding stays one line whatever it is named.
 std::string resource_text(const k8s::ObjectRef& ref) {
   return printable(ref.kind) + ' ' + printable(display_namespace(ref)) + '/' + printable(ref.name);
@@ -38,9 +48,7 @@ class TextReportWriter final : public ReportWriter {
 
   // ReportWriter
   void write(const AuditReport& report, std::ostream& out, std::ostream& errors) const override {
-    for (const Error& error : report.errors) {
-      errors << error.to_string() << '\n';
-    }
+    write_input_diagnostics(report, errors);
     for (const ReportedFinding* reported : listed_findings(report, options_.show_exempted)) {
       const engine::Finding& finding = reported->finding;
       const bool exempted = !finding.exception.empty();
@@ -77,14 +85,15 @@ class TextReportWriter final : public ReportWriter {
 
 // Every JSON format: the document a function builds from the report, indented, with invalid
 // UTF-8 from the input replaced rather than failing the whole report. Input errors are part of
-// the document.
+// the document, and on stderr too.
 class JsonDocumentWriter final : public ReportWriter {
  public:
   using Build = std::function<nlohmann::json(const AuditReport&)>;
   explicit JsonDocumentWriter(Build build) : build_(std::move(build)) {}
 
   // ReportWriter
-  void write(const AuditReport& report, std::ostream& out, std::ostream& /*errors*/) const override {
+  void write(const AuditReport& report, std::ostream& out, std::ostream& errors) const override {
+    write_input_diagnostics(report, errors);
     out << to_json_text(build_(report), 2) << '\n';
   }
 
@@ -98,7 +107,8 @@ class JunitReportWriter final : public ReportWriter {
       : help_uri_base_(std::move(help_uri_base)) {}
 
   // ReportWriter
-  void write(const AuditReport& report, std::ostream& out, std::ostream& /*errors*/) const override {
+  void write(const AuditReport& report, std::ostream& out, std::ostream& errors) const override {
+    write_input_diagnostics(report, errors);
     write_junit(report, help_uri_base_, out);
   }
 
@@ -107,6 +117,24 @@ class JunitReportWriter final : public ReportWriter {
 };
 
 }  // namespace
+
+void write_skipped_inputs(const std::vector<SkippedInput>& skipped, std::ostream& errors) {
+  if (skipped.empty()) {
+    return;
+  }
+  std::map<std::string_view, std::size_t> by_reason;
+  for (const SkippedInput& input : skipped) {
+    errors << skipped_input_text(input) << '\n';
+    ++by_reason[not_an_object_name(input.reason)];
+  }
+  std::string counts;
+  for (const auto& [name, count] : by_reason) {
+    counts += (counts.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(count);
+  }
+  errors << "skipped " << skipped.size() << " input" << (skipped.size() == 1 ? "" : "s")
+         << " that are not Kubernetes objects (" << counts
+         << "); --exclude GLOB leaves such files unread\n";
+}
 
 std::string display_namespace(const k8s::ObjectRef& ref) {
   return k8s::is_cluster_scoped(ref) ? std::string() : k8s::effective_namespace(ref);
@@ -262,6 +290,17 @@ nlohmann::json report_to_json(const AuditReport& report) {
             {"errors", report.errors.size()}}},
           {"findings", std::move(findings)},
           {"errors", std::move(errors)}};
+  if (!report.skipped_inputs.empty()) {
+    // Like `unknown`: listed only when some input was skipped, so other reports keep their shape.
+    nlohmann::json skipped = nlohmann::json::array();
+    for (const SkippedInput& input : report.skipped_inputs) {
+      skipped.push_back({{"file", input.file},
+                         {"line", input.line},
+                         {"reason", not_an_object_name(input.reason)},
+                         {"message", not_an_object_description(input.reason)}});
+    }
+    document["skippedInputs"] = std::move(skipped);
+  }
   if (!unknown.empty()) {
     // What could not be decided (a namespaceSelector on an unknown Namespace): listed only when
     // there is some, so reports of runs without it keep their shape.

@@ -1,7 +1,7 @@
 // SARIF 2.1.0 (OASIS): one run whose driver lists every rule with its help, one result per
 // finding located at the file and line of the offending field (a finding a policy exception
-// waives as a suppressed result), input errors as tool execution notifications. What GitHub
-// code scanning and other SARIF viewers read.
+// waives as a suppressed result), input errors as tool execution notifications, and input that
+// is not Kubernetes objects as notes. What GitHub code scanning and other SARIF viewers read.
 #include <cctype>
 #include <filesystem>
 
@@ -176,6 +176,15 @@ nlohmann::json notification_of(const Error& error) {
   return notification;
 }
 
+// Input that is not Kubernetes objects: a note, so the run stays successful.
+nlohmann::json notification_of(const SkippedInput& skipped) {
+  return {{"level", "note"},
+          {"message", {{"text", "skipped, not a Kubernetes object: " +
+                                    std::string(not_an_object_description(skipped.reason))}}},
+          {"descriptor", {{"id", not_an_object_name(skipped.reason)}}},
+          {"locations", {{{"physicalLocation", physical_location(skipped.file, skipped.line)}}}}};
+}
+
 }  // namespace
 
 nlohmann::json sarif_report(const AuditReport& report, const std::string& help_uri_base) {
@@ -190,6 +199,9 @@ nlohmann::json sarif_report(const AuditReport& report, const std::string& help_u
   nlohmann::json notifications = nlohmann::json::array();
   for (const Error& error : report.errors) {
     notifications.push_back(notification_of(error));
+  }
+  for (const SkippedInput& skipped : report.skipped_inputs) {
+    notifications.push_back(notification_of(skipped));
   }
   nlohmann::json driver = {{"name", "topoguard"},
                            {"version", TOPOGUARD_VERSION},

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "input_options.h"
 #include "topoguard/audit/audit_runner.h"
 #include "topoguard/audit/cluster_reader.h"
 #include "topoguard/audit/manifest_reader.h"
@@ -20,7 +21,7 @@ struct AuditOptions {
   std::string fail_on = "deny";
   bool show_exempted = false;
   std::string help_uri_base;
-  std::vector<std::string> paths;
+  ManifestInputOptions input;
   std::vector<std::string> cluster_state;
   bool cluster = false;
   kube::LoadOptions kube;
@@ -78,21 +79,29 @@ int run_audit_command(const AuditOptions& options) {
       return kExitUsage;
     }
   }
-  auto policies = policy::load_policies(options.policies);
-  if (!policies) {
-    std::cerr << "topoguard audit: " << policies.error().to_string() << '\n';
-    return kExitUsage;
-  }
   if (!input_given("audit",
-                   options.cluster || !options.paths.empty() || !options.cluster_state.empty(),
+                   options.cluster || options.input.given() || !options.cluster_state.empty(),
                    ", --cluster or --cluster-state")) {
     return kExitUsage;
   }
   // The cluster's own claims, templates and DeviceClasses are audited with the manifests; its
   // ResourceSlices (and any in the manifests) make up the cluster state.
-  std::vector<std::string> paths = options.cluster_state;
-  paths.insert(paths.end(), options.paths.begin(), options.paths.end());
-  audit::ManifestSet manifests = audit::read_manifests(paths, std::cin);
+  std::vector<audit::ManifestPath> paths;
+  for (const std::string& path : options.cluster_state) {
+    paths.push_back(audit::ManifestPath{path, true});
+  }
+  const std::vector<audit::ManifestPath> manifest_paths = options.input.manifest_paths();
+  paths.insert(paths.end(), manifest_paths.begin(), manifest_paths.end());
+  if (!stdin_read_once("audit", options.policies, paths)) {
+    return kExitUsage;
+  }
+  const std::optional<policy::PolicySet> policies =
+      load_command_policies("audit", options.policies);
+  if (!policies) {
+    return kExitUsage;
+  }
+  audit::ManifestSet manifests =
+      audit::read_manifests(paths, std::cin, audit::ReadOptions{{}, options.input.exclude});
   if (options.cluster && !read_cluster_into(options, manifests)) {
     return kExitUsage;
   }
@@ -153,11 +162,9 @@ void add_audit_command(CLI::App& app, int& exit_code) {
                    "With --cluster: namespaced resources of this namespace only; cluster-scoped "
                    "ones are read whole (default: every namespace)")
       ->type_name("NAME");
-  command
-      ->add_option("paths", options->paths,
-                   "Manifest files, directories, or - for stdin (optional with --cluster or "
-                   "--cluster-state)")
-      ->type_name("PATH");
+  add_manifest_input_options(*command, options->input,
+                             "Manifest files, directories (read whole), or - for stdin "
+                             "(optional with --cluster or --cluster-state)");
   command->callback([options, &exit_code] { exit_code = run_audit_command(*options); });
 }
 

@@ -43,8 +43,9 @@ inline CLI::Option* add_policies_option(
     const std::string& use = "policies combine as policies/README.md describes") {
   return command
       .add_option("--policies", paths,
-                  "Policy file or directory; repeat the flag for more. Replaces the built-in "
-                  "policy; " + use + " (default: the built-in policy)")
+                  "Policy file or directory, or - for stdin; repeat the flag for more. Documents "
+                  "that are not policies (tests, manifests) are skipped with a note. Replaces "
+                  "the built-in policy; " + use + " (default: the built-in policy)")
       ->type_name("PATH")
       ->allow_extra_args(false);
 }

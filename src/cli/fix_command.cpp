@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "commands.h"
+#include "input_options.h"
 #include "topoguard/audit/audit_runner.h"
 #include "topoguard/audit/manifest_fixer.h"
 #include "topoguard/audit/manifest_reader.h"
+#include "topoguard/audit/report_writer.h"
 #include "topoguard/common/printable_text.h"
 #include "topoguard/common/text_file.h"
 #include "topoguard/policy/policy_loader.h"
@@ -29,7 +31,7 @@ struct FixOptions {
   bool in_place = false;
   bool diff = false;
   std::string fail_on = "deny";
-  std::vector<std::string> paths;
+  ManifestInputOptions input;
 };
 
 // Where a file's output goes under -o DIR: its path relative to the current directory when it
@@ -83,7 +85,7 @@ int run_fix_command(const FixOptions& options) {
     std::cerr << "topoguard fix: use either -o DIR or --in-place, not both\n";
     return kExitUsage;
   }
-  if (!input_given("fix", !options.paths.empty())) {
+  if (!input_given("fix", options.input.given())) {
     return kExitUsage;
   }
   auto fail_on = audit::parse_fail_on(options.fail_on);
@@ -91,13 +93,18 @@ int run_fix_command(const FixOptions& options) {
     std::cerr << "topoguard fix: " << printable(fail_on.error().message) << '\n';
     return kExitUsage;
   }
-  auto policies = policy::load_policies(options.policies);
-  if (!policies) {
-    std::cerr << "topoguard fix: " << policies.error().to_string() << '\n';
+  const std::vector<audit::ManifestPath> paths = options.input.manifest_paths();
+  if (!stdin_read_once("fix", options.policies, paths)) {
     return kExitUsage;
   }
-  const audit::ManifestSet manifests = audit::read_manifests(options.paths, std::cin);
+  const std::optional<policy::PolicySet> policies = load_command_policies("fix", options.policies);
+  if (!policies) {
+    return kExitUsage;
+  }
+  const audit::ManifestSet manifests =
+      audit::read_manifests(paths, std::cin, audit::ReadOptions{{}, options.input.exclude});
   const audit::AuditRun run = audit::run_audit(manifests, *policies);
+  audit::write_skipped_inputs(run.report.skipped_inputs, std::cerr);
   const audit::FixOutcome outcome = audit::apply_fixes(manifests, run);
   int exit_code = kExitOk;
   for (const Error& error : run.report.errors) {
@@ -169,8 +176,8 @@ void add_fix_command(CLI::App& app, int& exit_code) {
                     "Print a unified diff of the changes to stdout (instead of the fixed files "
                     "when neither -o nor --in-place is given; default: off)");
   add_fail_on_option(*command, options->fail_on, "a finding the fixes leave");
-  command->add_option("paths", options->paths, "Manifest files, directories, or - for stdin")
-      ->type_name("PATH");
+  add_manifest_input_options(*command, options->input,
+                             "Manifest files, directories (read whole), or - for stdin");
   command->callback([options, &exit_code] { exit_code = run_fix_command(*options); });
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "input_options.h"
 #include "topoguard/audit/cluster_state_loader.h"
 #include "topoguard/audit/manifest_reader.h"
 #include "topoguard/common/json_writer.h"
@@ -67,6 +68,12 @@ std::vector<std::string> header(const native::CompiledPolicies& compiled,
       lines.push_back("  - " + note);
     }
   }
+  if (!compiled.webhook_only.empty()) {
+    lines.emplace_back("for the webhook only (native policies never decide these):");
+    for (const std::string& note : compiled.webhook_only) {
+      lines.push_back("  - " + note);
+    }
+  }
   if (!compiled.limits.empty()) {
     lines.emplace_back(
         "limits of the compiled CEL (past them it allows, and the webhook decides):");
@@ -84,9 +91,16 @@ int run_compile(const CompileCommandOptions& options) {
     std::cerr << "topoguard policy compile: " << printable(version.error().message) << std::endl;
     return kExitUsage;
   }
-  auto policies = policy::load_policies(options.policies);
+  std::vector<audit::ManifestPath> inputs;
+  for (const std::string& path : options.cluster_state) {
+    inputs.push_back(audit::ManifestPath{path, true});
+  }
+  if (!stdin_read_once("policy compile", options.policies, inputs)) {
+    return kExitUsage;
+  }
+  const std::optional<policy::PolicySet> policies =
+      load_command_policies("policy compile", options.policies);
   if (!policies) {
-    std::cerr << "topoguard policy compile: " << policies.error().to_string() << std::endl;
     return kExitUsage;
   }
   native::CompileOptions compile_options{*version, {}, !options.cluster_state.empty()};
@@ -123,7 +137,9 @@ int run_compile(const CompileCommandOptions& options) {
   }
   const std::vector<std::string> lines = header(*compiled, *version);
   if (options.strict && !compiled->not_compiled.empty()) {
-    std::cerr << "topoguard policy compile: --strict: not everything compiles:\n";
+    std::cerr << "topoguard policy compile: --strict: " << compiled->not_compiled.size()
+              << (compiled->not_compiled.size() == 1 ? " part" : " parts")
+              << " of the policies did not compile (the webhook decides them):\n";
     for (const std::string& note : compiled->not_compiled) {
       std::cerr << "  - " << printable(note) << '\n';
     }
@@ -173,8 +189,9 @@ void add_policy_compile_command(CLI::App& policy, int& exit_code) {
       ->check(CLI::IsMember({"yaml", "json"}))
       ->capture_default_str();
   compile->add_flag("--strict", options->strict,
-                    "Fail (exit 1) when a rule or role of the policies does not compile "
-                    "(default: off; the header lists them)");
+                    "Fail (exit 1), naming them, when parts of the policies do not compile "
+                    "(the header's \"not compiled\"; what native policies never decide, the "
+                    "header's \"for the webhook only\", does not fail it; default: off)");
   compile->add_flag("--show-costs", options->show_costs,
                     "Print every expression's cost bound on standard error (default: off)");
   compile->callback([options, &exit_code] { exit_code = run_compile(*options); });

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "input_options.h"
 #include "topoguard/admission/review_endpoint.h"
 #include "topoguard/common/printable_text.h"
 #include "topoguard/common/text_file.h"
@@ -32,14 +33,16 @@ Result<std::string> read_input(const ReviewFlags& flags) {
 }
 
 int run_review(const ReviewFlags& flags) {
+  if (!stdin_read_once("review", flags.policies, {audit::ManifestPath{flags.input, false}})) {
+    return kExitUsage;
+  }
+  std::optional<policy::PolicySet> loaded = load_command_policies("review", flags.policies);
+  if (!loaded) {
+    return kExitUsage;
+  }
   Result<std::string> body = read_input(flags);
   if (!body) {
     std::cerr << "topoguard review: " << body.error().to_string() << std::endl;
-    return kExitUsage;
-  }
-  Result<policy::PolicySet> loaded = policy::load_policies(flags.policies);
-  if (!loaded) {
-    std::cerr << "topoguard review: " << loaded.error().to_string() << std::endl;
     return kExitUsage;
   }
   auto policies = std::make_shared<const policy::PolicySet>(std::move(*loaded));

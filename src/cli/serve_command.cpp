@@ -1,5 +1,6 @@
 // `topoguard serve`: flags -> load certificate and policies -> start the HTTPS server -> wait for
 // SIGTERM/SIGINT -> drain. The server itself lives in the server module.
+#include <algorithm>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -389,6 +390,13 @@ int run_serve(ServeFlags& flags) {
           : server::CertReloader::create(options.tls_cert, options.tls_key);
   if (!certs) {
     log_fatal("cannot load the serving certificate", certs.error());
+    return kExitUsage;
+  }
+  // Policies are re-read when their files change; standard input can be read only once.
+  if (std::find(options.policies.begin(), options.policies.end(), "-") != options.policies.end()) {
+    log_fatal("cannot load policies",
+              Error{ErrorCode::kUsage, "--policies -: serve re-reads its policies, so they must "
+                                       "be files or folders, not standard input", {}});
     return kExitUsage;
   }
   auto policies = server::PolicyReloader::create(

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "input_options.h"
 #include "topoguard/audit/cluster_state_loader.h"
 #include "topoguard/audit/manifest_reader.h"
 #include "topoguard/cluster/topology.h"
@@ -19,9 +20,16 @@ struct TopologyOptions {
 };
 
 int run_topology_command(const TopologyOptions& options) {
-  auto policies = policy::load_policies(options.policies);
+  std::vector<audit::ManifestPath> inputs;
+  for (const std::string& path : options.cluster_state) {
+    inputs.push_back(audit::ManifestPath{path, true});
+  }
+  if (!stdin_read_once("topology", options.policies, inputs)) {
+    return kExitUsage;
+  }
+  const std::optional<policy::PolicySet> policies =
+      load_command_policies("topology", options.policies);
   if (!policies) {
-    std::cerr << "topoguard topology: " << policies.error().to_string() << '\n';
     return kExitUsage;
   }
   if (policies->policies().empty()) {

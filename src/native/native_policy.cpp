@@ -592,21 +592,23 @@ Result<CompiledPolicies> compile_policies(const policy::PolicySet& policies,
     const auto note = [&](const std::string& text) {
       out.not_compiled.push_back("policy \"" + policy.name + "\": " + text);
     };
+    const auto webhook_only = [&](const std::string& text) {
+      out.webhook_only.push_back("policy \"" + policy.name + "\": " + text);
+    };
     const auto limit = [&](const std::string& text) {
       out.limits.push_back("policy \"" + policy.name + "\": " + text);
     };
     for (const RuleId rule :
          {RuleId::kDevicePluginPairing, RuleId::kSplitClaims, RuleId::kUnresolvedClaim}) {
       if (policy.rule(rule).action != Action::kOff) {
-        note(std::string(policy::rule_name(rule)) +
-             ": judges Pods and workloads through the claims they reference; the webhook "
-             "decides it");
+        webhook_only(std::string(policy::rule_name(rule)) +
+                     ": judges Pods and workloads through the claims they reference");
       }
     }
     for (const RuleId rule : {RuleId::kUnsatisfiableAlignment, RuleId::kAttributeNotPublished}) {
       if (policy.rule(rule).action != Action::kOff) {
-        note(std::string(policy::rule_name(rule)) +
-             ": needs the cluster's ResourceSlices (feasibility); the webhook decides it");
+        webhook_only(std::string(policy::rule_name(rule)) +
+                     ": needs the cluster's ResourceSlices (feasibility)");
       }
     }
     if (policy.rule(RuleId::kNumaOnlyAlignment).when_alignment_impossible) {
@@ -620,14 +622,12 @@ Result<CompiledPolicies> compile_policies(const policy::PolicySet& policies,
             "roles by driver: baked in from the DeviceClasses of --cluster-state (compile "
             "again when classes change)");
       } else {
-        note(
+        webhook_only(
             "roles by driver: no DeviceClass list (--cluster-state), so only class names give "
             "roles");
       }
     }
-    note(
-        "roles from request selectors that read the driver: claims with such selectors are "
-        "left to the webhook");
+    webhook_only("roles from request selectors that read the driver: claims with such selectors");
     limit("claims with derived attributes (KEP-6080): read when at most " +
           std::to_string(kMaxDerivingRequests) + " requests derive attributes, at most " +
           std::to_string(kMaxDerivedExamined) +

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <system_error>
 #include <utility>
 
 #include "builtin_policy.h"
+#include "topoguard/common/printable_text.h"
 #include "topoguard/common/text_file.h"
 #include "topoguard/common/yaml_document.h"
 #include "topoguard/policy/policy_lint.h"
@@ -41,6 +44,10 @@ std::vector<std::string> expand_paths(const std::vector<std::string>& paths,
                                       std::vector<Error>& errors) {
   std::vector<std::string> files;
   for (const std::string& path : paths) {
+    if (path == "-") {
+      files.push_back(path);
+      continue;
+    }
     std::error_code error;
     const fs::file_status status = fs::status(path, error);
     if (error || !fs::exists(status)) {
@@ -81,9 +88,21 @@ std::vector<std::string> expand_paths(const std::vector<std::string>& paths,
   return files;
 }
 
+// See SkippedDocument: what is read as a policy.
+bool is_policy_candidate(const Json& document) {
+  const std::string_view kind = string_member_view(document, "kind");
+  if (kind == kPolicyTestKind) {
+    return false;
+  }
+  const std::string_view api_version = string_member_view(document, "apiVersion");
+  return kind.empty() || api_version.empty() || kind == "AlignmentPolicy" ||
+         api_version.starts_with("topoguard.dev/");
+}
+
 struct Collected {
   std::vector<Policy> policies;
   std::vector<Error> errors;
+  std::vector<SkippedDocument> skipped;
   std::size_t files = 0;
 };
 
@@ -107,7 +126,9 @@ void reject_duplicate_names(Collected& collected) {
 Collected collect(const std::vector<std::string>& paths) {
   Collected collected;
   for (const std::string& file : expand_paths(paths, collected.errors)) {
-    Result<std::string> text = read_text_file(file, kMaxPolicyFileBytes);
+    Result<std::string> text = file == "-"
+                                   ? read_text_stream(std::cin, file, kMaxPolicyFileBytes)
+                                   : read_text_file(file, kMaxPolicyFileBytes);
     if (!text) {
       collected.errors.push_back(text.error());
       continue;
@@ -117,6 +138,8 @@ Collected collect(const std::vector<std::string>& paths) {
     std::move(outcome.policies.begin(), outcome.policies.end(),
               std::back_inserter(collected.policies));
     std::move(outcome.errors.begin(), outcome.errors.end(), std::back_inserter(collected.errors));
+    std::move(outcome.skipped.begin(), outcome.skipped.end(),
+              std::back_inserter(collected.skipped));
   }
   reject_duplicate_names(collected);
   if (collected.errors.empty() && collected.policies.empty()) {
@@ -147,7 +170,10 @@ PolicyStreamOutcome parse_stream(std::string_view text, const std::string& file_
   // Keep errors in document order: YAML errors carry lines, so merge by line.
   std::vector<Error> errors = std::move(stream.errors);
   for (const YamlDocument& document : stream.documents) {
-    if (string_member_view(document.value, "kind") == kPolicyTestKind) {
+    if (!is_policy_candidate(document.value)) {
+      outcome.skipped.push_back(SkippedDocument{
+          SourceLocation{file_name, document.first_line, ""},
+          string_member(document.value, "kind")});
       continue;
     }
     PolicyParseOutcome parsed = parse_policy(document.value, document.lines, file_name, inherited);
@@ -191,12 +217,40 @@ Result<PolicySet> load_builtin_policies() {
   return to_set(std::move(collected));
 }
 
-Result<PolicySet> load_policy_files(const std::vector<std::string>& paths) {
-  return to_set(collect(paths));
+Result<PolicySet> load_policy_files(const std::vector<std::string>& paths,
+                                    std::vector<SkippedDocument>* skipped) {
+  Collected collected = collect(paths);
+  if (skipped != nullptr) {
+    *skipped = collected.skipped;
+  }
+  return to_set(std::move(collected));
 }
 
-Result<PolicySet> load_policies(const std::vector<std::string>& paths) {
-  return paths.empty() ? load_builtin_policies() : load_policy_files(paths);
+Result<PolicySet> load_policies(const std::vector<std::string>& paths,
+                                std::vector<SkippedDocument>* skipped) {
+  return paths.empty() ? load_builtin_policies() : load_policy_files(paths, skipped);
+}
+
+std::string skipped_documents_text(const std::vector<SkippedDocument>& skipped) {
+  if (skipped.empty()) {
+    return "";
+  }
+  std::set<std::string_view> files;
+  std::map<std::string_view, std::size_t> kinds;
+  for (const SkippedDocument& document : skipped) {
+    files.insert(document.where.file);
+    ++kinds[document.kind];
+  }
+  std::string text = "skipped " + std::to_string(skipped.size()) +
+                     (skipped.size() == 1 ? " document that is not a policy" :
+                                            " documents that are not policies") +
+                     " in " + std::to_string(files.size()) +
+                     (files.size() == 1 ? " file (" : " files (");
+  for (auto it = kinds.begin(); it != kinds.end(); ++it) {
+    text += (it == kinds.begin() ? "" : ", ") + printable(it->first) + " " +
+            std::to_string(it->second);
+  }
+  return text + ")";
 }
 
 bool PolicyLintReport::has_io_error() const {
@@ -210,6 +264,7 @@ PolicyLintReport lint_policy_files(const std::vector<std::string>& paths) {
   report.files = collected.files;
   report.valid_policies = collected.policies.size();
   report.errors = std::move(collected.errors);
+  report.skipped = std::move(collected.skipped);
   for (const Policy& policy : collected.policies) {
     std::vector<Error> warnings = policy_warnings(policy, builtin_policy());
     std::move(warnings.begin(), warnings.end(), std::back_inserter(report.warnings));

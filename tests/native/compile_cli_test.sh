@@ -12,7 +12,8 @@ fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 # YAML: a header, then one document per object.
 "$topoguard" policy compile > "$work/out.yaml" || fail "default compile exited $?"
 grep -q '^# cost bound (cel-go cost units' "$work/out.yaml" || fail "no cost bound in the header"
-grep -q '^#   - policy "default": split-claims' "$work/out.yaml" || fail "no not-compiled list"
+grep -q '^# for the webhook only' "$work/out.yaml" || fail "no webhook-only list"
+grep -q '^#   - policy "default": split-claims' "$work/out.yaml" || fail "split-claims not listed for the webhook"
 [ "$(grep -c '^kind: ' "$work/out.yaml")" = 6 ] || fail "expected 6 objects"
 python3 - "$work/out.yaml" <<'PY' || fail "YAML output does not parse as 6 objects"
 import sys, yaml
@@ -38,11 +39,31 @@ status=0
 [ "$status" = 2 ] || fail "1.30: exit $status, expected 2"
 grep -q '1.34 or later' "$work/err" || fail "1.30: the error does not say why"
 
-# --strict: the built-in policy has pod-level rules, so it fails and says what.
+# --strict: what native policies never decide (pod-level rules, feasibility) does not fail it, so
+# the built-in policy and the shipped policies/ folder (with its tests and manifests, skipped
+# with a note) pass; a policy whose claim rules cannot compile fails, naming what.
+"$topoguard" policy compile --strict > /dev/null 2> "$work/err" ||
+  fail "--strict on the built-in policy: exit $?: $(cat "$work/err")"
+"$topoguard" policy compile --strict --policies "$repo/policies" > /dev/null 2> "$work/err" ||
+  fail "--strict --policies policies/: exit $?: $(cat "$work/err")"
+grep -q -- '--policies: skipped .* documents that are not policies .*AlignmentPolicyTest' "$work/err" ||
+  fail "--policies policies/: no note on the skipped tests and manifests: $(cat "$work/err")"
+cat > "$work/pods-only.yaml" <<'YAML'
+apiVersion: topoguard.dev/v1alpha1
+kind: AlignmentPolicy
+metadata: {name: pods-only}
+spec:
+  match: {kinds: [Deployment, Pod]}
+YAML
 status=0
-"$topoguard" policy compile --strict > /dev/null 2> "$work/err" || status=$?
-[ "$status" = 1 ] || fail "--strict: exit $status, expected 1"
-grep -q 'device-plugin-pairing' "$work/err" || fail "--strict: does not list the rules"
+"$topoguard" policy compile --strict --policies "$work/pods-only.yaml" > /dev/null 2> "$work/err" || status=$?
+[ "$status" = 1 ] || fail "--strict, pods-only policy: exit $status, expected 1"
+grep -q 'did not compile' "$work/err" && grep -q 'matches no ResourceClaim' "$work/err" ||
+  fail "--strict: does not say what did not compile: $(cat "$work/err")"
+# Policies from standard input.
+"$topoguard" policy compile --policies - < "$repo/policies/default.yaml" > "$work/stdin.yaml" ||
+  fail "--policies -: exit $?"
+[ "$(grep -c '^kind: ' "$work/stdin.yaml")" = 6 ] || fail "--policies -: expected 6 objects"
 
 # --cluster-state: a DeviceClass that selects a GPU driver gets the GPU role, baked in.
 cat > "$work/classes.yaml" <<'YAML'

@@ -45,6 +45,11 @@ add_input examples "$source_dir/examples/manifests"
 # With a documentation base, reports link each rule there (SARIF helpUri, informationUri).
 add_input examples-help-uri --help-uri-base https://git.example.com/topoguard/README.md \
   "$source_dir/examples/manifests"
+# The repository's own deploy/: kustomize patches and kustomizations skipped, as SARIF notes.
+add_input deploy "$source_dir/deploy"
+# A mistyped path: an input error every format must carry.
+add_input missing "$source_dir/deploy/no-such-dir"
+carries_input_errors[missing]=1
 add_input corpus "$source_dir/../shared/corpus"
 # The kubernetes/api round-trip fixtures in it are named "nameValue": names the API server refuses.
 carries_input_errors[corpus]=1

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "topoguard/audit/input_classifier.h"
 #include "topoguard/common/result.h"
 #include "topoguard/engine/finding.h"
 
@@ -55,6 +56,7 @@ struct AuditReport {
   std::vector<ReportedFinding> findings;   // sorted by file, line, rule, policy
   std::vector<ReportedFinding> exempted;   // waived by an exception, sorted the same way
   std::vector<Error> errors;              // invalid or unreadable input
+  std::vector<SkippedInput> skipped_inputs;  // input that is not Kubernetes objects, not audited
 };
 
 // --fail-on: the least severe action that fails the run; nullopt = never.

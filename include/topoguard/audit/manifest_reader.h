@@ -1,6 +1,8 @@
-// Reads manifests for the audit: files, directories (recursive: .yaml .yml .json) and "-" for
-// stdin; multi-document streams; `kind: List` expanded into its items. The module's only input
-// I/O. Unreadable or broken input becomes an Error naming file and line; the rest is still read.
+// Reads manifests for the audit: files, directories (.yaml .yml .json, recursive unless asked
+// otherwise) and "-" for stdin; multi-document streams; `kind: List` expanded into its items.
+// The module's only input I/O. Unreadable or broken input becomes an Error naming file and line;
+// the rest is still read. What is not a Kubernetes object (input_classifier.h: kustomize files
+// and patches, Helm charts and templates, values files) is skipped and listed, never an error.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "topoguard/audit/input_classifier.h"
 #include "topoguard/common/json.h"
 #include "topoguard/common/result.h"
 #include "topoguard/common/yaml_document.h"
@@ -31,8 +34,9 @@ struct Manifest {
 
 struct ManifestSet {
   std::vector<SourceFile> files;
-  std::vector<Manifest> manifests;  // in input order
-  std::vector<Error> errors;        // unreadable paths and unparseable documents
+  std::vector<Manifest> manifests;     // in input order
+  std::vector<Error> errors;           // unreadable paths and unparseable documents
+  std::vector<SkippedInput> skipped;   // not Kubernetes objects, in input order
 
   // Line of `pointer` (relative to the manifest's object) in its file; 0 when unknown.
   [[nodiscard]] int line_of(const Manifest& manifest, const std::string& pointer) const;
@@ -46,8 +50,27 @@ struct ReadLimits {
   ParseLimits parse;
 };
 
-// Reads every path; `standard_input` serves "-". Directories are walked recursively in sorted order.
-[[nodiscard]] ManifestSet read_manifests(const std::vector<std::string>& paths, std::istream& standard_input,
+// A path to read: a file, "-", or a folder, walked into its subfolders when `recursive`.
+struct ManifestPath {
+  std::string path;
+  bool recursive = true;
+};
+
+struct ReadOptions {
+  ReadLimits limits;
+  // Globs (fnmatch(3), `*` also matching `/`) tried on each file's and folder's path relative
+  // to the folder given (a file given itself: its path as given) and on its name alone; a
+  // matching folder is not walked.
+  std::vector<std::string> exclude;
+};
+
+// Reads every path; `standard_input` serves "-". Directories are walked in sorted order.
+[[nodiscard]] ManifestSet read_manifests(const std::vector<ManifestPath>& paths,
+                                         std::istream& standard_input,
+                                         const ReadOptions& options = {});
+// Every folder walked recursively, nothing excluded.
+[[nodiscard]] ManifestSet read_manifests(const std::vector<std::string>& paths,
+                                         std::istream& standard_input,
                                          const ReadLimits& limits = {});
 
 // Parses already-loaded texts (for tests and benchmarks): (path, text) pairs.

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "topoguard/audit/audit_report.h"
 #include "topoguard/common/result.h"
@@ -18,7 +19,8 @@ namespace topoguard::audit {
 class ReportWriter {
  public:
   virtual ~ReportWriter() = default;
-  // Findings and summary go to `out`; input errors to `errors` (text) or into the JSON.
+  // Findings and summary go to `out`; input errors and skipped inputs to `errors` (stderr) in
+  // every format, and into the document too in the machine formats.
   virtual void write(const AuditReport& report, std::ostream& out, std::ostream& errors) const = 0;
 };
 
@@ -38,6 +40,10 @@ struct ReportOptions {
 [[nodiscard]] Result<ReportFormat> parse_report_format(const std::string& text);
 [[nodiscard]] std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format,
                                                                ReportOptions options = {});
+
+// The lines every format writes to stderr about skipped input (input_classifier.h), ending in a
+// count by reason; nothing when nothing was skipped. Also for `fix`.
+void write_skipped_inputs(const std::vector<SkippedInput>& skipped, std::ostream& errors);
 
 // The JSON document of a report (also used by tests and golden files).
 [[nodiscard]] nlohmann::json report_to_json(const AuditReport& report);

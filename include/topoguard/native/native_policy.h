@@ -56,7 +56,12 @@ inline constexpr std::uint64_t kRuntimeBudget = 10'000'000;
 
 struct CompiledPolicies {
   std::vector<Json> objects;              // in apply order: policies before their bindings
-  std::vector<std::string> not_compiled;  // rules and roles left to the webhook, and why
+  // What native policies decide for no policy, left to the webhook whatever the policy says:
+  // rules on Pods and workloads, rules on the cluster's ResourceSlices, roles from selectors
+  // that read the driver, roles by driver without a DeviceClass list.
+  std::vector<std::string> webhook_only;
+  // What this policy asks that its compiled form cannot carry (what `--strict` fails on).
+  std::vector<std::string> not_compiled;
   std::vector<std::string> limits;        // how far the compiled CEL reads an object
   std::vector<ExpressionCost> costs;      // every expression of every policy
   // The largest sum of an object's expression costs (what one admission may spend on it).

@@ -175,13 +175,157 @@ items:
         ParseCase{"list_items_not_array", "apiVersion: v1\nkind: List\nitems: {a: 1}\n", "", {},
                   {{ErrorCode::kWrongType, 3}}},
         ParseCase{"list_item_not_object", "apiVersion: v1\nkind: List\nitems:\n- 7\n- " +
-                                              std::string("{kind: Pod, metadata: {name: ok}}\n"),
+                                              std::string("{apiVersion: v1, kind: Pod, metadata: {name: ok}}\n"),
                   "ok ", {5}, {{ErrorCode::kWrongType, 4}}},
         ParseCase{"deeply_nested_is_too_deep", pod("a") + "---\nx: " + nested(100000) + "\n",
                   "a ", {3}, {{ErrorCode::kTooDeep, 5}}},
         ParseCase{"duplicate_key", "kind: Pod\nkind: Pod\n", "", {},
-                  {{ErrorCode::kDuplicateKey, 2}}}),
+                  {{ErrorCode::kDuplicateKey, 2}}},
+        // What is not a Kubernetes object is skipped (see SkipsWhatIsNotAnObject); what names
+        // itself one, or sits among them, and misses apiVersion or kind is an error.
+        ParseCase{"kind_without_api_version", "kind: Pod\nmetadata: {name: a}\n", "a ", {2},
+                  {{ErrorCode::kMissingField, 1}}},
+        ParseCase{"api_version_without_kind", pod("a") + "---\napiVersion: v1\nmetadata: {}\n",
+                  "a  ", {3, 6}, {{ErrorCode::kMissingField, 5}}},
+        ParseCase{"neither_among_objects", pod("a") + "---\nmetadata: {name: b}\nspec: {}\n",
+                  "a b ", {3, 5}, {{ErrorCode::kMissingField, 5}}},
+        ParseCase{"list_item_without_api_version",
+                  "apiVersion: v1\nkind: List\nitems:\n- {kind: Pod, metadata: {name: i}}\n",
+                  "i ", {4}, {{ErrorCode::kMissingField, 4}}},
+        ParseCase{"array_that_is_no_patch", pod("a") + "---\n- one\n- two\n", "a ", {3},
+                  {{ErrorCode::kWrongType, 5}}},
+        ParseCase{"yaml_error_without_braces_stays_an_error", "a: [b\n", "", {},
+                  {{ErrorCode::kInvalidYaml, 2}}},
+        ParseCase{"prometheus_text_is_audited",
+                  "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  annotations: {summary: "
+                  "'{{ $labels.pod }} is down'}\n",
+                  "a ", {4}, {}}),
     topoguard::testing::NoteName());
+
+struct SkipCase {
+  std::string_view note;
+  std::string path;
+  std::string text;
+  std::vector<std::pair<int, NotAnObject>> skipped;  // line (0: the file) and reason
+  std::string names;                                 // of the manifests still read
+};
+
+void PrintTo(const SkipCase& c, std::ostream* os) { *os << c.note; }
+
+class SkipNotObjectsTest : public ::testing::TestWithParam<SkipCase> {};
+
+// What CI feeds the audit beside its manifests is skipped and listed, never an error.
+TEST_P(SkipNotObjectsTest, SkipsWhatIsNotAnObject) {
+  const SkipCase& c = GetParam();
+  const ManifestSet set = parse_manifests({{c.path, c.text}});
+  EXPECT_TRUE(set.errors.empty()) << set.errors.front().to_string();
+  EXPECT_EQ(names(set), c.names);
+  ASSERT_EQ(set.skipped.size(), c.skipped.size());
+  for (std::size_t i = 0; i < c.skipped.size(); ++i) {
+    EXPECT_EQ(set.skipped[i].file, c.path);
+    EXPECT_EQ(set.skipped[i].line, c.skipped[i].first) << i;
+    EXPECT_EQ(not_an_object_name(set.skipped[i].reason),
+              not_an_object_name(c.skipped[i].second)) << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Inputs, SkipNotObjectsTest,
+    ::testing::Values(
+        SkipCase{"json_patch_among_objects", "p.yaml",
+                 "# a comment\n- op: add\n  path: /spec/replicas\n  value: 2\n---\n" + pod("a"),
+                 {{2, NotAnObject::kJsonPatch}}, "a "},
+        SkipCase{"json_patch_as_json", "p.json", R"([{"op": "remove", "path": "/a"}])",
+                 {{1, NotAnObject::kJsonPatch}}, ""},
+        SkipCase{"kustomization_by_name_without_type", "dir/kustomization.yaml",
+                 "resources: [a.yaml]\n", {{0, NotAnObject::kKustomization}}, ""},
+        SkipCase{"kustomization_by_api_version", "any.yaml",
+                 "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n---\n" +
+                     pod("a"),
+                 {{1, NotAnObject::kKustomization}}, "a "},
+        SkipCase{"chart_file", "chart/Chart.yaml", "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+                 {{0, NotAnObject::kHelmChart}}, ""},
+        SkipCase{"helm_template_that_parses", "t.yaml",
+                 "apiVersion: v1\nkind: Pod\nmetadata:\n  name: \"{{ .Release.Name }}\"\n",
+                 {{0, NotAnObject::kTemplate}}, ""},
+        SkipCase{"template_that_does_not_parse", "t.yaml",
+                 "{{- if .Values.on }}\napiVersion: v1\nkind: Pod\n{{- end }}\n",
+                 {{0, NotAnObject::kTemplate}}, ""},
+        SkipCase{"other_template_that_does_not_parse", "-", "a: {{ b }\n",
+                 {{0, NotAnObject::kTemplate}}, ""},
+        SkipCase{"values_file", "values.yaml", "replicas: 3\nimage: {tag: x}\n---\nother: 1\n",
+                 {{1, NotAnObject::kNoKind}, {4, NotAnObject::kNoKind}}, ""}),
+    topoguard::testing::NoteName());
+
+// A file a kustomization of the input names as a patch is skipped whole, whatever it holds (a
+// strategic-merge patch looks like an object); its kustomization may sort after it.
+TEST(ManifestReaderTest, SkipsPatchesTheKustomizationNames) {
+  TempDir dir;
+  dir.write("base/deployment-patch.yaml", pod("patch"));
+  dir.write("base/json-patch.yaml", "- {op: add, path: /a, value: 1}\n");
+  dir.write("base/kustomization.yaml",
+            "resources: [pod.yaml]\npatchesStrategicMerge: [deployment-patch.yaml]\n"
+            "patches:\n- path: ./json-patch.yaml\n");
+  dir.write("base/pod.yaml", pod("real"));
+  dir.write("other/deployment-patch.yaml", pod("not-named"));
+  std::istringstream no_input;
+  const ManifestSet set = read_manifests({dir.path()}, no_input);
+  EXPECT_TRUE(set.errors.empty());
+  EXPECT_EQ(names(set), "real not-named ");
+  ASSERT_EQ(set.skipped.size(), 3u);
+  EXPECT_EQ(set.skipped[0].file, dir.path() + "/base/deployment-patch.yaml");
+  EXPECT_EQ(set.skipped[0].reason, NotAnObject::kKustomizePatch);
+  EXPECT_EQ(set.skipped[1].reason, NotAnObject::kKustomizePatch);
+  EXPECT_EQ(set.skipped[2].reason, NotAnObject::kKustomization);
+}
+
+// A folder holding Chart.yaml is a Helm chart: one note, nothing read below it; a path holding
+// only a chart is no mistyped path.
+TEST(ManifestReaderTest, SkipsHelmChartsWhole) {
+  TempDir dir;
+  dir.write("charts/gpu/Chart.yaml", "apiVersion: v2\nname: gpu\nversion: 0.1.0\n");
+  dir.write("charts/gpu/values.yaml", "replicas: 1\n");
+  dir.write("charts/gpu/templates/pod.yaml", pod("templated"));
+  dir.write("plain/pod.yaml", pod("plain"));
+  std::istringstream no_input;
+  const ManifestSet set = read_manifests({dir.path(), dir.path() + "/charts/gpu"}, no_input);
+  EXPECT_TRUE(set.errors.empty()) << set.errors.front().to_string();
+  EXPECT_EQ(names(set), "plain ");
+  ASSERT_EQ(set.skipped.size(), 2u);
+  EXPECT_EQ(set.skipped[0].file, dir.path() + "/charts/gpu");
+  EXPECT_EQ(set.skipped[0].reason, NotAnObject::kHelmChart);
+  EXPECT_EQ(set.skipped[1].file, dir.path() + "/charts/gpu");
+}
+
+// --exclude: globs on the path below the folder given (`*` crossing `/`) and on the name; an
+// excluded folder is not walked; a file given itself is matched as given, and a path left with
+// nothing to read is still "no manifests found".
+TEST(ManifestReaderTest, ExcludeGlobsOnRelativePathAndName) {
+  TempDir dir;
+  dir.write("a/keep.yaml", pod("keep"));
+  dir.write("a/drop-patch.yaml", pod("by-name"));
+  dir.write("b/c/deep.yaml", pod("by-path"));
+  dir.write("vendor/x.yaml", pod("by-folder"));
+  TempDir other;
+  const std::string given = other.write("given.yaml", pod("given"));
+  std::istringstream no_input;
+  const ManifestSet set =
+      read_manifests({ManifestPath{dir.path(), true}, ManifestPath{given, true}}, no_input,
+                     ReadOptions{{}, {"*-patch.yaml", "b/*/deep.yaml", "vendor", "given.yaml"}});
+  EXPECT_EQ(names(set), "keep ");
+  ASSERT_EQ(set.errors.size(), 1u);
+  EXPECT_EQ(set.errors[0].to_string(), given + ": no manifests found in " + given + " [io_error]");
+}
+
+// Not recursive (kubectl's -f without -R): a folder's own files only.
+TEST(ManifestReaderTest, NonRecursiveReadsTheFolderItself) {
+  TempDir dir;
+  dir.write("top.yaml", pod("top"));
+  dir.write("sub/below.yaml", pod("below"));
+  std::istringstream no_input;
+  EXPECT_EQ(names(read_manifests({ManifestPath{dir.path(), false}}, no_input)), "top ");
+  EXPECT_EQ(names(read_manifests({ManifestPath{dir.path(), true}}, no_input)), "below top ");
+}
 
 // A document with more nodes than the limit is a clear error (alias bombs included).
 TEST(ParseManifestsLimitsTest, TooManyNodesIsTooLarge) {

@@ -451,3 +451,40 @@ TEST(PolicyJsonTest, EffectivePolicyParsesBackUnchanged) {
 
 }  // namespace
 }  // namespace topoguard::policy
+
+namespace topoguard::policy {
+namespace {
+
+// A policy folder may hold its tests and their manifests: those documents are skipped and
+// listed, while a policy with a typo in its kind or apiVersion stays an error.
+TEST(LoadPolicyFilesTest, SkipsTestsAndManifestsBesideThePolicies) {
+  TempDir dir;
+  dir.write("policy.yaml", policy_yaml("team"));
+  dir.write("tests/suite.yaml",
+            "apiVersion: topoguard.dev/v1alpha1\nkind: AlignmentPolicyTest\nmetadata: {name: t}\n");
+  dir.write("tests/manifests/claims.yaml",
+            "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: a}\n"
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: b}\n");
+  std::vector<SkippedDocument> skipped;
+  Result<PolicySet> set = load_policy_files({dir.path()}, &skipped);
+  ASSERT_TRUE(set) << set.error().to_string();
+  EXPECT_EQ(names_of(*set), std::vector<std::string>{"team"});
+  ASSERT_EQ(skipped.size(), 3u);
+  EXPECT_EQ(skipped[0].where.file, dir.path() + "/tests/manifests/claims.yaml");
+  EXPECT_EQ(skipped[1].where.line, 5);
+  EXPECT_EQ(skipped_documents_text(skipped),
+            "skipped 3 documents that are not policies in 2 files (AlignmentPolicyTest 1, "
+            "Deployment 1, ResourceClaimTemplate 1)");
+  EXPECT_EQ(skipped_documents_text({}), "");
+
+  for (const std::string& typo :
+       {std::string("apiVersion: topoguard.dev/v1alpha1\nkind: AlignmentPolcy\n"),
+        std::string("apiVersion: topoguard.dev/v1alpha2\nkind: AlignmentPolicy\n"),
+        std::string("kind: AlignmentPolicy\n"), std::string()}) {
+    const std::string file = dir.write("typo.yaml", typo + "metadata: {name: typo}\nspec: {}\n");
+    EXPECT_FALSE(load_policy_files({file})) << typo;
+  }
+}
+
+}  // namespace
+}  // namespace topoguard::policy
