@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "conventions.h"
 #include "topoguard/audit/cluster_state_loader.h"
 #include "topoguard/audit/manifest_reader.h"
 #include "topoguard/common/json_writer.h"
@@ -169,9 +170,8 @@ void add_policy_compile_command(CLI::App& policy, int& exit_code) {
                    "(feature gate)")
       ->type_name("VERSION")
       ->capture_default_str();
-  compile->add_option("--format", options->format, "Output: yaml (a stream) or json (a List)")
-      ->check(CLI::IsMember({"yaml", "json"}))
-      ->capture_default_str();
+  add_output_option(*compile, options->format, {"yaml", "json"},
+                    "Output: yaml (a stream) or json (a List)");
   compile->add_flag("--strict", options->strict,
                     "Fail (exit 1) when a rule or role of the policies does not compile "
                     "(default: off; the header lists them)");
