@@ -109,14 +109,6 @@ void collect(const CLI::App& command, const std::string& path, std::vector<Comma
   }
 }
 
-std::string joined(const std::vector<std::string>& words, const char* separator = " ") {
-  std::string text;
-  for (const std::string& word : words) {
-    text += (text.empty() ? "" : separator) + word;
-  }
-  return text;
-}
-
 std::vector<std::string> flag_names(const OptionSpec& option) {
   std::vector<std::string> names;
   for (const std::string& name : option.short_names) {
@@ -165,11 +157,11 @@ void write_bash(const std::vector<CommandSpec>& specs, std::ostream& out) {
         words.push_back(name);
       }
     }
-    out << "      words='" << joined(words) << "'\n";
+    out << "      words='" << joined(words, " ") << "'\n";
     if (!spec.subcommands.empty() || !spec.positional) {
       out << "      operands=''\n";
     } else if (!spec.positional_choices.empty()) {
-      out << "      operands='" << joined(spec.positional_choices) << "'\n";
+      out << "      operands='" << joined(spec.positional_choices, " ") << "'\n";
     }
     out << "      case \"$prev\" in\n";
     for (const OptionSpec& option : spec.options) {
@@ -179,7 +171,7 @@ void write_bash(const std::vector<CommandSpec>& specs, std::ostream& out) {
       out << "        " << joined(flag_names(option), "|") << ")\n";
       switch (option.value) {
         case ValueKind::kChoice:
-          out << "          mapfile -t COMPREPLY < <(compgen -W '" << joined(option.choices)
+          out << "          mapfile -t COMPREPLY < <(compgen -W '" << joined(option.choices, " ")
               << "' -- \"$cur\")\n";
           break;
         case ValueKind::kFile:
@@ -219,7 +211,7 @@ std::string zsh_specs(const OptionSpec& option) {
     case ValueKind::kNone:
       break;
     case ValueKind::kChoice:
-      action = ":value:(" + joined(option.choices) + ")";
+      action = ":value:(" + joined(option.choices, " ") + ")";
       break;
     case ValueKind::kFile:
       action = ":file:_files";
@@ -286,7 +278,7 @@ void write_zsh(const std::vector<CommandSpec>& specs, std::ostream& out) {
     if (spec.positional) {
       operands = spec.positional_choices.empty()
                      ? " \\\n        '*:file:_files'"
-                     : " \\\n        '*:value:(" + joined(spec.positional_choices) + ")'";
+                     : " \\\n        '*:value:(" + joined(spec.positional_choices, " ") + ")'";
     }
     out << "      _arguments -s -S" << options << operands << " ;;\n";
   }
@@ -333,7 +325,7 @@ void write_fish(const std::vector<CommandSpec>& specs, std::ostream& out) {
         case ValueKind::kNone:
           break;
         case ValueKind::kChoice:
-          out << " -x -a '" << joined(option.choices) << "'";
+          out << " -x -a '" << joined(option.choices, " ") << "'";
           break;
         case ValueKind::kFile:
           out << " -r -F";
@@ -350,7 +342,7 @@ void write_fish(const std::vector<CommandSpec>& specs, std::ostream& out) {
     if (spec.positional && spec.subcommands.empty()) {
       out << at
           << (spec.positional_choices.empty() ? " -F"
-                                              : " -a '" + joined(spec.positional_choices) + "'")
+                                              : " -a '" + joined(spec.positional_choices, " ") + "'")
           << '\n';
     }
   }

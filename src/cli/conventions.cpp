@@ -18,14 +18,6 @@ constexpr std::array<std::string_view, 8> kKnownFormats{
 
 OutputSettings settings;
 
-std::string joined(const std::vector<std::string>& items, const char* separator = ", ") {
-  std::string text;
-  for (const std::string& item : items) {
-    text += (text.empty() ? "" : separator) + item;
-  }
-  return text;
-}
-
 // The format a file name's extension suggests ("out.sarif" -> "sarif"), when the command has it.
 std::string format_of_extension(const std::string& value, const std::vector<std::string>& formats) {
   const std::size_t dot = value.rfind('.');
@@ -102,6 +94,14 @@ void add_to_leaves(CLI::App& command) {
 }
 
 }  // namespace
+
+std::string joined(const std::vector<std::string>& items, const char* separator) {
+  std::string text;
+  for (const std::string& item : items) {
+    text += (text.empty() ? "" : separator) + item;
+  }
+  return text;
+}
 
 bool is_known_format(std::string_view value) {
   return std::find(kKnownFormats.begin(), kKnownFormats.end(), value) != kKnownFormats.end();

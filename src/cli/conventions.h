@@ -15,6 +15,10 @@ namespace topoguard::cli {
 // these is read as a format, anything else as the directory.
 [[nodiscard]] bool is_known_format(std::string_view value);
 
+// "a, b, c" (or with another separator).
+[[nodiscard]] std::string joined(const std::vector<std::string>& items,
+                                 const char* separator = ", ");
+
 // "topoguard policy test": the command as a user types it, for messages.
 [[nodiscard]] std::string command_path(const CLI::App& command);
 
