@@ -124,12 +124,13 @@ int run_audit_command(const AuditOptions& options) {
   // ResourceSlices (and any in the manifests) make up the cluster state.
   std::vector<std::string> paths = options.cluster_state;
   paths.insert(paths.end(), options.paths.begin(), options.paths.end());
+  // The first second counts from here: reading a large input is part of the wait.
+  ProgressLine progress(std::cerr, progress_enabled(), "topoguard audit: evaluated",
+                        "resources");
   audit::ManifestSet manifests = audit::read_manifests(paths, std::cin);
   if (options.cluster && !read_cluster_into(options, manifests)) {
     return kExitUsage;
   }
-  ProgressLine progress(std::cerr, progress_enabled(), "topoguard audit: evaluated",
-                        "resources");
   // SARIF fixes edit files; the cluster's objects have none, so --cluster goes without.
   const audit::AuditRun run = audit::run_audit(
       manifests, *policies,
