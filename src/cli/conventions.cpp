@@ -108,13 +108,10 @@ bool is_known_format(std::string_view value) {
 }
 
 std::string command_path(const CLI::App& command) {
-  std::string path = command.get_name();
-  for (const CLI::App* parent = command.get_parent(); parent != nullptr;
-       parent = parent->get_parent()) {
-    path = (parent->get_parent() == nullptr ? std::string("topoguard") : parent->get_name()) +
-           " " + path;
-  }
-  return path;
+  // The root's name is argv[0] as run ("build/topoguard"); messages say "topoguard".
+  return command.get_parent() == nullptr
+             ? std::string("topoguard")
+             : command_path(*command.get_parent()) + " " + command.get_name();
 }
 
 CLI::Option* add_output_option(CLI::App& command, std::string& format,
@@ -171,15 +168,12 @@ bool suggested_option(const CLI::App& command, std::string_view unknown) {
   std::size_t best_distance = std::string::npos;
   for (const CLI::App* level = &command; level != nullptr; level = level->get_parent()) {
     for (const CLI::Option* option : level->get_options()) {
-      // Deprecated spellings are hidden (group ""): never suggested.
-      if (option->get_group().empty()) {
-        continue;
-      }
       for (const std::string& long_name : option->get_lnames()) {
         const std::string candidate = "--" + long_name;
         const std::size_t distance = edit_distance(name, candidate);
         if (close_enough(name, candidate) && distance < best_distance) {
-          best = candidate;
+          // A deprecated spelling (hidden: group "") is answered with its replacement.
+          best = option->get_group().empty() && candidate == "--format" ? "-o/--output" : candidate;
           best_distance = distance;
         }
       }

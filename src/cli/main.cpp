@@ -100,13 +100,14 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ExtrasError& error) {
-    if (suggested_for_unknown_option(app, argc, argv)) {
+  } catch (const CLI::ParseError& error) {
+    // Words left over, or no subcommand because the option before it was not known
+    // ("topoguard --verison"): an unknown option among them gets a hint.
+    const bool unexpected_words = dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr ||
+                                  dynamic_cast<const CLI::RequiredError*>(&error) != nullptr;
+    if (unexpected_words && suggested_for_unknown_option(app, argc, argv)) {
       return topoguard::cli::kExitUsage;
     }
-    app.exit(error);
-    return topoguard::cli::kExitUsage;
-  } catch (const CLI::ParseError& error) {
     const int code = app.exit(error);
     return code == 0 ? topoguard::cli::kExitOk : topoguard::cli::kExitUsage;
   }

@@ -184,7 +184,7 @@ for i, line in enumerate(lines):
 PY
 }
 for command in audit fix explain review serve topology "policy lint" "policy show" "policy compile" \
-  "policy show-default"; do
+  "policy show-default" version completion; do
   # shellcheck disable=SC2086 # the policy subcommands are two words
   run $command --help
   check "help of $command shows every default" test -z "$(options_without_default "$work/out")"

@@ -66,6 +66,10 @@ done
 run audit --outptu json "$examples"
 check "mistyped --outptu exit 2" test "$code" -eq 2
 check "mistyped --outptu gets a hint" grep -qx 'topoguard audit: unknown option "--outptu"; did you mean --output?' "$work/err"
+run --verison
+check "a mistyped option before the subcommand gets a hint" grep -qx 'topoguard: unknown option "--verison"; did you mean --version?' "$work/err"
+run policy test --formt junit "$source_dir/policies/tests/rules.yaml"
+check "a mistyped deprecated spelling is answered with the new one" grep -qx 'topoguard policy test: unknown option "--formt"; did you mean -o/--output?' "$work/err"
 run audit --output-dir reports "$examples"
 check "fix's --output-dir given to audit points to --output" grep -q 'did you mean --output?' "$work/err"
 run audit -o report.sarif "$examples"
