@@ -83,7 +83,8 @@ void add_to_leaves(CLI::App& command) {
   for (CLI::App* subcommand : subcommands) {
     add_to_leaves(*subcommand);
   }
-  if (subcommands.empty()) {
+  // A command that logs (serve) sets how much with --log-level, and never colours its log.
+  if (subcommands.empty() && command.get_option_no_throw("--log-level") == nullptr) {
     command.add_flag("-q,--quiet", settings.quiet,
                      "No progress line and no notes on stderr; results and errors still print "
                      "(default: off)");

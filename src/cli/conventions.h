@@ -40,7 +40,7 @@ struct OutputSettings {
 [[nodiscard]] const OutputSettings& output_settings();
 
 // --quiet/-q and --no-color on every command that runs something (the leaves of the tree), so
-// each one's --help shows them.
+// each one's --help shows them; not on one that logs (--log-level says how much).
 void add_output_settings_options(CLI::App& app);
 
 // Whether text written to `fd` may be coloured: it is a terminal, TERM is not "dumb", neither
