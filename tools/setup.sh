@@ -26,6 +26,7 @@ test_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev jq wrk nginx-light
   umoci skopeo libxml2-utils python3-yaml binutils golang-go debootstrap rsync
   python3-kubernetes strace
+  zsh fish  # the completion scripts are sourced in both (tests/cli/conventions_test.sh)
 )
 
 packages=("${build_packages[@]}")

@@ -8,6 +8,7 @@
 
 #include "topoguard/cluster/feasibility.h"
 #include "topoguard/common/json_writer.h"
+#include "topoguard/common/printable_text.h"
 #include "topoguard/engine/json_patch.h"
 #include "topoguard/k8s/claim_view.h"
 #include "topoguard/k8s/object.h"
@@ -15,9 +16,8 @@
 namespace topoguard::admission {
 namespace {
 
-// Limits from the API server's warning filter (k8s.io/apiserver pkg/endpoints/filters/warning.go)
-// and the AdmissionResponse docs: 120 characters each where possible, 4096 in total.
-constexpr std::size_t kWarningLimit = 120;
+// The API server's limit on all warnings of a response, in characters (k8s.io/apiserver
+// pkg/endpoints/filters/warning.go, truncateAtTotalRunes): past it, it cuts each to 256.
 constexpr std::size_t kWarningsTotalLimit = 4096;
 // Denial messages end up in kubectl output and events; keep them readable and bounded.
 constexpr std::size_t kDenialMessageLimit = 16 * 1024;
@@ -64,6 +64,26 @@ const Json& as_evaluated(const Json& object, const std::string& namespace_name, 
   copy = object;
   fill_namespace(copy, namespace_name);
   return copy;
+}
+
+bool is_continuation_byte(char byte) { return (static_cast<unsigned char>(byte) & 0xC0U) == 0x80U; }
+
+// Characters as the API server counts them (runes): every byte that does not continue a UTF-8
+// sequence starts one.
+std::size_t character_count(std::string_view text) {
+  return static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char byte) { return !is_continuation_byte(byte); }));
+}
+
+// The first `characters` characters of `text`.
+std::string_view first_characters(std::string_view text, std::size_t characters) {
+  std::size_t at = 0;
+  for (std::size_t seen = 0; at < text.size(); ++at) {
+    if (!is_continuation_byte(text[at]) && seen++ == characters) {
+      break;
+    }
+  }
+  return text.substr(0, at);
 }
 
 bool being_deleted(const Json& object) {
@@ -158,19 +178,20 @@ std::vector<std::string> warnings_for(const std::vector<engine::Finding>& findin
     if (finding.action != policy::Action::kWarn) {
       continue;
     }
-    // The JSON pointer is left to the audit annotations: 120 characters are better spent on
-    // the message.
-    std::string text = truncate_text(
-        std::string(policy::rule_name(finding.rule)) + ": " + finding.message, kWarningLimit);
+    // The JSON pointer is left to the audit annotations: the characters are better spent on
+    // the message and its fix.
+    std::string text = fit_warning(std::string(policy::rule_name(finding.rule)) + ": " +
+                                   finding.message);
     if (!seen.insert(text).second) {
       continue;
     }
     // Leave room for the closing "N more" line.
-    if (total + text.size() > kWarningsTotalLimit - 64) {
+    const std::size_t characters = character_count(text);
+    if (total + characters > kWarningsTotalLimit - 64) {
       ++omitted;
       continue;
     }
-    total += text.size();
+    total += characters;
     warnings.push_back(std::move(text));
   }
   if (omitted > 0) {
@@ -449,15 +470,35 @@ HandledReview failure_response(const std::string& uid, FailureMode failure_mode,
         "topoguard could not decide (failure mode closed): " + handled.outcome.error;
     handled.outcome.decision = Decision::kErrorDeny;
   } else {
-    handled.response.warnings.push_back(truncate_text(
-        "topoguard did not check this object (failure mode open): " + handled.outcome.error,
-        kWarningLimit));
+    handled.response.warnings.push_back(fit_warning(
+        "topoguard did not check this object (failure mode open): " + handled.outcome.error));
     handled.outcome.decision = Decision::kErrorAllow;
   }
   handled.response.audit_annotations["decision"] =
       std::string(decision_name(handled.outcome.decision));
   handled.response.audit_annotations["error"] = truncate_text(handled.outcome.error, 1024);
   return handled;
+}
+
+std::string fit_warning(std::string_view raw, std::size_t limit) {
+  const std::string text = printable(raw);
+  if (character_count(text) <= limit) {
+    return text;
+  }
+  constexpr std::string_view kCut = "...";
+  if (limit <= kCut.size()) {
+    return std::string(kCut.substr(0, limit));
+  }
+  const std::size_t fix = text.rfind("; ");
+  // The fix is kept when at least a quarter of the room is left for what it fixes.
+  if (fix != std::string::npos) {
+    const std::size_t fix_characters = character_count(text.substr(fix));
+    if (fix_characters + kCut.size() + limit / 4 <= limit) {
+      return std::string(first_characters(text, limit - fix_characters - kCut.size())) +
+             std::string(kCut) + text.substr(fix);
+    }
+  }
+  return std::string(first_characters(text, limit - kCut.size())) + std::string(kCut);
 }
 
 std::string truncate_text(std::string_view text, std::size_t limit) {

@@ -57,6 +57,9 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
   };
 
   for (std::size_t i = 0; i < manifests.manifests.size(); ++i) {
+    if (options.progress) {
+      options.progress(i, manifests.manifests.size());
+    }
     const Manifest& manifest = manifests.manifests[i];
     const bool evaluated = engine::is_evaluated_kind(*manifest.object);
     if (!evaluated) {

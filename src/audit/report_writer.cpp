@@ -40,6 +40,19 @@ std::string resource_text(const k8s::ObjectRef& ref) {
   return printable(ref.kind) + ' ' + printable(display_namespace(ref)) + '/' + printable(ref.name);
 }
 
+// `text` in the SGR colour of `action` (ECMA-48), or as it is without colour. Only topoguard's own
+// words are coloured; what came from input stays printable() text outside the sequences.
+std::string colored(std::string_view text, policy::Action action, bool exempted, bool color) {
+  if (!color) {
+    return std::string(text);
+  }
+  const char* sgr = exempted                           ? "2"
+                    : action == policy::Action::kDeny ? "1;31"
+                    : action == policy::Action::kWarn ? "33"
+                                                      : "36";
+  return "\033[" + std::string(sgr) + "m" + std::string(text) + "\033[0m";
+}
+
 // Findings and, with --show-exempted, waived findings ("exempted <action> ..."), in file and
 // line order.
 class TextReportWriter final : public ReportWriter {
@@ -53,7 +66,10 @@ class TextReportWriter final : public ReportWriter {
       const engine::Finding& finding = reported->finding;
       const bool exempted = !finding.exception.empty();
       out << printable(location_text(reported->file, reported->line)) << ": "
-          << (exempted ? "exempted " : "") << policy::action_name(finding.action) << ' '
+          << colored(std::string(exempted ? "exempted " : "") +
+                         std::string(policy::action_name(finding.action)),
+                     finding.action, exempted, options_.color)
+          << ' '
           << policy::rule_name(finding.rule) << ' ' << resource_text(finding.resource)
           << " (policy " << printable(finding.policy);
       if (exempted) {

@@ -1,14 +1,18 @@
 // `topoguard audit`: flags -> load policies -> read manifests (and the cluster's objects with
 // --cluster) -> run -> write report -> exit code.
+#include <unistd.h>
+
 #include <iostream>
 
 #include "commands.h"
 #include "input_options.h"
+#include "conventions.h"
 #include "topoguard/audit/audit_runner.h"
 #include "topoguard/audit/cluster_reader.h"
 #include "topoguard/audit/manifest_reader.h"
 #include "topoguard/audit/report_writer.h"
 #include "topoguard/common/printable_text.h"
+#include "topoguard/common/progress_line.h"
 #include "topoguard/policy/policy_loader.h"
 
 namespace topoguard::cli {
@@ -26,7 +30,32 @@ struct AuditOptions {
   bool cluster = false;
   kube::LoadOptions kube;
   std::string namespace_;
+  // The options that only choose what --cluster reads, as given on the command line.
+  std::vector<const CLI::Option*> cluster_only;
 };
+
+// -n, --context, --kubeconfig and --exec-timeout without --cluster would go unused: a user who
+// gave them expects a cluster to be read. False (said on stderr) when one was given.
+bool cluster_options_fit(const AuditOptions& options) {
+  std::vector<std::string> given;
+  for (const CLI::Option* option : options.cluster_only) {
+    if (option->count() > 0) {
+      given.push_back(option->get_name());
+    }
+  }
+  if (options.cluster || given.empty()) {
+    return true;
+  }
+  const bool one = given.size() == 1;
+  std::cerr << "topoguard audit: ";
+  for (const std::string& name : given) {
+    std::cerr << (&name == &given.front() ? "" : ", ") << name;
+  }
+  std::cerr << (one ? " needs" : " need") << " --cluster: " << (one ? "it chooses" : "they choose")
+            << " what is read from a live cluster; add --cluster, or leave "
+            << (one ? "it" : "them") << " out to audit only the files given\n";
+  return false;
+}
 
 // Appends `more`'s files, manifests and errors to `set` (manifests keep pointing into the moved
 // files' documents).
@@ -62,8 +91,8 @@ bool read_cluster_into(const AuditOptions& options, audit::ManifestSet& manifest
     return false;
   }
   for (const kube::DiscoveredResource& skipped : read->not_served) {
-    std::cerr << "topoguard audit: skipped " << printable(skipped.wanted.to_string())
-              << ": the cluster does not serve it (" << printable(skipped.not_served) << ")\n";
+    note("audit", "skipped " + printable(skipped.wanted.to_string()) +
+                      ": the cluster does not serve it (" + printable(skipped.not_served) + ")");
   }
   append_manifests(manifests, std::move(read->manifests));
   return true;
@@ -92,7 +121,7 @@ int run_audit_command(const AuditOptions& options) {
   }
   const std::vector<audit::ManifestPath> manifest_paths = options.input.manifest_paths();
   paths.insert(paths.end(), manifest_paths.begin(), manifest_paths.end());
-  if (!stdin_read_once("audit", options.policies, paths)) {
+  if (!cluster_options_fit(options) || !stdin_read_once("audit", options.policies, paths)) {
     return kExitUsage;
   }
   const std::optional<policy::PolicySet> policies =
@@ -100,6 +129,9 @@ int run_audit_command(const AuditOptions& options) {
   if (!policies) {
     return kExitUsage;
   }
+  // The first second counts from here: reading a large input is part of the wait.
+  ProgressLine progress(std::cerr, progress_enabled(), "topoguard audit: evaluated",
+                        "resources");
   audit::ManifestSet manifests =
       audit::read_manifests(paths, std::cin, audit::ReadOptions{{}, options.input.exclude});
   if (options.cluster && !read_cluster_into(options, manifests)) {
@@ -109,9 +141,15 @@ int run_audit_command(const AuditOptions& options) {
   const audit::AuditRun run = audit::run_audit(
       manifests, *policies,
       audit::RunOptions{.cluster_state = options.cluster || !options.cluster_state.empty(),
-                        .fix_edits = *format == audit::ReportFormat::kSarif && !options.cluster});
+                        .fix_edits = *format == audit::ReportFormat::kSarif && !options.cluster,
+                        .progress = [&progress](std::size_t done, std::size_t total) {
+                          progress.update(done, total);
+                        }});
+  progress.finish();
   audit::make_report_writer(*format,
-                            audit::ReportOptions{options.show_exempted, options.help_uri_base})
+                            audit::ReportOptions{.show_exempted = options.show_exempted,
+                                                 .help_uri_base = options.help_uri_base,
+                                                 .color = color_enabled(STDOUT_FILENO)})
       ->write(run.report, std::cout, std::cerr);
   return audit::exit_code(run.report, *fail_on);
 }
@@ -123,12 +161,12 @@ void add_audit_command(CLI::App& app, int& exit_code) {
   CLI::App* command = app.add_subcommand(
       "audit", "Report GPU/NIC PCIe-alignment findings for manifests (files, dirs, - for stdin)");
   add_policies_option(*command, options->policies);
-  command->add_option("--format", options->format,
-                      "Output format: text, json, sarif (code scanning), openreports or "
-                      "policyreport (report CRDs as a List), junit (CI test reports)")
-      ->check(CLI::IsMember(
-          std::vector<std::string>(audit::kReportFormatNames.begin(), audit::kReportFormatNames.end())))
-      ->capture_default_str();
+  add_output_option(
+      *command, options->format,
+      std::vector<std::string>(audit::kReportFormatNames.begin(), audit::kReportFormatNames.end()),
+      "Output format: text (coloured on a terminal), json, sarif (code scanning), openreports or "
+      "policyreport (report CRDs as a List), junit (CI test reports); to a file: -o sarif > "
+      "FILE");
   add_fail_on_option(*command, options->fail_on, "a finding");
   command->add_flag("--show-exempted", options->show_exempted,
                     "Text: also list the findings that policy exceptions waive (JSON always "
@@ -156,12 +194,16 @@ void add_audit_command(CLI::App& app, int& exit_code) {
                     "DeviceTaintRules, claims, templates, NetworkAttachmentDefinitions, Namespaces "
                     "and workloads, read through its API (kubeconfig or in-cluster), as the "
                     "cluster state (default: off)");
-  add_kube_options(*command, options->kube, "With --cluster: ");
-  command
-      ->add_option("--namespace,-n", options->namespace_,
-                   "With --cluster: namespaced resources of this namespace only; cluster-scoped "
-                   "ones are read whole (default: every namespace)")
-      ->type_name("NAME");
+  add_kube_options(*command, options->kube, "With --cluster (refused without it): ");
+  const CLI::Option* namespace_option =
+      command
+          ->add_option("--namespace,-n", options->namespace_,
+                       "With --cluster (refused without it): namespaced resources of this "
+                       "namespace only; cluster-scoped ones are read whole (default: every "
+                       "namespace)")
+          ->type_name("NAME");
+  options->cluster_only = {command->get_option("--kubeconfig"), command->get_option("--context"),
+                           command->get_option("--exec-timeout"), namespace_option};
   add_manifest_input_options(*command, options->input,
                              "Manifest files, directories (read whole), or - for stdin "
                              "(optional with --cluster or --cluster-state)");

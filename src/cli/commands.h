@@ -35,6 +35,10 @@ void add_fix_command(CLI::App& app, int& exit_code);
 void add_serve_command(CLI::App& app, int& exit_code);
 void add_review_command(CLI::App& app, int& exit_code);
 void add_topology_command(CLI::App& app, int& exit_code);
+// `version`: build information. `completion`: shell completion scripts from the command tree
+// `app` holds when it runs (so it is added last).
+void add_version_command(CLI::App& app, int& exit_code);
+void add_completion_command(CLI::App& app, int& exit_code);
 
 // --policies PATH, one value per flag (repeat the flag for more), so that the manifest paths
 // after it stay positional arguments instead of being read as policies.

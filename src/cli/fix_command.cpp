@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "input_options.h"
+#include "conventions.h"
 #include "topoguard/audit/audit_runner.h"
 #include "topoguard/audit/manifest_fixer.h"
 #include "topoguard/audit/manifest_reader.h"
@@ -34,7 +35,7 @@ struct FixOptions {
   ManifestInputOptions input;
 };
 
-// Where a file's output goes under -o DIR: its path relative to the current directory when it
+// Where a file's output goes under --output-dir DIR: its path relative to the current directory when it
 // lies below it, else its file name; stdin becomes "stdin.yaml".
 fs::path output_path(const std::string& output_dir, const std::string& input) {
   if (input == "-") {
@@ -82,7 +83,7 @@ std::string unfixed_text(const audit::AuditReport& left) {
 
 int run_fix_command(const FixOptions& options) {
   if (options.in_place && !options.output_dir.empty()) {
-    std::cerr << "topoguard fix: use either -o DIR or --in-place, not both\n";
+    std::cerr << "topoguard fix: use either --output-dir DIR or --in-place, not both\n";
     return kExitUsage;
   }
   if (!input_given("fix", options.input.given())) {
@@ -119,7 +120,9 @@ int run_fix_command(const FixOptions& options) {
   std::size_t changed = 0;
   for (const audit::FixedFile& file : outcome.files) {
     for (const std::string& change : file.changes) {
-      std::cerr << printable(change) << '\n';
+      if (!output_settings().quiet) {
+        std::cerr << printable(change) << '\n';
+      }
       ++fixes;
     }
     changed += file.changed() ? 1 : 0;
@@ -149,9 +152,10 @@ int run_fix_command(const FixOptions& options) {
       }
     }
   }
-  std::cerr << "topoguard fix: applied " << fixes << (fixes == 1 ? " fix" : " fixes")
-            << ", changed " << changed << " of " << outcome.files.size()
-            << (outcome.files.size() == 1 ? " file\n" : " files\n");
+  note("fix", "applied " + std::to_string(fixes) + (fixes == 1 ? " fix" : " fixes") +
+                  ", changed " + std::to_string(changed) + " of " +
+                  std::to_string(outcome.files.size()) +
+                  (outcome.files.size() == 1 ? " file" : " files"));
   const audit::AuditReport left = fixes == 0 ? run.report : audit_fixed(outcome, *policies);
   if (!left.findings.empty()) {
     std::cerr << "topoguard fix: " << unfixed_text(left)
@@ -165,16 +169,41 @@ int run_fix_command(const FixOptions& options) {
 void add_fix_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<FixOptions>();
   CLI::App* command = app.add_subcommand(
-      "fix", "Write manifests with every enabled fix applied (stdout, -o DIR or --in-place)");
+      "fix",
+      "Write manifests with every enabled fix applied (stdout, --output-dir DIR or --in-place)");
   add_policies_option(*command, options->policies);
-  command->add_option("-o,--output-dir", options->output_dir,
-                      "Write fixed files under DIR (default: all files to stdout)")
+  command
+      ->add_option_function<std::string>(
+          "-o,--output",
+          [command, options](const std::string& value) {
+            if (value == "diff") {
+              options->diff = true;
+            } else if (value != "yaml") {
+              say_deprecated(*command, "-o DIR", "--output-dir " + printable(value));
+              options->output_dir = value;
+            }
+          },
+          "Output: yaml (the fixed manifests as a YAML stream) or diff (a unified diff, as "
+          "--diff). Formerly the output directory: a value that is no output format (yaml, "
+          "json, diff, ...) is still read as --output-dir, with a deprecation note (default: "
+          "yaml)")
+      ->check(CLI::Validator(
+          [](const std::string& value) {
+            return !is_known_format(value) || value == "yaml" || value == "diff"
+                       ? std::string()
+                       : "fix writes the manifests (yaml) or a diff (diff), not " + value +
+                             "; for a directory of that name: --output-dir " + value;
+          },
+          "{yaml,diff}"));
+  command->add_option("--output-dir", options->output_dir,
+                      "Write fixed files under DIR, at their paths relative to the current "
+                      "directory (default: all files to stdout)")
       ->type_name("DIR");
   command->add_flag("--in-place", options->in_place,
                     "Rewrite changed files in place (default: off)");
   command->add_flag("--diff", options->diff,
                     "Print a unified diff of the changes to stdout (instead of the fixed files "
-                    "when neither -o nor --in-place is given; default: off)");
+                    "when neither --output-dir nor --in-place is given; default: off)");
   add_fail_on_option(*command, options->fail_on, "a finding the fixes leave");
   add_manifest_input_options(*command, options->input,
                              "Manifest files, directories (read whole), or - for stdin");

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "conventions.h"
 #include "topoguard/common/printable_text.h"
 
 namespace {
@@ -50,13 +51,38 @@ bool reported_subcommand_error(CLI::App& app, int argc, char** argv) {
   return false;
 }
 
+// After CLI11 refused words it did not expect: for the first that looks like an option the
+// command does not have, a hint naming the one it most likely meant. False when there is none.
+bool suggested_for_unknown_option(CLI::App& app, int argc, char** argv) {
+  CLI::App* command = &app;
+  while (!command->get_subcommands().empty()) {
+    command = command->get_subcommands().front();
+  }
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.size() < 2 || word[0] != '-') {
+      continue;
+    }
+    const std::string name = word.substr(0, word.find('='));
+    bool known = false;
+    for (const CLI::App* level = command; level != nullptr; level = level->get_parent()) {
+      known = known || level->get_option_no_throw(name) != nullptr;
+    }
+    if (!known) {
+      return topoguard::cli::suggested_option(*command, name);
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"topoguard: keep each GPU and its RDMA NIC on the same PCIe root"};
   app.formatter(topoguard::cli::make_help_formatter());
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string(TOPOGUARD_VERSION));
+  app.set_version_flag("--version", "topoguard " + std::string(TOPOGUARD_VERSION),
+                       "Print \"topoguard VERSION\" and exit (`topoguard version` tells more)");
   int exit_code = topoguard::cli::kExitOk;
   topoguard::cli::add_audit_command(app, exit_code);
   topoguard::cli::add_fix_command(app, exit_code);
@@ -65,6 +91,9 @@ int main(int argc, char** argv) {
   topoguard::cli::add_serve_command(app, exit_code);
   topoguard::cli::add_review_command(app, exit_code);
   topoguard::cli::add_topology_command(app, exit_code);
+  topoguard::cli::add_version_command(app, exit_code);
+  topoguard::cli::add_completion_command(app, exit_code);
+  topoguard::cli::add_output_settings_options(app);
 
   if (reported_subcommand_error(app, argc, argv)) {
     return topoguard::cli::kExitUsage;
@@ -72,6 +101,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
+    // Words left over, or no subcommand because the option before it was not known
+    // ("topoguard --verison"): an unknown option among them gets a hint.
+    const bool unexpected_words = dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr ||
+                                  dynamic_cast<const CLI::RequiredError*>(&error) != nullptr;
+    if (unexpected_words && suggested_for_unknown_option(app, argc, argv)) {
+      return topoguard::cli::kExitUsage;
+    }
     const int code = app.exit(error);
     return code == 0 ? topoguard::cli::kExitOk : topoguard::cli::kExitUsage;
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "conventions.h"
 #include "topoguard/common/printable_text.h"
 #include "topoguard/common/text_file.h"
 #include "topoguard/common/yaml_document.h"
@@ -235,9 +236,7 @@ void add_policy_command(CLI::App& app, int& exit_code) {
       ->type_name("PATH");
   test->add_option("--run", test_options->names, "Run only the tests of this name (repeatable)")
       ->type_name("NAME");
-  test->add_option("--format", test_options->format, "Output: text or junit")
-      ->check(CLI::IsMember({"text", "junit"}))
-      ->type_name("FORMAT");
+  add_output_option(*test, test_options->format, {"text", "junit"}, "Output: text or junit");
   test->add_option("--root", test_options->root,
                    "Every path a test file names (policies, resources, clusterState, patched) "
                    "must resolve inside this folder, symlinks resolved; --update writes only "

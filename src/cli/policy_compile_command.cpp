@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "input_options.h"
+#include "conventions.h"
 #include "topoguard/audit/cluster_state_loader.h"
 #include "topoguard/audit/manifest_reader.h"
 #include "topoguard/common/json_writer.h"
@@ -185,9 +186,8 @@ void add_policy_compile_command(CLI::App& policy, int& exit_code) {
                    "(feature gate)")
       ->type_name("VERSION")
       ->capture_default_str();
-  compile->add_option("--format", options->format, "Output: yaml (a stream) or json (a List)")
-      ->check(CLI::IsMember({"yaml", "json"}))
-      ->capture_default_str();
+  add_output_option(*compile, options->format, {"yaml", "json"},
+                    "Output: yaml (a stream) or json (a List)");
   compile->add_flag("--strict", options->strict,
                     "Fail (exit 1), naming them, when parts of the policies do not compile "
                     "(the header's \"not compiled\"; what native policies never decide, the "

@@ -3,6 +3,7 @@
 
 #include "commands.h"
 #include "input_options.h"
+#include "conventions.h"
 #include "topoguard/audit/cluster_state_loader.h"
 #include "topoguard/audit/manifest_reader.h"
 #include "topoguard/cluster/topology.h"
@@ -68,9 +69,7 @@ void add_topology_command(CLI::App& app, int& exit_code) {
       ->type_name("FILE");
   add_policies_option(*command, options->policies,
                       "the first one's GPU/NIC drivers and alignment attribute are used");
-  command->add_option("--format", options->format, "Output format: text or json")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
+  add_output_option(*command, options->format, {"text", "json"}, "Output format: text or json");
   command->callback([options, &exit_code] { exit_code = run_topology_command(*options); });
 }
 

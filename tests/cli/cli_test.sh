@@ -82,13 +82,13 @@ check "fix: missing path worded as audit's" test "$(head -1 "$work/err")" == "$(
 # A mistyped subcommand is named, with the ones there are.
 run frobnicate
 check "unknown subcommand exit 2" test "$code" -eq 2
-check "unknown subcommand named" grep -q '^topoguard: unknown subcommand "frobnicate"; the subcommands are: audit, fix, explain, policy, serve, review, topology$' "$work/err"
+check "unknown subcommand named" grep -q '^topoguard: unknown subcommand "frobnicate"; the subcommands are: audit, fix, explain, policy, serve, review, topology, version, completion$' "$work/err"
 run policy frobnicate
 check "unknown policy subcommand exit 2" test "$code" -eq 2
 check "unknown policy subcommand named" grep -q '^topoguard policy: unknown subcommand "frobnicate"; the subcommands are: lint, show, test, compile, show-default$' "$work/err"
 run
 check "no subcommand is a usage error" test "$code" -eq 2
-check "no subcommand lists them" grep -q '^topoguard: a subcommand is needed: audit, fix, explain, policy, serve, review, topology$' "$work/err"
+check "no subcommand lists them" grep -q '^topoguard: a subcommand is needed: audit, fix, explain, policy, serve, review, topology, version, completion$' "$work/err"
 run policy
 check "no policy subcommand is a usage error" test "$code" -eq 2
 check "no policy subcommand lists them" grep -q '^topoguard policy: a subcommand is needed: lint, show, test, compile, show-default$' "$work/err"
@@ -129,10 +129,10 @@ check "in-place leaves clean files byte-identical" test "$before_aligned" == "$(
 run audit "$work/inplace"
 check "in-place result is clean" test "$code" -eq 0
 
-(cd "$examples/.." && "$binary" fix -o "$work/outdir" manifests/unaligned-claim-v1beta1.yaml >/dev/null 2>&1)
-check "-o writes the relative path" test -s "$work/outdir/manifests/unaligned-claim-v1beta1.yaml"
-run fix -o "$work/x" --in-place "$examples"
-check "-o with --in-place is a usage error" test "$code" -eq 2
+(cd "$examples/.." && "$binary" fix --output-dir "$work/outdir" manifests/unaligned-claim-v1beta1.yaml >/dev/null 2>&1)
+check "--output-dir writes the relative path" test -s "$work/outdir/manifests/unaligned-claim-v1beta1.yaml"
+run fix --output-dir "$work/x" --in-place "$examples"
+check "--output-dir with --in-place is a usage error" test "$code" -eq 2
 run fix "$examples/unaligned-template-v1.yaml"
 check "fix: everything fixed exit 0" test "$code" -eq 0
 check "fix: nothing left, nothing told" test "$(grep -c 'unfixed' "$work/err")" -eq 0
@@ -157,7 +157,7 @@ check "fix: no manifests exit 2" test "$code" -eq 2
 check "fix: no manifests named" grep -q "no manifests found in $work/comment.yaml" "$work/err"
 
 run audit --help
-check "help shows the --format default" grep -qE -- '--format \{text,json,sarif,openreports,policyreport,junit\}=text' "$work/out"
+check "help shows the -o default" grep -qE -- '-o,--output \{text,json,sarif,openreports,policyreport,junit\}=text' "$work/out"
 check "help shows the --fail-on default" grep -qE -- '--fail-on .*=deny' "$work/out"
 check "help shows the --policies default" grep -qE -- '--policies PATH .*' "$work/out"
 check "help says the --policies default in words" grep -q 'default: the built-in policy' "$work/out"
@@ -184,7 +184,7 @@ for i, line in enumerate(lines):
 PY
 }
 for command in audit fix explain review serve topology "policy lint" "policy show" "policy compile" \
-  "policy show-default"; do
+  "policy show-default" version completion; do
   # shellcheck disable=SC2086 # the policy subcommands are two words
   run $command --help
   check "help of $command shows every default" test -z "$(options_without_default "$work/out")"

@@ -219,7 +219,7 @@ package() {
   in_root "$root" "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
     --no-install-recommends /tmp/topoguard.deb" >"${work}/package-install.log" 2>&1 ||
     { tail -30 "${work}/package-install.log" >&2; die "apt-get install of the package"; }
-  in_root "$root" "topoguard --version" | grep -qx '[0-9]*\.[0-9]*\.[0-9]*' || die "topoguard --version"
+  in_root "$root" "topoguard --version" | grep -qx 'topoguard [0-9]*\.[0-9]*\.[0-9]*' || die "topoguard --version"
   local status=0
   in_root "$root" "topoguard audit /usr/share/doc/topoguard/examples/manifests" \
     >"${work}/package-audit.txt" 2>&1 || status=$?
@@ -297,7 +297,7 @@ PY
     esac
   done <"${work}/build-stage.tsv"
   [ -x "${root}/src/build/topoguard" ] || die "the build stage made no /src/build/topoguard"
-  in_root "$root" "/src/build/topoguard --version" | grep -qx '[0-9]*\.[0-9]*\.[0-9]*' || die "the built binary does not run"
+  in_root "$root" "/src/build/topoguard --version" | grep -qx 'topoguard [0-9]*\.[0-9]*\.[0-9]*' || die "the built binary does not run"
   # The image's tree alone (no shell, no other files), as the runtime stage's user.
   local tree="${root}/rootfs"
   [ -x "${tree}/usr/local/bin/topoguard" ] || die "the build stage assembled no /rootfs/usr/local/bin/topoguard"

@@ -105,4 +105,15 @@ struct HandledReview {
 // Shortens `text` to at most `limit` bytes at a UTF-8 boundary, ending in "..." when cut.
 [[nodiscard]] std::string truncate_text(std::string_view text, std::size_t limit);
 
+// What the API server keeps of each admission warning: 256 characters, counted as code points
+// (k8s.io/apiserver pkg/endpoints/filters/warning.go, truncateItemRunes).
+inline constexpr std::size_t kWarningCharacters = 256;
+
+// `text` as one admission warning: control characters and invalid UTF-8 escaped (the API server
+// drops a warning that holds either), at most `limit` characters. A longer text loses the end of
+// what it describes but keeps its fix, the clause after its last "; ", whole when that leaves room
+// for a start of the description; it is cut only between characters, marked by "...".
+[[nodiscard]] std::string fit_warning(std::string_view text,
+                                      std::size_t limit = kWarningCharacters);
+
 }  // namespace topoguard::admission

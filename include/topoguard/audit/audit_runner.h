@@ -3,6 +3,7 @@
 // NetworkAttachmentDefinitions they reference. Pure: reading the input happens before.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "topoguard/audit/audit_report.h"
@@ -37,6 +38,8 @@ struct RunOptions {
   const cluster::NodeShapes* known_shapes = nullptr;
   // Each finding with an enabled fix carries its document's fix as a text edit (for SARIF).
   bool fix_edits = false;
+  // Told after each manifest is evaluated: how many of how many (a progress line).
+  std::function<void(std::size_t done, std::size_t total)> progress = nullptr;
 };
 
 // The one entry of an audit: what `audit`, `fix` and the golden tests run.

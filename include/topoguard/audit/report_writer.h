@@ -35,6 +35,9 @@ struct ReportOptions {
   // "<base>#rule-<id>" (SARIF helpUri). Empty: they point to `topoguard explain RULE` instead,
   // and SARIF carries no helpUri (there is no page to link that is sure to exist).
   std::string help_uri_base;
+  // text: actions in colour (deny red, warn yellow, audit cyan, exempted dim); the caller says
+  // whether the output is a terminal that wants it.
+  bool color = false;
 };
 
 [[nodiscard]] Result<ReportFormat> parse_report_format(const std::string& text);

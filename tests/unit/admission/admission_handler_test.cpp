@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "note_name.h"
+#include "topoguard/common/utf8.h"
 #include "topoguard/engine/json_patch.h"
 #include "topoguard/policy/policy_loader.h"
 
@@ -246,7 +247,102 @@ TEST(HandlerUnknownTest, UnreadableNamespaceSelectorAllowsAndSaysSo) {
   EXPECT_EQ(denied.response.audit_annotations.count("unknown"), 0U);
 }
 
-// Warn findings become warnings of at most 120 characters, 4096 in total, each text once.
+// Characters as the API server counts them (code points); -1 when `text` is not valid UTF-8.
+long characters(std::string_view text) {
+  long count = 0;
+  for (std::size_t at = 0; at < text.size(); ++count) {
+    const std::size_t length =
+        static_cast<unsigned char>(text[at]) < 0x80 ? 1 : utf8_sequence_length(text, at);
+    if (length == 0) {
+      return -1;
+    }
+    at += length;
+  }
+  return count;
+}
+
+std::string repeated(std::string_view piece, int times) {
+  std::string text;
+  for (int i = 0; i < times; ++i) {
+    text += piece;
+  }
+  return text;
+}
+
+// A warning that fits is sent as it is.
+TEST(FitWarningTest, ShortTextUnchanged) {
+  EXPECT_EQ(fit_warning("split-claims: a; fix it"), "split-claims: a; fix it");
+  const std::string exactly = repeated("x", 256);
+  EXPECT_EQ(fit_warning(exactly), exactly);
+}
+
+// A long description gives way to the fix: the clause after the last "; " is kept whole.
+TEST(FitWarningTest, LongDescriptionKeepsTheFix) {
+  const std::string fix = "; add constraint {requests: [gpu, nic], matchAttribute: "
+                          "resource.kubernetes.io/pcieRoot}";
+  const std::string warning = fit_warning("missing-pcie-alignment: " + repeated("word ", 80) + fix);
+  EXPECT_EQ(characters(warning), 256);
+  EXPECT_EQ(warning.substr(0, 24), "missing-pcie-alignment: ");
+  ASSERT_GT(warning.size(), fix.size());
+  EXPECT_EQ(warning.substr(warning.size() - fix.size() - 3), "..." + fix);
+}
+
+// The limit counts characters, not bytes, and a cut never splits one: 300 two-byte and 300
+// three-byte characters keep 256 characters and stay valid UTF-8.
+TEST(FitWarningTest, CountsCharactersAndCutsBetweenThem) {
+  for (const std::string_view piece : {std::string_view("\u00e9"), std::string_view("\u20ac")}) {
+    const std::string warning = fit_warning(repeated(piece, 300));
+    EXPECT_EQ(characters(warning), 256) << piece;
+    EXPECT_EQ(warning.size(), (256 - 3) * piece.size() + 3) << piece;
+    EXPECT_EQ(warning.substr(warning.size() - 3), "...");
+  }
+  // The fix, too, is measured in characters.
+  const std::string warning = fit_warning(repeated("\u00e9", 300) + "; fix " + repeated("\u20ac", 10));
+  EXPECT_EQ(characters(warning), 256);
+  EXPECT_EQ(warning.substr(warning.size() - 3 * 10 - 6), "; fix " + repeated("\u20ac", 10));
+}
+
+// A fix that would leave less than a quarter of the room to what it fixes is cut like any text.
+TEST(FitWarningTest, OverlongFixIsCutAtTheEnd) {
+  const std::string warning = fit_warning("short; " + repeated("f", 300));
+  EXPECT_EQ(characters(warning), 256);
+  EXPECT_EQ(warning.substr(0, 7), "short; ");
+  EXPECT_EQ(warning.substr(warning.size() - 4), "f...");
+}
+
+// The API server drops a warning holding a control character or invalid UTF-8: they are escaped.
+TEST(FitWarningTest, ControlsAndInvalidUtf8Escaped) {
+  const std::string warning = fit_warning("name \x1b[2K\rforged\n \xff");
+  EXPECT_EQ(warning, "name \\x1b[2K\\rforged\\n \\xff");
+  EXPECT_GE(characters(warning), 0);
+}
+
+// A warn finding whose message runs past 120 characters keeps its fix in the warning.
+TEST(HandlerWarningTest, LongWarningKeepsItsFix) {
+  policy::PolicyStreamOutcome parsed = policy::parse_policy_stream(
+      "apiVersion: topoguard.dev/v1alpha1\nkind: AlignmentPolicy\nmetadata: {name: soft}\n"
+      "spec: {rules: {missing-pcie-alignment: {action: warn}}}\n",
+      "soft.yaml");
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors[0].to_string();
+  Json object = Json::parse(kUnaligned);
+  Json& requests = object["spec"]["spec"]["devices"]["requests"];
+  requests[0]["name"] = "gpu-for-the-inference-server-with-a-long-name";
+  requests[1]["name"] = "nic-for-the-inference-server-with-a-long-name";
+  const HandledReview handled =
+      handle_admission(make_request(object.dump()), policy::PolicySet(std::move(parsed.policies)),
+                       {Mode::kValidate, FailureMode::kClosed});
+  ASSERT_EQ(handled.response.warnings.size(), 1U);
+  const std::string& warning = handled.response.warnings[0];
+  EXPECT_GT(warning.size(), 120U);
+  EXPECT_LE(characters(warning), 256);
+  EXPECT_NE(warning.find("; add constraint {requests: [gpu-for-the-inference-server-with-a-long-"
+                         "name, nic-for-the-inference-server-with-a-long-name], matchAttribute: "
+                         "resource.kubernetes.io/pcieRoot}"),
+            std::string::npos)
+      << warning;
+}
+
+// Warn findings become warnings of at most 256 characters, 4096 in total, each text once.
 TEST(HandlerWarningTest, WarningsAreBounded) {
   Json object = Json::parse(kMultiDevice);
   Json& requests = object["spec"]["spec"]["devices"]["requests"];
@@ -278,8 +374,8 @@ TEST(HandlerWarningTest, WarningsAreBounded) {
   ASSERT_GT(handled.outcome.findings.size(), 40U);
   std::size_t total = 0;
   for (const auto& warning : handled.response.warnings) {
-    EXPECT_LE(warning.size(), 120U) << warning;
-    total += warning.size();
+    EXPECT_LE(characters(warning), 256) << warning;
+    total += static_cast<std::size_t>(characters(warning));
   }
   EXPECT_LE(total, 4096U);
   // The four policies' identical warnings are sent once.
@@ -307,7 +403,7 @@ TEST_P(HandlerFailureTest, EngineErrorFollowsFailureMode) {
   EXPECT_FALSE(handled.outcome.error.empty());
   if (c.allowed) {
     ASSERT_EQ(handled.response.warnings.size(), 1U);
-    EXPECT_LE(handled.response.warnings[0].size(), 120U);
+    EXPECT_LE(characters(handled.response.warnings[0]), 256);
   } else {
     EXPECT_EQ(handled.response.status.code, 500);
   }

@@ -47,6 +47,29 @@ TEST(TextReportTest, OneLinePerFindingThenSummary) {
   EXPECT_EQ(errors.str(), "");
 }
 
+// With colour (a terminal), only the action word is coloured: deny bold red, warn yellow; taking
+// the SGR sequences out gives the plain report back byte for byte.
+TEST(TextReportTest, ColourOnlyOnTheAction) {
+  std::ostringstream plain;
+  std::ostringstream coloured;
+  std::ostringstream errors;
+  make_report_writer(ReportFormat::kText)->write(sample_report(), plain, errors);
+  ReportOptions options;
+  options.color = true;
+  make_report_writer(ReportFormat::kText, options)->write(sample_report(), coloured, errors);
+  const std::vector<std::string> lines = lines_of(coloured.str());
+  ASSERT_EQ(lines.size(), 4u) << coloured.str();
+  EXPECT_THAT(lines[0], StartsWith("in.yaml:9: \033[1;31mdeny\033[0m missing-pcie-alignment "));
+  EXPECT_THAT(lines[1], StartsWith("in.yaml:26: \033[33mwarn\033[0m device-plugin-pairing "));
+  std::string stripped = coloured.str();
+  for (const std::string sgr : {"\033[1;31m", "\033[33m", "\033[0m"}) {
+    for (std::size_t at = stripped.find(sgr); at != std::string::npos; at = stripped.find(sgr)) {
+      stripped.erase(at, sgr.size());
+    }
+  }
+  EXPECT_EQ(stripped, plain.str());
+}
+
 // Input errors go to the error stream as file:line and are counted in the summary.
 TEST(TextReportTest, ErrorsGoToErrorStream) {
   const ManifestSet set =
