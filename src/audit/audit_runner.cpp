@@ -39,6 +39,11 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
 
   engine::Inventory inventory(engine::Inventory::Claims::kKnown);
   inventory.set_cluster_state(cluster_state, shapes ? &*shapes : options.known_shapes);
+  if (options.namespaces != nullptr) {
+    for (const Json& namespace_object : *options.namespaces) {
+      inventory.add(namespace_object);
+    }
+  }
   std::vector<bool> indexed(manifests.manifests.size(), false);
   for (std::size_t i = 0; i < manifests.manifests.size(); ++i) {
     const Json& object = *manifests.manifests[i].object;
@@ -69,7 +74,8 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
     const std::size_t resource = report.resources.size();
     report.resources.push_back(AuditedResource{k8s::object_ref(*manifest.object), file,
                                                manifests.line_of(manifest, ""),
-                                               evaluation.checked, evaluation.unknown});
+                                               evaluation.checked, evaluation.unknown,
+                                               evaluation.unknown_namespace});
     report_errors(manifest, std::move(evaluation.errors));
     for (const engine::Finding& finding : evaluation.findings) {
       switch (finding.action) {

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "namespace_labels_options.h"
 #include "topoguard/audit/audit_runner.h"
 #include "topoguard/audit/cluster_reader.h"
 #include "topoguard/audit/manifest_reader.h"
@@ -18,6 +19,8 @@ struct AuditOptions {
   std::vector<std::string> policies;
   std::string format = "text";
   std::string fail_on = "deny";
+  bool fail_on_unknown = false;
+  std::string namespace_labels;
   bool show_exempted = false;
   std::string help_uri_base;
   std::vector<std::string> paths;
@@ -90,6 +93,10 @@ int run_audit_command(const AuditOptions& options) {
   }
   // The cluster's own claims, templates and DeviceClasses are audited with the manifests; its
   // ResourceSlices (and any in the manifests) make up the cluster state.
+  std::vector<Json> namespaces;
+  if (!load_namespace_labels("audit", options.namespace_labels, namespaces)) {
+    return kExitUsage;
+  }
   std::vector<std::string> paths = options.cluster_state;
   paths.insert(paths.end(), options.paths.begin(), options.paths.end());
   audit::ManifestSet manifests = audit::read_manifests(paths, std::cin);
@@ -100,11 +107,14 @@ int run_audit_command(const AuditOptions& options) {
   const audit::AuditRun run = audit::run_audit(
       manifests, *policies,
       audit::RunOptions{.cluster_state = options.cluster || !options.cluster_state.empty(),
-                        .fix_edits = *format == audit::ReportFormat::kSarif && !options.cluster});
+                        .fix_edits = *format == audit::ReportFormat::kSarif && !options.cluster,
+                        .namespaces = &namespaces});
   audit::make_report_writer(*format,
                             audit::ReportOptions{options.show_exempted, options.help_uri_base})
       ->write(run.report, std::cout, std::cerr);
-  return audit::exit_code(run.report, *fail_on);
+  say_unknown_labels("audit", run.report, namespace_labels_how(kOrInTheInput),
+                     options.fail_on_unknown && run.report.errors.empty());
+  return audit::exit_code(run.report, *fail_on, options.fail_on_unknown);
 }
 
 }  // namespace
@@ -121,6 +131,8 @@ void add_audit_command(CLI::App& app, int& exit_code) {
           std::vector<std::string>(audit::kReportFormatNames.begin(), audit::kReportFormatNames.end())))
       ->capture_default_str();
   add_fail_on_option(*command, options->fail_on, "a finding");
+  add_fail_on_unknown_option(*command, options->fail_on_unknown);
+  add_namespace_labels_option(*command, options->namespace_labels);
   command->add_flag("--show-exempted", options->show_exempted,
                     "Text: also list the findings that policy exceptions waive (JSON always "
                     "lists them, marked \"exempted\"; default: off)");

@@ -37,6 +37,10 @@ struct RunOptions {
   const cluster::NodeShapes* known_shapes = nullptr;
   // Each finding with an enabled fix carries its document's fix as a text edit (for SARIF).
   bool fix_edits = false;
+  // Namespace objects known besides the input (--namespace-labels; not owned, must outlive the
+  // run): namespaceSelectors read their labels, unless the input holds the same Namespace (what
+  // is applied wins).
+  const std::vector<Json>* namespaces = nullptr;
 };
 
 // The one entry of an audit: what `audit`, `fix` and the golden tests run.
