@@ -5,6 +5,7 @@
 
 #include "topoguard/common/location_text.h"
 #include "topoguard/common/printable_text.h"
+#include "topoguard/k8s/object.h"
 
 namespace topoguard::audit {
 
@@ -30,7 +31,7 @@ std::string unknown_labels_note(const AuditReport& report, std::string_view how,
   std::map<std::string, std::vector<const AuditedResource*>> by_namespace;
   for (const AuditedResource& resource : report.resources) {
     if (!resource.unknown.empty()) {
-      by_namespace[resource.unknown_namespace].push_back(&resource);
+      by_namespace[k8s::effective_namespace(resource.ref)].push_back(&resource);
     }
   }
   if (by_namespace.empty()) {

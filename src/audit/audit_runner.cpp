@@ -74,8 +74,7 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
     const std::size_t resource = report.resources.size();
     report.resources.push_back(AuditedResource{k8s::object_ref(*manifest.object), file,
                                                manifests.line_of(manifest, ""),
-                                               evaluation.checked, evaluation.unknown,
-                                               evaluation.unknown_namespace});
+                                               evaluation.checked, evaluation.unknown});
     report_errors(manifest, std::move(evaluation.errors));
     for (const engine::Finding& finding : evaluation.findings) {
       switch (finding.action) {

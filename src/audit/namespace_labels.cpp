@@ -105,7 +105,7 @@ class NamespaceCollector {
     if (const std::vector<k8s::NameProblem> problems =
             k8s::invalid_metadata_names(namespace_object);
         !problems.empty()) {
-      fail(ErrorCode::kInvalidValue, name_pointer, "namespace name " + problems.front().message);
+      fail(ErrorCode::kInvalidValue, name_pointer, problems.front().message);
       return;
     }
     if (!labels.is_null() && !labels.is_object()) {

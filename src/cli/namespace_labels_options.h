@@ -16,7 +16,8 @@ namespace topoguard::cli {
 // How the notes say to give the labels, after "give the labels with ": --namespace-labels,
 // then `alternative` (" or by putting the Namespace objects in the input").
 [[nodiscard]] std::string namespace_labels_how(std::string_view alternative);
-inline constexpr std::string_view kOrInTheInput = " or by putting the Namespace objects in the input";
+inline constexpr std::string_view kOrInTheInput =
+    " or by putting the Namespace objects in the input";
 
 CLI::Option* add_namespace_labels_option(CLI::App& command, std::string& path);
 CLI::Option* add_fail_on_unknown_option(CLI::App& command, bool& fail_on_unknown);

@@ -549,7 +549,7 @@ std::string unknown_labels_reason(const CaseResult& result,
   if (result.passed || resource.unknown.empty()) {
     return "";
   }
-  return "the labels of namespace \"" + resource.unknown_namespace +
+  return "the labels of namespace \"" + k8s::effective_namespace(resource.ref) +
          "\" are not known (no Namespace object among the resources), so a namespaceSelector "
          "could not be evaluated and the action may be weaker than with them; give them with "
          "`namespaces:` in the test (name: {label: value}, or files of Namespace objects) or "

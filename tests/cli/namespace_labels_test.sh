@@ -97,7 +97,7 @@ check "other kind: file and line" grep -qE 'bad-kind\.yaml:6: /kind: must be a N
 printf 'Bad_Name: {tier: prod}\n' >"$work/bad-name.yaml"
 run audit --policies "$work/prod.yaml" --namespace-labels "$work/bad-name.yaml" "$template"
 check "bad namespace name: exit 2" test "$code" -eq 2
-check "bad namespace name: named" grep -qF 'bad-name.yaml:1: /Bad_Name: namespace name' "$work/err"
+check "bad namespace name: named" grep -qF 'bad-name.yaml:1: /Bad_Name: Invalid value: "Bad_Name": a lowercase RFC 1123 label' "$work/err"
 run audit --policies "$work/prod.yaml" --namespace-labels "$work/missing.yaml" "$template"
 check "missing labels file: exit 2" test "$code" -eq 2
 check "missing labels file: named" grep -q 'missing.yaml' "$work/err"

@@ -38,8 +38,8 @@ struct AuditedResource {
   std::string file;
   int line = 0;  // of the object's first line
   std::vector<engine::CheckedRule> checked;
-  std::vector<std::string> unknown;  // engine::Evaluation::unknown
-  std::string unknown_namespace;     // engine::Evaluation::unknown_namespace
+  // engine::Evaluation::unknown: what needed the labels of the object's namespace
+  std::vector<std::string> unknown;
 };
 
 struct AuditSummary {

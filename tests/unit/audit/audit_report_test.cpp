@@ -66,11 +66,11 @@ TEST(ParseFailOnTest, RejectsUnknownAndOff) {
 // A resource judged without the labels of its namespace, at f.yaml:line.
 AuditedResource unknown_resource(std::string namespace_name, std::string name, int line) {
   AuditedResource resource;
-  resource.ref = {"resource.k8s.io/v1", "ResourceClaimTemplate", namespace_name, std::move(name)};
+  resource.ref = {"resource.k8s.io/v1", "ResourceClaimTemplate", std::move(namespace_name),
+                  std::move(name)};
   resource.file = "f.yaml";
   resource.line = line;
   resource.unknown = {"policy \"p\": its namespaceSelector cannot be evaluated"};
-  resource.unknown_namespace = std::move(namespace_name);
   return resource;
 }
 
@@ -89,7 +89,6 @@ TEST(FailOnUnknownTest, FailsLikeAFindingReachingFailOn) {
   AuditReport known;
   known.resources.push_back(unknown_resource("ml", "t", 3));
   known.resources.back().unknown.clear();
-  known.resources.back().unknown_namespace.clear();
   EXPECT_FALSE(has_unknown_namespace_labels(known));
   EXPECT_EQ(exit_code(known, FailOn{}, true), kExitClean);
 }

@@ -70,7 +70,7 @@ INSTANTIATE_TEST_SUITE_P(
                    "ns.yaml:1: /a: labels must be a mapping of label to value, got array "
                    "[wrong_type]"},
         LabelsCase{"bad_name", "Prod_A: {tier: prod}\nok: {}\n", {{"ok", "{}"}},
-                   "ns.yaml:1: /Prod_A: namespace name metadata.name: Invalid value: "
+                   "ns.yaml:1: /Prod_A: Invalid value: "
                    "\"Prod_A\": a lowercase RFC 1123 label must consist of lower case "
                    "alphanumeric characters or '-', and must start and end with an alphanumeric "
                    "character (e.g. 'my-name',  or '123-abc', regex used for validation is "
@@ -100,7 +100,8 @@ INSTANTIATE_TEST_SUITE_P(
         LabelsCase{"empty", "# nothing here\n", {},
                    "ns.yaml: holds no Namespace: give Namespace objects or a map of namespace "
                    "name to labels [missing_field]"},
-        LabelsCase{"broken_yaml", "a: {tier: prod\n", {}, ""}),
+        LabelsCase{"broken_yaml", "a: {tier: prod\n", {},
+                   "ns.yaml:2: YAML: end of map flow not found [invalid_yaml]"}),
     topoguard::testing::NoteName());
 
 // The map form of a document already read (a policy test's `namespaces:`) reports at the lines
