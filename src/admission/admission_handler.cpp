@@ -391,6 +391,7 @@ HandledReview decide(const AdmissionRequest& request, Json* own_object,
       unknown += (unknown.empty() ? "" : "; ") + text;
     }
     annotations["unknown"] = truncate_text(unknown, 1024);
+    handled.outcome.unknown_namespace = evaluation.unknown_namespace;
   }
   return handled;
 }

@@ -40,6 +40,11 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
 
   engine::Inventory inventory(engine::Inventory::Claims::kKnown);
   inventory.set_cluster_state(cluster_state, shapes ? &*shapes : options.known_shapes);
+  if (options.namespaces != nullptr) {
+    for (const Json& namespace_object : *options.namespaces) {
+      inventory.add(namespace_object);
+    }
+  }
   std::vector<bool> indexed(manifests.manifests.size(), false);
   for (std::size_t i = 0; i < manifests.manifests.size(); ++i) {
     const Json& object = *manifests.manifests[i].object;

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "input_options.h"
 #include "conventions.h"
+#include "namespace_labels_options.h"
 #include "topoguard/audit/audit_runner.h"
 #include "topoguard/audit/cluster_reader.h"
 #include "topoguard/audit/manifest_reader.h"
@@ -23,6 +24,8 @@ struct AuditOptions {
   std::vector<std::string> policies;
   std::string format = "text";
   std::string fail_on = "deny";
+  bool fail_on_unknown = false;
+  std::string namespace_labels;
   bool show_exempted = false;
   std::string help_uri_base;
   ManifestInputOptions input;
@@ -124,6 +127,10 @@ int run_audit_command(const AuditOptions& options) {
   if (!cluster_options_fit(options) || !stdin_read_once("audit", options.policies, paths)) {
     return kExitUsage;
   }
+  std::vector<Json> namespaces;
+  if (!load_namespace_labels("audit", options.namespace_labels, namespaces)) {
+    return kExitUsage;
+  }
   const std::optional<policy::PolicySet> policies =
       load_command_policies("audit", options.policies);
   if (!policies) {
@@ -144,14 +151,17 @@ int run_audit_command(const AuditOptions& options) {
                         .fix_edits = *format == audit::ReportFormat::kSarif && !options.cluster,
                         .progress = [&progress](std::size_t done, std::size_t total) {
                           progress.update(done, total);
-                        }});
+                        },
+                        .namespaces = &namespaces});
   progress.finish();
   audit::make_report_writer(*format,
                             audit::ReportOptions{.show_exempted = options.show_exempted,
                                                  .help_uri_base = options.help_uri_base,
                                                  .color = color_enabled(STDOUT_FILENO)})
       ->write(run.report, std::cout, std::cerr);
-  return audit::exit_code(run.report, *fail_on);
+  say_unknown_labels("audit", run.report, namespace_labels_how(kOrInTheInput),
+                     options.fail_on_unknown && run.report.errors.empty());
+  return audit::exit_code(run.report, *fail_on, options.fail_on_unknown);
 }
 
 }  // namespace
@@ -168,6 +178,8 @@ void add_audit_command(CLI::App& app, int& exit_code) {
       "policyreport (report CRDs as a List), junit (CI test reports); to a file: -o sarif > "
       "FILE");
   add_fail_on_option(*command, options->fail_on, "a finding");
+  add_fail_on_unknown_option(*command, options->fail_on_unknown);
+  add_namespace_labels_option(*command, options->namespace_labels);
   command->add_flag("--show-exempted", options->show_exempted,
                     "Text: also list the findings that policy exceptions waive (JSON always "
                     "lists them, marked \"exempted\"; default: off)");

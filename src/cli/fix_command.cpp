@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "input_options.h"
 #include "conventions.h"
+#include "namespace_labels_options.h"
 #include "topoguard/audit/audit_runner.h"
 #include "topoguard/audit/manifest_fixer.h"
 #include "topoguard/audit/manifest_reader.h"
@@ -33,6 +34,8 @@ struct FixOptions {
   bool diff = false;
   std::string fail_on = "deny";
   ManifestInputOptions input;
+  bool fail_on_unknown = false;
+  std::string namespace_labels;
 };
 
 // Where a file's output goes under --output-dir DIR: its path relative to the current directory when it
@@ -49,13 +52,14 @@ fs::path output_path(const std::string& output_dir, const std::string& input) {
 // What the fixes leave: the findings of the fixed output, audited as the input was (so a
 // workload whose claim template a fix aligned no longer counts).
 audit::AuditReport audit_fixed(const audit::FixOutcome& outcome,
-                               const policy::PolicySet& policies) {
+                               const policy::PolicySet& policies,
+                               const audit::RunOptions& options) {
   std::vector<std::pair<std::string, std::string>> texts;
   texts.reserve(outcome.files.size());
   for (const audit::FixedFile& file : outcome.files) {
     texts.emplace_back(file.path, file.text);
   }
-  return audit::run_audit(audit::parse_manifests(std::move(texts)), policies).report;
+  return audit::run_audit(audit::parse_manifests(std::move(texts)), policies, options).report;
 }
 
 // "left 4 findings unfixed: split-claims 1 (deny), device-plugin-pairing 3 (warn)": per rule,
@@ -102,9 +106,14 @@ int run_fix_command(const FixOptions& options) {
   if (!policies) {
     return kExitUsage;
   }
+  std::vector<Json> namespaces;
+  if (!load_namespace_labels("fix", options.namespace_labels, namespaces)) {
+    return kExitUsage;
+  }
+  const audit::RunOptions run_options{.namespaces = &namespaces};
   const audit::ManifestSet manifests =
       audit::read_manifests(paths, std::cin, audit::ReadOptions{{}, options.input.exclude});
-  const audit::AuditRun run = audit::run_audit(manifests, *policies);
+  const audit::AuditRun run = audit::run_audit(manifests, *policies, run_options);
   audit::write_skipped_inputs(run.report.skipped_inputs, std::cerr);
   const audit::FixOutcome outcome = audit::apply_fixes(manifests, run);
   int exit_code = kExitOk;
@@ -156,12 +165,16 @@ int run_fix_command(const FixOptions& options) {
                   ", changed " + std::to_string(changed) + " of " +
                   std::to_string(outcome.files.size()) +
                   (outcome.files.size() == 1 ? " file" : " files"));
-  const audit::AuditReport left = fixes == 0 ? run.report : audit_fixed(outcome, *policies);
+  const audit::AuditReport left = fixes == 0 ? run.report : audit_fixed(outcome, *policies, run_options);
   if (!left.findings.empty()) {
     std::cerr << "topoguard fix: " << unfixed_text(left)
               << "; `topoguard audit` on the output lists them\n";
   }
-  return exit_code != kExitOk ? exit_code : audit::exit_code(left, *fail_on);
+  // Of what the fixes leave, as --fail-on: a fix the labels would have asked for is missing.
+  say_unknown_labels("fix", left, namespace_labels_how(kOrInTheInput),
+                     options.fail_on_unknown && exit_code == kExitOk && left.errors.empty());
+  return exit_code != kExitOk ? exit_code
+                              : audit::exit_code(left, *fail_on, options.fail_on_unknown);
 }
 
 }  // namespace
@@ -205,6 +218,8 @@ void add_fix_command(CLI::App& app, int& exit_code) {
                     "Print a unified diff of the changes to stdout (instead of the fixed files "
                     "when neither --output-dir nor --in-place is given; default: off)");
   add_fail_on_option(*command, options->fail_on, "a finding the fixes leave");
+  add_fail_on_unknown_option(*command, options->fail_on_unknown);
+  add_namespace_labels_option(*command, options->namespace_labels);
   add_manifest_input_options(*command, options->input,
                              "Manifest files, directories (read whole), or - for stdin");
   command->callback([options, &exit_code] { exit_code = run_fix_command(*options); });

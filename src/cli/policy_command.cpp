@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "conventions.h"
+#include "namespace_labels_options.h"
 #include "topoguard/common/printable_text.h"
 #include "topoguard/common/text_file.h"
 #include "topoguard/common/yaml_document.h"
@@ -94,14 +95,16 @@ struct TestOptions {
   std::vector<std::string> names;
   std::string format = "text";
   bool update = false;
+  std::string namespace_labels;
 };
 
 std::vector<policytest::TestResult> run_tests(const policytest::ParsedTests& parsed,
-                                              const std::vector<std::string>& names) {
+                                              const std::vector<std::string>& names,
+                                              const std::vector<Json>& namespaces) {
   std::vector<policytest::TestResult> results;
   for (const policytest::PolicyTest& test : parsed.tests) {
     if (names.empty() || std::find(names.begin(), names.end(), test.name) != names.end()) {
-      results.push_back(policytest::run_or_fail(test));
+      results.push_back(policytest::run_or_fail(test, namespaces));
     }
   }
   return results;
@@ -169,8 +172,12 @@ int run_test(const TestOptions& options) {
     std::cerr << "topoguard policy test: " << root.error().message << '\n';
     return kExitUsage;
   }
+  std::vector<Json> namespaces;
+  if (!load_namespace_labels("policy test", options.namespace_labels, namespaces)) {
+    return kExitUsage;
+  }
   policytest::ParsedTests parsed = policytest::read_policy_tests(options.paths, *root);
-  std::vector<policytest::TestResult> results = run_tests(parsed, options.names);
+  std::vector<policytest::TestResult> results = run_tests(parsed, options.names, namespaces);
   if (parsed.errors.empty() && !options.names.empty() && results.empty()) {
     std::cerr << "topoguard policy test: no test is named " << printable(options.names.front())
               << '\n';
@@ -181,7 +188,7 @@ int run_test(const TestOptions& options) {
       return kExitUsage;
     }
     parsed = policytest::read_policy_tests(options.paths, *root);
-    results = run_tests(parsed, options.names);
+    results = run_tests(parsed, options.names, namespaces);
   }
   if (options.format == "junit") {
     policytest::write_junit(parsed.errors, results, std::cout);
@@ -238,13 +245,15 @@ void add_policy_command(CLI::App& app, int& exit_code) {
       ->type_name("NAME");
   add_output_option(*test, test_options->format, {"text", "junit"}, "Output: text or junit");
   test->add_option("--root", test_options->root,
-                   "Every path a test file names (policies, resources, clusterState, patched) "
+                   "Every path a test file names (policies, resources, clusterState, "
+                   "namespaces, patched) "
                    "must resolve inside this folder, symlinks resolved; --update writes only "
                    "there (default: the current directory)")
       ->type_name("DIR");
   test->add_flag("--update", test_options->update,
                  "Write what the run observed into the failing test files (and patched files), "
                  "keeping comments and order; then run again");
+  add_namespace_labels_option(*test, test_options->namespace_labels);
   test->callback([test_options, &exit_code] { exit_code = run_test(*test_options); });
 
   add_policy_compile_command(*policy, exit_code);

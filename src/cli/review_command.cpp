@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "input_options.h"
+#include "namespace_labels_options.h"
 #include "topoguard/admission/review_endpoint.h"
 #include "topoguard/common/printable_text.h"
 #include "topoguard/common/text_file.h"
@@ -21,7 +22,15 @@ struct ReviewFlags {
   std::string mode;
   std::string failure_mode = "closed";
   std::size_t body_limit = 4 * 1024 * 1024;
+  std::string namespace_labels;
   std::string input;
+};
+
+// The Namespaces of --namespace-labels and the inventory that points into them: what the
+// decision knows besides the object, as the server's cluster cache would tell it.
+struct NamespaceInventory {
+  std::vector<Json> namespaces;
+  engine::Inventory inventory;
 };
 
 // The request, read up to the body limit the server would apply.
@@ -45,6 +54,18 @@ int run_review(const ReviewFlags& flags) {
     std::cerr << "topoguard review: " << body.error().to_string() << std::endl;
     return kExitUsage;
   }
+  admission::InventorySource inventory_source;
+  if (!flags.namespace_labels.empty()) {
+    auto held = std::make_shared<NamespaceInventory>();
+    if (!load_namespace_labels("review", flags.namespace_labels, held->namespaces)) {
+      return kExitUsage;
+    }
+    for (const Json& namespace_object : held->namespaces) {
+      held->inventory.add(namespace_object);
+    }
+    inventory_source = [inventory = std::shared_ptr<const engine::Inventory>(
+                            held, &held->inventory)] { return inventory; };
+  }
   auto policies = std::make_shared<const policy::PolicySet>(std::move(*loaded));
   admission::HandlerOptions options;
   options.mode = flags.mode == "mutate" ? admission::Mode::kMutate : admission::Mode::kValidate;
@@ -52,7 +73,8 @@ int run_review(const ReviewFlags& flags) {
                                                       : admission::FailureMode::kClosed;
   const admission::ReviewEndpoint endpoint = admission::with_body_limit(
       flags.body_limit,
-      admission::make_review_endpoint([policies] { return policies; }, options));
+      admission::make_review_endpoint([policies] { return policies; }, options,
+                                      std::move(inventory_source)));
 
   admission::ReviewCall call;
   call.body = std::move(*body);
@@ -63,6 +85,15 @@ int run_review(const ReviewFlags& flags) {
     return kExitUsage;
   }
   std::cout << reply.body << std::endl;
+  if (!reply.outcome.unknown_namespace.empty()) {
+    std::cerr << "topoguard review: " << printable(reply.request.kind) << " "
+              << printable(reply.request.name) << " was judged without the labels of namespace \""
+              << printable(reply.outcome.unknown_namespace)
+              << "\", so a namespaceSelector could not be evaluated: the verdict may be weaker "
+                 "than with the labels, never stronger (auditAnnotations.unknown says which)\n"
+                 "  give the labels with "
+              << namespace_labels_how("") << '\n';
+  }
   return kExitOk;
 }
 
@@ -82,6 +113,7 @@ void add_review_command(CLI::App& app, int& exit_code) {
   review->add_option("--body-limit", flags->body_limit, "Largest request in bytes")
       ->capture_default_str()
       ->type_name("BYTES");
+  add_namespace_labels_option(*review, flags->namespace_labels);
   review->add_option("input", flags->input, "AdmissionReview JSON file, or - for stdin")
       ->required()
       ->type_name("FILE");

@@ -270,19 +270,25 @@ class PolicyEvaluator {
   }
 
   // The rule's action on this object: its own (for a finding where alignment is impossible, its
-  // whenAlignmentImpossible action), or an action override's.
-  policy::Action action_of(RuleId rule, bool alignment_impossible = false) const {
-    return policy_.action_for(
-        rule,
-        [&](const policy::Match& match) {
-          const MatchOutcome outcome = matches(match, object_, ref_, templates_, inventory_);
-          if (outcome == MatchOutcome::kUnknown) {
-            note_unknown("an action override's namespaceSelector cannot be evaluated: " +
-                         unknown_namespace_text(ref_) + "; the weaker action applies");
-          }
-          return outcome;
-        },
-        alignment_impossible);
+  // whenAlignmentImpossible action), or an action override's. An override the labels could make
+  // stronger is said only where that changes something: the action of a finding (`for_finding`)
+  // or whether the rule runs at all.
+  policy::Action action_of(RuleId rule, bool alignment_impossible = false,
+                           bool for_finding = false) const {
+    bool unknown = false;
+    const auto override_matches = [&](const policy::Match& match) {
+      const MatchOutcome outcome = matches(match, object_, ref_, templates_, inventory_);
+      unknown = unknown || outcome == MatchOutcome::kUnknown;
+      return outcome;
+    };
+    const policy::Action action = policy_.action_for(rule, override_matches, alignment_impossible);
+    if (unknown && (for_finding || action == policy::Action::kOff) &&
+        policy_.action_for(rule, override_matches, alignment_impossible,
+                           policy::UnknownBound::kStrongest) < action) {
+      note_unknown("an action override's namespaceSelector cannot be evaluated: " +
+                   unknown_namespace_text(ref_) + "; the weaker action applies");
+    }
+    return action;
   }
 
   bool enabled(RuleId rule) const { return action_of(rule) != policy::Action::kOff; }
@@ -316,7 +322,7 @@ class PolicyEvaluator {
   void emit(RuleId rule, std::string pointer, std::string message, JsonPatch fix = {},
             bool alignment_impossible = false) {
     const policy::RuleSettings& settings = policy_.rule(rule);
-    const policy::Action action = action_of(rule, alignment_impossible);
+    const policy::Action action = action_of(rule, alignment_impossible, true);
     if (action == policy::Action::kOff) {
       return;
     }
@@ -337,6 +343,9 @@ class PolicyEvaluator {
       if (exception_unknown_[static_cast<std::size_t>(rule)]) {
         finding.exception_reason += " (applied though its namespaceSelector cannot be evaluated: " +
                                     unknown_namespace_text(ref_) + ")";
+        note_unknown("exception \"" + exception->name +
+                     "\": its namespaceSelector cannot be evaluated: " +
+                     unknown_namespace_text(ref_) + "; it waives the finding");
       }
       out_.exempted.push_back(std::move(finding));
       return;
@@ -358,6 +367,7 @@ class PolicyEvaluator {
     if (std::find(out_.unknown.begin(), out_.unknown.end(), text) == out_.unknown.end()) {
       out_.unknown.push_back(std::move(text));
     }
+    out_.unknown_namespace = k8s::effective_namespace(ref_);
   }
 
   // by RuleId
@@ -472,6 +482,7 @@ Evaluation Evaluator::evaluate(const Json& object, std::uint64_t cel_budget,
         evaluation.unknown.push_back("policy \"" + policies[i].name +
                                      "\": its namespaceSelector cannot be evaluated: " +
                                      unknown_namespace_text(ref) + "; its rules did not run");
+        evaluation.unknown_namespace = k8s::effective_namespace(ref);
         break;
       case MatchOutcome::kNo:
         break;

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <dtl/dtl.hpp>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
 #include <tuple>
 
 #include "topoguard/audit/audit_runner.h"
+#include "topoguard/audit/namespace_labels.h"
 #include "topoguard/common/text_file.h"
 #include "topoguard/common/yaml_document.h"
 #include "topoguard/engine/json_patch.h"
@@ -46,8 +48,8 @@ class TestReader {
     test.file = file_;
     test.line = document_.first_line;
     allow(value, "",
-          {"apiVersion", "kind", "metadata", "policies", "resources", "clusterState", "strict",
-           "results"});
+          {"apiVersion", "kind", "metadata", "policies", "resources", "clusterState",
+           "namespaces", "strict", "results"});
     if (string_member_view(value, "apiVersion") != kApiVersion) {
       fail(ErrorCode::kInvalidValue, "/apiVersion", "must be " + std::string(kApiVersion));
     }
@@ -60,6 +62,7 @@ class TestReader {
     test.policies = paths("policies", false);
     test.resources = paths("resources", true);
     test.cluster_state = paths("clusterState", false);
+    read_namespaces(test);
     if (const Json* strict = present(value, "strict"); strict != nullptr) {
       if (strict->is_boolean()) {
         test.strict = strict->get<bool>();
@@ -159,6 +162,25 @@ class TestReader {
       fail(ErrorCode::kMissingField, pointer, std::string(key) + " must list files or folders");
     }
     return found;
+  }
+
+  // `namespaces`: name: {label: value} in the test, or a list of files.
+  void read_namespaces(PolicyTest& test) {
+    const Json* namespaces = present(document_.value, "namespaces");
+    if (namespaces == nullptr || namespaces->is_array()) {
+      test.namespace_files = paths("namespaces", false);
+      return;
+    }
+    if (!namespaces->is_object()) {
+      fail(ErrorCode::kWrongType, "/namespaces",
+           "must map namespace names to labels, or list files of them");
+      return;
+    }
+    audit::NamespaceLabels labels =
+        audit::namespaces_from_map(*namespaces, "/namespaces", document_.lines, file_);
+    failed_ = failed_ || !labels.errors.empty();
+    std::move(labels.errors.begin(), labels.errors.end(), std::back_inserter(errors_));
+    test.namespaces = std::move(labels.namespaces);
   }
 
   std::string resolve(const std::string& path) const {
@@ -393,13 +415,24 @@ Result<Json> read_patched_file(const std::string& path) {
 
 }  // namespace
 
-Result<TestInputs> read_test_inputs(const PolicyTest& test) {
+Result<TestInputs> read_test_inputs(const PolicyTest& test, const std::vector<Json>& given) {
   TestInputs inputs;
   auto policies = policy::load_policies(test.policies);
   if (!policies) {
     return policies.error();
   }
   inputs.policies = std::move(*policies);
+  inputs.namespaces = given;
+  for (const std::string& file : test.namespace_files) {
+    audit::NamespaceLabels labels = audit::read_namespace_labels(file);
+    if (!labels.errors.empty()) {
+      return labels.errors.front();
+    }
+    std::move(labels.namespaces.begin(), labels.namespaces.end(),
+              std::back_inserter(inputs.namespaces));
+  }
+  inputs.namespaces.insert(inputs.namespaces.end(), test.namespaces.begin(),
+                           test.namespaces.end());
   std::vector<std::string> paths = test.cluster_state;
   paths.insert(paths.end(), test.resources.begin(), test.resources.end());
   std::istringstream no_input;
@@ -509,6 +542,20 @@ class ResourceIndex {
   std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> alike_;
 };
 
+// Why a failed case may have failed: its resource was judged without the labels of its
+// namespace, so a namespaceSelector could not be evaluated. "" otherwise.
+std::string unknown_labels_reason(const CaseResult& result,
+                                  const audit::AuditedResource& resource) {
+  if (result.passed || resource.unknown.empty()) {
+    return "";
+  }
+  return "the labels of namespace \"" + k8s::effective_namespace(resource.ref) +
+         "\" are not known (no Namespace object among the resources), so a namespaceSelector "
+         "could not be evaluated and the action may be weaker than with them; give them with "
+         "`namespaces:` in the test (name: {label: value}, or files of Namespace objects) or "
+         "--namespace-labels FILE";
+}
+
 // Checks `expected.patched` against the patch /mutate would return for the evaluation.
 void check_patched(const ExpectedResult& expected, const audit::ManifestEvaluation& evaluation,
                    const TestInputs& inputs, CaseResult& result) {
@@ -545,7 +592,8 @@ TestResult run_policy_test(const PolicyTest& test, const TestInputs& inputs) {
   outcome.errors = inputs.manifests.errors;
   const audit::AuditRun run =
       audit::run_audit(inputs.manifests, inputs.policies,
-                       audit::RunOptions{.cluster_state = !test.cluster_state.empty()});
+                       audit::RunOptions{.cluster_state = !test.cluster_state.empty(),
+                                         .namespaces = &inputs.namespaces});
   const audit::AuditReport& report = run.report;
   for (const Error& error : report.errors) {
     const bool known =
@@ -597,6 +645,7 @@ TestResult run_policy_test(const PolicyTest& test, const TestInputs& inputs) {
     if (!expected.patched.empty()) {
       check_patched(expected, run.evaluations[*index], inputs, result);
     }
+    result.why = unknown_labels_reason(result, report.resources[*index]);
     outcome.cases.push_back(std::move(result));
   }
 
@@ -613,14 +662,15 @@ TestResult run_policy_test(const PolicyTest& test, const TestInputs& inputs) {
       Observation observation = observe(report, by_resource, found.resource, found.finding.rule);
       extra.observed_outcome = observation.outcome;
       extra.observed = std::move(observation.words);
+      extra.why = unknown_labels_reason(extra, report.resources[found.resource]);
       outcome.cases.push_back(std::move(extra));
     }
   }
   return outcome;
 }
 
-TestResult run_or_fail(const PolicyTest& test) {
-  Result<TestInputs> inputs = read_test_inputs(test);
+TestResult run_or_fail(const PolicyTest& test, const std::vector<Json>& namespaces) {
+  Result<TestInputs> inputs = read_test_inputs(test, namespaces);
   if (!inputs) {
     TestResult failed;
     failed.test = &test;

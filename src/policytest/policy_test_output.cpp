@@ -41,14 +41,18 @@ std::string case_title(const CaseResult& entry) {
   return title;
 }
 
-// The lines under a failed case: where, what was expected, what happened, the diff.
+std::string why_line(const CaseResult& entry) {
+  return entry.why.empty() ? "" : "why: " + printable(entry.why) + "\n";
+}
+
+// The lines under a failed case: where, what was expected, what happened, why, the diff.
 std::string failure_detail(const TestResult& result, const CaseResult& entry) {
   std::string detail;
   if (entry.expected == nullptr) {
     detail =
         "at " + printable(location_text(result.test->file, result.test->results_line)) +
         " (no result lists this finding; list it, or set strict: false)\ngot: " +
-        printable(entry.observed) + "\n";
+        printable(entry.observed) + "\n" + why_line(entry);
     return detail;
   }
   const ExpectedResult& expected = *entry.expected;
@@ -59,7 +63,8 @@ std::string failure_detail(const TestResult& result, const CaseResult& entry) {
   if (!expected.patched.empty()) {
     detail += "expected patched: " + printable(expected.patched) + "\n";
   }
-  detail += "got: " + printable(entry.observed) + "\n" + printable_lines(entry.diff);
+  detail += "got: " + printable(entry.observed) + "\n" + why_line(entry) +
+            printable_lines(entry.diff);
   return detail;
 }
 

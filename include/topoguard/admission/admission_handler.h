@@ -60,6 +60,9 @@ struct ReviewOutcome {
   bool feasibility_budget_exhausted = false;
   // Of those, the review's requester had no share of the feasibility lane (FeasibilityLane).
   bool feasibility_no_share = false;
+  // The namespace whose labels the verdict needed and did not have
+  // (engine::Evaluation::unknown_namespace; said in auditAnnotations["unknown"]); "" otherwise.
+  std::string unknown_namespace;
 };
 
 struct HandlerOptions {

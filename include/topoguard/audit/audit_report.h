@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "topoguard/audit/input_classifier.h"
@@ -38,7 +39,8 @@ struct AuditedResource {
   std::string file;
   int line = 0;  // of the object's first line
   std::vector<engine::CheckedRule> checked;
-  std::vector<std::string> unknown;  // engine::Evaluation::unknown
+  // engine::Evaluation::unknown: what needed the labels of the object's namespace
+  std::vector<std::string> unknown;
 };
 
 struct AuditSummary {
@@ -67,6 +69,18 @@ inline constexpr int kExitClean = 0;
 inline constexpr int kExitFindings = 1;
 inline constexpr int kExitInvalidInput = 2;
 
-[[nodiscard]] int exit_code(const AuditReport& report, FailOn fail_on);
+// `fail_on_unknown` (--fail-on-unknown): a verdict reached without the labels of a namespace
+// (AuditedResource::unknown) fails the run as a finding reaching --fail-on does (exit 1).
+[[nodiscard]] int exit_code(const AuditReport& report, FailOn fail_on,
+                            bool fail_on_unknown = false);
+
+// Whether some resource was judged without the labels of its namespace.
+[[nodiscard]] bool has_unknown_namespace_labels(const AuditReport& report);
+
+// What stderr says when resources were judged without the labels of their namespace: which,
+// per namespace (at most `max_listed` resources named in all), and how to give the labels; ""
+// when none was. `how` names the ways the command takes them.
+[[nodiscard]] std::string unknown_labels_note(const AuditReport& report, std::string_view how,
+                                              std::size_t max_listed = 20);
 
 }  // namespace topoguard::audit

@@ -40,6 +40,10 @@ struct RunOptions {
   bool fix_edits = false;
   // Told after each manifest is evaluated: how many of how many (a progress line).
   std::function<void(std::size_t done, std::size_t total)> progress = nullptr;
+  // Namespace objects known besides the input (--namespace-labels; not owned, must outlive the
+  // run): namespaceSelectors read their labels, unless the input holds the same Namespace (what
+  // is applied wins).
+  const std::vector<Json>* namespaces = nullptr;
 };
 
 // The one entry of an audit: what `audit`, `fix` and the golden tests run.

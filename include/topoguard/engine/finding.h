@@ -49,9 +49,13 @@ struct Evaluation {
   // unknown (no unsatisfiable-alignment or attribute-not-published finding came of it).
   bool feasibility_budget_exhausted = false;
   // What the policies ask that could not be decided for this object (a namespaceSelector on a
-  // Namespace whose labels are not known), each said once: a policy that may not apply did not
-  // run, an override or exception that may apply made no action stronger.
+  // Namespace whose labels are not known), each said once, and only where the labels could make
+  // the verdict stronger: a policy that may apply did not run, an override that may apply made
+  // no action stronger, an exception that may apply waived a finding.
   std::vector<std::string> unknown;
+  // The namespace whose labels those needed (the object's), when `unknown` is not empty: the
+  // verdict was reached without them and is never stronger than with them.
+  std::string unknown_namespace;
 };
 
 }  // namespace topoguard::engine

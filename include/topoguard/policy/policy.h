@@ -72,6 +72,10 @@ inline constexpr std::string_view kNamespaceNameLabel = "kubernetes.io/metadata.
 // labels of a Namespace that is not in the input or the cluster cache).
 enum class MatchOutcome { kNo, kYes, kUnknown };
 
+// Which of the actions an override that may or may not select the object (kUnknown) leaves
+// possible: the weakest (what the engine acts on) or the strongest (what the labels could make it).
+enum class UnknownBound { kWeakest, kStrongest };
+
 // Which objects a policy or exception applies to. Empty lists mean "no restriction".
 struct Match {
   PatternList include_namespaces;  // RE2 full-match; empty: every namespace
@@ -140,18 +144,24 @@ struct Policy {
   // override selects: the first covering override's action, else the rule's own (its
   // whenAlignmentImpossible action for a finding that says the alignment attribute is impossible
   // there). A covering override that may or may not select the object (kUnknown) never makes
-  // the action stronger than it would be: the weaker of the two stands.
+  // the action stronger than it would be: the weaker of the two stands. With
+  // UnknownBound::kStrongest, the stronger: the action the unknown could hide.
   template <typename OverrideMatches>
   [[nodiscard]] Action action_for(RuleId id, OverrideMatches&& override_matches,
-                                  bool alignment_impossible = false) const {
+                                  bool alignment_impossible = false,
+                                  UnknownBound bound = UnknownBound::kWeakest) const {
     const RuleSettings& settings = rule(id);
     const Action own = alignment_impossible && settings.when_alignment_impossible
                            ? *settings.when_alignment_impossible
                            : settings.action;
     // Actions order from deny to off: the larger is the weaker.
-    std::optional<Action> weakest_unknown;
-    const auto weakened = [&weakest_unknown](Action action) {
-      return weakest_unknown ? std::max(action, *weakest_unknown) : action;
+    std::optional<Action> bound_unknown;
+    const auto bounded = [&bound_unknown, bound](Action action) {
+      if (!bound_unknown) {
+        return action;
+      }
+      return bound == UnknownBound::kWeakest ? std::max(action, *bound_unknown)
+                                             : std::min(action, *bound_unknown);
     };
     for (const ActionOverride& entry : action_overrides) {
       const bool covers = entry.rules.empty()
@@ -163,15 +173,15 @@ struct Policy {
       }
       switch (override_matches(entry.match)) {
         case MatchOutcome::kYes:
-          return weakened(entry.action);
+          return bounded(entry.action);
         case MatchOutcome::kUnknown:
-          weakest_unknown = weakened(entry.action);
+          bound_unknown = bounded(entry.action);
           break;
         case MatchOutcome::kNo:
           break;
       }
     }
-    return weakened(own);
+    return bounded(own);
   }
   // alignment_attribute or one of accepted_attributes.
   [[nodiscard]] bool is_alignment_attribute(std::string_view attribute) const;

@@ -56,6 +56,10 @@ struct PolicyTest {
   std::vector<std::string> policies;       // resolved paths; empty: the built-in policy
   std::vector<std::string> resources;      // resolved paths
   std::vector<std::string> cluster_state;  // resolved paths
+  // `namespaces:` the labels of namespaces the resources hold no Namespace object for: files
+  // (audit::read_namespace_labels, resolved paths) or, written in the test, Namespace objects.
+  std::vector<std::string> namespace_files;
+  std::vector<Json> namespaces;
   bool strict = true;  // findings on listed resources that no result lists fail the test
   std::vector<ExpectedResult> results;
 };
@@ -92,6 +96,9 @@ struct CaseResult {
   // of the two (the file first).
   std::optional<Json> patched_object;
   std::string diff;
+  // For a failed case on a resource judged without the labels of its namespace: that, and how
+  // to give them (the likely reason the action differs).
+  std::string why;
 };
 
 struct TestResult {
@@ -106,15 +113,20 @@ struct TestInputs {
   policy::PolicySet policies;
   audit::ManifestSet manifests;  // cluster-state paths first, then resources
   std::map<std::string, Result<Json>> patched;  // `patched` file -> its object, or why not
+  // `given` (--namespace-labels), then the test's `namespaces` (which win over `given`); the
+  // resources' own Namespace objects win over both.
+  std::vector<Json> namespaces;
 };
-[[nodiscard]] Result<TestInputs> read_test_inputs(const PolicyTest& test);
+[[nodiscard]] Result<TestInputs> read_test_inputs(const PolicyTest& test,
+                                                  const std::vector<Json>& given = {});
 
 // Checks a test against its inputs through audit::run_audit (the engine the webhook decides
 // with; `patched` applies the same patch /mutate returns). Pure.
 [[nodiscard]] TestResult run_policy_test(const PolicyTest& test, const TestInputs& inputs);
 
 // A test that could not be run (its policies or inputs unreadable) is a TestResult with errors.
-[[nodiscard]] TestResult run_or_fail(const PolicyTest& test);
+[[nodiscard]] TestResult run_or_fail(const PolicyTest& test,
+                                     const std::vector<Json>& namespaces = {});
 
 // One line per case (PASS/FAIL), what was expected and what happened under a failure, one
 // ERROR line per input error, and a closing count.

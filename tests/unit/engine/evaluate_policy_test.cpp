@@ -31,6 +31,12 @@ spec:
       - {name: nic, exactly: {deviceClassName: dranet}}
 )";
 
+// The same template with its GPU and NIC tied to one PCIe root.
+const std::string kAlignedTemplate = kUnalignedTemplate +
+                                     "      constraints:\n"
+                                     "      - {requests: [gpu, nic], matchAttribute: "
+                                     "resource.kubernetes.io/pcieRoot}\n";
+
 // Device-plugin pairing in a Deployment whose pods (not the Deployment) carry app: serve.
 const std::string kPluginDeployment = R"(apiVersion: apps/v1
 kind: Deployment
@@ -221,7 +227,8 @@ INSTANTIATE_TEST_SUITE_P(
 // namespaceSelector reads the labels of the object's Namespace from the inventory (audit input,
 // the cluster cache); every Namespace has kubernetes.io/metadata.name. When the labels are not
 // known the selector is unknown: a policy that may not apply does not run, an exception that may
-// apply waives, an override that may apply never makes the action stronger; each is said once.
+// apply waives, an override that may apply never makes the action stronger; each is said once,
+// with the namespace, where the labels could make the verdict stronger.
 struct NamespaceCase {
   std::string_view note;
   std::string spec_extra;
@@ -229,6 +236,7 @@ struct NamespaceCase {
   std::vector<std::pair<RuleId, Action>> expected;
   std::size_t exempted = 0;
   std::size_t unknown = 0;
+  std::string object = kUnalignedTemplate;
 };
 
 void PrintTo(const NamespaceCase& c, std::ostream* os) { *os << c.note; }
@@ -245,7 +253,7 @@ TEST_P(NamespaceSelectorTest, ReadsTheNamespaceLabels) {
   if (c.namespace_known) {
     ASSERT_TRUE(inventory.add(ml));
   }
-  const Evaluation evaluation = evaluate(parse_one(kUnalignedTemplate), policies, inventory);
+  const Evaluation evaluation = evaluate(parse_one(c.object), policies, inventory);
   SCOPED_TRACE(testing::dump(evaluation));
   ASSERT_EQ(evaluation.findings.size(), c.expected.size());
   for (std::size_t i = 0; i < c.expected.size(); ++i) {
@@ -254,6 +262,7 @@ TEST_P(NamespaceSelectorTest, ReadsTheNamespaceLabels) {
   }
   EXPECT_EQ(evaluation.exempted.size(), c.exempted);
   ASSERT_EQ(evaluation.unknown.size(), c.unknown);
+  EXPECT_EQ(evaluation.unknown_namespace, c.unknown == 0 ? "" : "ml");
   for (const std::string& text : evaluation.unknown) {
     EXPECT_THAT(text, ::testing::HasSubstr("the labels of namespace \"ml\" are not known"));
   }
@@ -293,7 +302,11 @@ INSTANTIATE_TEST_SUITE_P(
         NamespaceCase{"exception_unknown_waives_and_says_so",
                       "  exceptions:\n  - {name: e, reason: r, match: {namespaceSelector: " +
                           kProdSelector + "}}\n",
-                      false, {}, 1},
+                      false, {}, 1, 1},
+        NamespaceCase{"exception_unknown_without_finding_is_silent",
+                      "  exceptions:\n  - {name: e, reason: r, match: {namespaceSelector: " +
+                          kProdSelector + "}}\n",
+                      false, {}, 0, 0, kAlignedTemplate},
         NamespaceCase{"override_by_namespace_labels",
                       "  rules: {missing-pcie-alignment: {action: warn}}\n  actionOverrides:\n"
                       "  - {namespaceSelector: " +
@@ -304,6 +317,20 @@ INSTANTIATE_TEST_SUITE_P(
                       "  - {namespaceSelector: " +
                           kProdSelector + ", action: deny}\n",
                       false, {{RuleId::kMissingPcieAlignment, Action::kWarn}}, 0, 1},
+        NamespaceCase{"override_unknown_without_finding_is_silent",
+                      "  rules: {missing-pcie-alignment: {action: warn}}\n  actionOverrides:\n"
+                      "  - {namespaceSelector: " +
+                          kProdSelector + ", action: deny}\n",
+                      false, {}, 0, 0, kAlignedTemplate},
+        NamespaceCase{"override_unknown_that_cannot_strengthen_is_silent",
+                      "  actionOverrides:\n  - {namespaceSelector: " + kProdSelector +
+                          ", action: deny}\n",
+                      false, kMissingDeny, 0, 0},
+        NamespaceCase{"override_unknown_could_turn_an_off_rule_on",
+                      "  rules: {missing-pcie-alignment: {action: off}}\n  actionOverrides:\n"
+                      "  - {namespaceSelector: " +
+                          kProdSelector + ", rules: [missing-pcie-alignment], action: deny}\n",
+                      false, {}, 0, 1},
         NamespaceCase{"override_unknown_weakens",
                       "  actionOverrides:\n  - {namespaceSelector: " + kProdSelector +
                           ", action: audit}\n",

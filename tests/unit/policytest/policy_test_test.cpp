@@ -194,6 +194,80 @@ TEST(PolicyTestRun, ExpectedActionsPassAndOthersFailWithWhatHappened) {
   EXPECT_FALSE(result.passed());
 }
 
+constexpr const char* kProdTierPolicy = R"(apiVersion: topoguard.dev/v1alpha1
+kind: AlignmentPolicy
+metadata: {name: prod-tier}
+spec:
+  rules: {missing-pcie-alignment: {action: warn}}
+  actionOverrides:
+  - {namespaceSelector: {matchLabels: {tier: prod}}, action: deny}
+)";
+
+// A deny that needs the labels of the namespace: without them the case fails and says why;
+// `namespaces:` in the test gives them, and the resources' own Namespace wins over it.
+TEST(PolicyTestRun, MissingNamespaceLabelsAreTheReasonGivenAndCanBeGiven) {
+  const std::string results =
+      R"(- resource: {kind: ResourceClaimTemplate, namespace: ml, name: gpu-nic}
+  rule: missing-pcie-alignment
+  action: deny
+)";
+  const PolicyTest without = one_test(results);
+  TestInputs inputs = inputs_of(audit::testing::kUnalignedTemplate, kProdTierPolicy);
+  const TestResult failed = run_policy_test(without, inputs);
+  ASSERT_EQ(failed.cases.size(), 1u);
+  EXPECT_FALSE(failed.cases[0].passed);
+  EXPECT_EQ(failed.cases[0].observed_outcome, Outcome::kWarn);
+  EXPECT_NE(failed.cases[0].why.find("the labels of namespace \"ml\" are not known"),
+            std::string::npos)
+      << failed.cases[0].why;
+  std::ostringstream text;
+  write_text({}, {failed}, text);
+  EXPECT_NE(text.str().find("\n    why: the labels of namespace"), std::string::npos) << text.str();
+
+  const PolicyTest with = one_test(results, "namespaces: {ml: {tier: prod}}\n");
+  ASSERT_EQ(with.namespaces.size(), 1u);
+  inputs.namespaces = with.namespaces;
+  const TestResult passed = run_policy_test(with, inputs);
+  ASSERT_EQ(passed.cases.size(), 1u);
+  EXPECT_TRUE(passed.cases[0].passed) << passed.cases[0].observed;
+  EXPECT_EQ(passed.cases[0].why, "");
+
+  TestInputs own_namespace = inputs_of(
+      "apiVersion: v1\nkind: Namespace\nmetadata: {name: ml, labels: {tier: dev}}\n---\n" +
+          std::string(audit::testing::kUnalignedTemplate),
+      kProdTierPolicy);
+  own_namespace.namespaces = with.namespaces;
+  const TestResult dev = run_policy_test(with, own_namespace);
+  ASSERT_EQ(dev.cases.size(), 1u);
+  EXPECT_EQ(dev.cases[0].observed_outcome, Outcome::kWarn);
+  EXPECT_EQ(dev.cases[0].why, "");  // the labels were known: tier=dev
+}
+
+// `namespaces:` is a map written in the test or a list of files (resolved, inside the root);
+// anything else, or a bad label, is an error at its line and field.
+TEST(PolicyTestParse, NamespacesAreAMapOrFiles) {
+  const PolicyTest files = one_test("- resource: {kind: Pod, name: p}\n  rule: split-claims\n"
+                                    "  action: pass\n",
+                                    "namespaces: [ns.yaml]\n");
+  EXPECT_EQ(files.namespace_files, std::vector<std::string>{"dir/ns.yaml"});
+  EXPECT_TRUE(files.namespaces.empty());
+  for (const auto& [value, error] : std::vector<std::pair<std::string, std::string>>{
+           {"7", "t.yaml:5: /namespaces: must map namespace names to labels, or list files of "
+                 "them [wrong_type]"},
+           {"{ml: {tier: [prod]}}",
+            "t.yaml:5: /namespaces/ml/tier: a label value must be a string (quote it), got array "
+            "[wrong_type]"}}) {
+    const ParsedTests parsed =
+        parse("apiVersion: topoguard.dev/v1alpha1\nkind: AlignmentPolicyTest\n"
+              "metadata: {name: t}\nresources: [in.yaml]\nnamespaces: " +
+              value + "\nresults:\n- resource: {kind: Pod, name: p}\n  rule: split-claims\n"
+              "  action: pass\n");
+    EXPECT_TRUE(parsed.tests.empty()) << value;
+    ASSERT_EQ(parsed.errors.size(), 1u) << value;
+    EXPECT_EQ(parsed.errors[0].to_string(), error);
+  }
+}
+
 TEST(PolicyTestRun, StrictTestsFailOnUnlistedFindingsOfListedResources) {
   const std::string results =
       R"(- resource: {kind: ResourceClaimTemplate, namespace: ml, name: gpu-nic}
