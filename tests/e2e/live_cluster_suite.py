@@ -127,17 +127,31 @@ class Suite(Results):
         print("     %d resources taken out one at a time, each refused and not ready" % tried)
         check(tried == 7 and not missing, "\n".join(missing) or "%d resources" % tried)
 
-    def pod_judged_with_template(self):
+    def watch_survives_restart(self):
+        """The API server restarted under the running serve: it is ready again, and a template
+        created afterwards reaches its cache (the Pod naming it is judged with it below)."""
+        errors = self.serve.counter("topoguard_cluster_cache_watch_errors_total")
+        self.plane.restart_apiserver()
+        self.cluster.kubectl("create", "-f", "-", stdin=json.dumps(
+            unaligned_template("after-restart", "ml")))
+        wait_until(lambda: ready(self.serve), "serve to be ready after the restart", 30)
+        wait_until(lambda: self.serve.counter("topoguard_cluster_cache_objects",
+                                              resource="resourceclaimtemplates.v1.resource.k8s.io") == 2,
+                   "the template made after the restart to reach the cache", 30)
+        print("     API server restarted; watch errors counted: %d -> %d" % (
+            errors, self.serve.counter("topoguard_cluster_cache_watch_errors_total")))
+
+    def pod_judged_with_template(self, template_name):
         """A Pod naming an unaligned template stored before the webhook: judged with it."""
-        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "trainer",
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "uses-" + template_name,
                                                                "namespace": "ml"},
                "spec": {"resourceClaims": [{"name": "devices",
-                                            "resourceClaimTemplateName": "legacy"}],
+                                            "resourceClaimTemplateName": template_name}],
                         "containers": [{"name": "main", "image": "example.com/train:1",
                                         "resources": {"claims": [{"name": "devices"}]}}]}}
         offline = os.path.join(self.work, "pod-and-template.yaml")
         with open(offline, "w") as out:
-            yaml.safe_dump_all([unaligned_template("legacy", "ml"), pod], out)
+            yaml.safe_dump_all([unaligned_template(template_name, "ml"), pod], out)
         audit = subprocess.run([BINARY, "audit", "--format", "json", "--fail-on", "never",
                                 offline], capture_output=True, text=True, check=True)
         expected = [f for f in json.loads(audit.stdout)["findings"]
@@ -208,6 +222,8 @@ def main():
             suite.run("each resource of the ClusterRole needed", suite.each_rule_needed,
                       kubeconfig)
             if suite.serve and suite.serve.listen:
+                suite.run("the cache's watches survive an API server restart",
+                          suite.watch_survives_restart)
                 register_webhooks(cluster, suite.serve,
                                   read(os.path.join(certs, "ca.pem")))
 
@@ -216,7 +232,10 @@ def main():
                                                    "--dry-run=server")
                     return ok and devices_of(stored).get("constraints")
                 wait_until(webhook_called, "the webhooks to be called", 30)
-                suite.run("a Pod judged with the template it names", suite.pod_judged_with_template)
+                suite.run("a Pod judged with the template it names",
+                          suite.pod_judged_with_template, "legacy")
+                suite.run("a Pod judged with a template made after the restart",
+                          suite.pod_judged_with_template, "after-restart")
                 suite.serve.stop()
             suite.run("audit --cluster equals audit of the objects", suite.audit_cluster)
         print("%d checks, %d failed, %.1f s in all" % (len(suite.results), len(suite.failed()),
