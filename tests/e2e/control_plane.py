@@ -453,9 +453,6 @@ class Running:
     def kubeconfig(self):
         return self.state["kubeconfig"]
 
-    def user_kubeconfig(self, user):
-        return self.state["users"][user]
-
     def kubectl(self, *arguments, user=None, check=True, stdin=None, timeout=60):
         """kubectl against this control plane (admin unless `user`): the CompletedProcess."""
         config = self.state["users"][user] if user else self.kubeconfig
