@@ -135,7 +135,21 @@ CLI::Option* add_output_option(CLI::App& command, std::string& format,
           "Deprecated spelling of -o/--output")
       ->check(known)
       ->group("");
-  return command.add_option("-o,--output", format, help)->check(known)->capture_default_str();
+  return command.add_option("-o,--output", format, help)
+      ->transform(without_equals_sign())
+      ->check(known)
+      ->capture_default_str();
+}
+
+CLI::Validator without_equals_sign() {
+  return CLI::Validator(
+      [](std::string& value) {
+        if (value.rfind('=', 0) == 0) {
+          value.erase(0, 1);
+        }
+        return std::string();
+      },
+      "");
 }
 
 void say_deprecated(const CLI::App& command, std::string_view old_spelling,

@@ -28,6 +28,9 @@ namespace topoguard::cli {
 CLI::Option* add_output_option(CLI::App& command, std::string& format,
                                const std::vector<std::string>& formats, const std::string& help);
 
+// kubectl also reads "-o=json"; CLI11 would take "=json" as the value. Drops that "=".
+[[nodiscard]] CLI::Validator without_equals_sign();
+
 // One line on stderr: `old_spelling` still works for one release; `new_spelling` replaces it.
 void say_deprecated(const CLI::App& command, std::string_view old_spelling,
                     std::string_view new_spelling);

@@ -200,6 +200,7 @@ void add_fix_command(CLI::App& app, int& exit_code) {
           "--diff). Formerly the output directory: a value that is no output format (yaml, "
           "json, diff, ...) is still read as --output-dir, with a deprecation note (default: "
           "yaml)")
+      ->transform(without_equals_sign())
       ->check(CLI::Validator(
           [](const std::string& value) {
             return !is_known_format(value) || value == "yaml" || value == "diff"

@@ -36,6 +36,8 @@ check "audit -o json exit 1 (findings)" test "$code" -eq 1
 check "audit -o json is JSON" jq_true '.summary.resources == 12' "$work/out"
 check "audit -o json says nothing on stderr" test ! -s "$work/err"
 cp "$work/out" "$work/by-o.json"
+run audit -o=json "$examples"
+check "audit -o=json, as kubectl reads it" cmp -s "$work/out" "$work/by-o.json"
 run audit --output sarif "$examples"
 check "audit --output sarif is SARIF" jq_true '.version == "2.1.0"' "$work/out"
 run audit --format json "$examples"
