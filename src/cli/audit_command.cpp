@@ -91,12 +91,12 @@ int run_audit_command(const AuditOptions& options) {
                    ", --cluster or --cluster-state")) {
     return kExitUsage;
   }
-  // The cluster's own claims, templates and DeviceClasses are audited with the manifests; its
-  // ResourceSlices (and any in the manifests) make up the cluster state.
   std::vector<Json> namespaces;
   if (!load_namespace_labels("audit", options.namespace_labels, namespaces)) {
     return kExitUsage;
   }
+  // The cluster's own claims, templates and DeviceClasses are audited with the manifests; its
+  // ResourceSlices (and any in the manifests) make up the cluster state.
   std::vector<std::string> paths = options.cluster_state;
   paths.insert(paths.end(), options.paths.begin(), options.paths.end());
   audit::ManifestSet manifests = audit::read_manifests(paths, std::cin);
