@@ -44,8 +44,7 @@ std::string unknown_labels_note(const AuditReport& report, std::string_view how,
   std::string note = std::to_string(total) +
                      (total == 1 ? " resource was judged without the labels of its namespace"
                                  : " resources were judged without the labels of their namespace") +
-                     ", so a namespaceSelector could not be evaluated: the verdict may be weaker "
-                     "than with the labels, never stronger";
+                     ", " + std::string(kUnknownLabelsMeaning);
   std::size_t listed = 0;
   std::size_t namespaces_left = by_namespace.size();
   for (const auto& [name, resources] : by_namespace) {

@@ -10,8 +10,10 @@
 #include "input_options.h"
 #include "namespace_labels_options.h"
 #include "topoguard/admission/review_endpoint.h"
+#include "topoguard/audit/audit_report.h"
 #include "topoguard/common/printable_text.h"
 #include "topoguard/common/text_file.h"
+#include "topoguard/engine/inventory.h"
 #include "topoguard/policy/policy_loader.h"
 
 namespace topoguard::cli {
@@ -88,11 +90,9 @@ int run_review(const ReviewFlags& flags) {
   if (!reply.outcome.unknown_namespace.empty()) {
     std::cerr << "topoguard review: " << printable(reply.request.kind) << " "
               << printable(reply.request.name) << " was judged without the labels of namespace \""
-              << printable(reply.outcome.unknown_namespace)
-              << "\", so a namespaceSelector could not be evaluated: the verdict may be weaker "
-                 "than with the labels, never stronger (auditAnnotations.unknown says which)\n"
-                 "  give the labels with "
-              << namespace_labels_how("") << '\n';
+              << printable(reply.outcome.unknown_namespace) << "\", "
+              << audit::kUnknownLabelsMeaning << " (auditAnnotations.unknown says which)\n"
+              << "  give the labels with " << namespace_labels_how("") << '\n';
   }
   return kExitOk;
 }

@@ -542,11 +542,19 @@ class ResourceIndex {
   std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> alike_;
 };
 
-// Why a failed case may have failed: its resource was judged without the labels of its
-// namespace, so a namespaceSelector could not be evaluated. "" otherwise.
+// Why a failed result may have failed: its resource was judged without the labels of its
+// namespace, so a namespaceSelector could not be evaluated. "" otherwise, and where the labels
+// cannot be the reason: they only ever add or strengthen findings, so neither an unexpected
+// finding nor an action stronger than expected comes of their absence.
 std::string unknown_labels_reason(const CaseResult& result,
                                   const audit::AuditedResource& resource) {
-  if (result.passed || resource.unknown.empty()) {
+  if (result.passed || resource.unknown.empty() || result.expected == nullptr) {
+    return "";
+  }
+  const std::optional<Outcome>& expected = result.expected->outcome;
+  const std::optional<Outcome>& observed = result.observed_outcome;
+  if (expected && observed && *expected != Outcome::kExempted &&
+      *observed != Outcome::kExempted && *observed < *expected) {
     return "";
   }
   return "the labels of namespace \"" + k8s::effective_namespace(resource.ref) +

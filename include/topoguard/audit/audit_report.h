@@ -77,6 +77,12 @@ inline constexpr int kExitInvalidInput = 2;
 // Whether some resource was judged without the labels of its namespace.
 [[nodiscard]] bool has_unknown_namespace_labels(const AuditReport& report);
 
+// What it means that an object was judged without the labels of its namespace, as the notes
+// on stderr say it (after "judged without the labels of ...").
+inline constexpr std::string_view kUnknownLabelsMeaning =
+    "so a namespaceSelector could not be evaluated: the verdict may be weaker than with the "
+    "labels, never stronger";
+
 // What stderr says when resources were judged without the labels of their namespace: which,
 // per namespace (at most `max_listed` resources named in all), and how to give the labels; ""
 // when none was. `how` names the ways the command takes them.

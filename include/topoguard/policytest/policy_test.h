@@ -26,7 +26,8 @@ namespace topoguard::policytest {
 inline constexpr std::size_t kMaxTestFileBytes = std::size_t{16} << 20;
 
 // What must happen to a resource under a rule: a finding with that action, a finding an
-// exception waives, or no finding of the rule (the rule checked it and found nothing).
+// exception waives, or no finding of the rule (the rule checked it and found nothing). Actions
+// come from the strongest.
 enum class Outcome { kDeny, kWarn, kAudit, kExempted, kPass };
 [[nodiscard]] std::string_view outcome_name(Outcome outcome);
 [[nodiscard]] std::optional<Outcome> parse_outcome_name(std::string_view name);
@@ -96,8 +97,8 @@ struct CaseResult {
   // of the two (the file first).
   std::optional<Json> patched_object;
   std::string diff;
-  // For a failed case on a resource judged without the labels of its namespace: that, and how
-  // to give them (the likely reason the action differs).
+  // For a failed result on a resource judged without the labels of its namespace, unless it got
+  // more than expected: that, and how to give them (the likely reason the action differs).
   std::string why;
 };
 

@@ -224,6 +224,17 @@ TEST(PolicyTestRun, MissingNamespaceLabelsAreTheReasonGivenAndCanBeGiven) {
   write_text({}, {failed}, text);
   EXPECT_NE(text.str().find("\n    why: the labels of namespace"), std::string::npos) << text.str();
 
+  // Missing labels never strengthen: more than expected (warn where audit is) is not theirs.
+  const PolicyTest audit_expected = one_test(
+      R"(- resource: {kind: ResourceClaimTemplate, namespace: ml, name: gpu-nic}
+  rule: missing-pcie-alignment
+  action: audit
+)");
+  const TestResult stronger = run_policy_test(audit_expected, inputs);
+  ASSERT_EQ(stronger.cases.size(), 1u);
+  EXPECT_FALSE(stronger.cases[0].passed);
+  EXPECT_EQ(stronger.cases[0].why, "");
+
   const PolicyTest with = one_test(results, "namespaces: {ml: {tier: prod}}\n");
   ASSERT_EQ(with.namespaces.size(), 1u);
   inputs.namespaces = with.namespaces;
