@@ -190,8 +190,9 @@ class Serve:
     """`topoguard serve` on 127.0.0.1 with its policies in a directory the suite rewrites."""
 
     def __init__(self, binary, work, certs, kubeconfig=None, extra=()):
-        """Without `kubeconfig` no cluster cache; with it, the cache reads the cluster. `extra`:
-        more flags."""
+        """Without `kubeconfig` no cluster cache; with it, the cache reads the cluster. `certs`:
+        the directory of server.pem and server.key, or None (--self-managed-tls in `extra`).
+        `extra`: more flags."""
         self.binary, self.work, self.certs, self.kubeconfig = binary, work, certs, kubeconfig
         self.extra = list(extra)
         self.policies = os.path.join(work, "policies")
@@ -204,8 +205,9 @@ class Serve:
         self.log_path = os.path.join(self.work, "serve-%d.log" % time.monotonic_ns())
         with open(self.log_path, "w") as log:
             self.process = subprocess.Popen(
-                [self.binary, "serve", "--tls-cert", os.path.join(self.certs, "server.pem"),
-                 "--tls-key", os.path.join(self.certs, "server.key"), "--listen", listen,
+                [self.binary, "serve", *(["--tls-cert", os.path.join(self.certs, "server.pem"),
+                                          "--tls-key", os.path.join(self.certs, "server.key")]
+                                         if self.certs else []), "--listen", listen,
                  "--metrics-listen", "127.0.0.1:0", "--policies", self.policies,
                  "--reload-interval", "1", "--threads", "2",
                  *(["--kubeconfig", self.kubeconfig] if self.kubeconfig

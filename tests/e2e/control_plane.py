@@ -196,12 +196,16 @@ class Supervisor:
         self.logs = os.path.join(self.directory, "logs")
         self.run_dir = tempfile.mkdtemp(prefix="topoguard-cp-")
         self.components = {}  # name -> Popen
+        self.arguments = {}  # name -> its command-line arguments, for a restart
+        self.health = {}  # name -> (URL, SSL context) of its health check
         self.group = 0  # the components' process group, once the first has started
+        self.state = {}
+        self.restart_requested = False
         write_json(os.path.join(self.directory, "supervisor.json"),
                    {"pid": os.getpid(), "run_dir": self.run_dir})
 
     def start(self, name, arguments):
-        log = open(os.path.join(self.logs, name + ".log"), "w")
+        log = open(os.path.join(self.logs, name + ".log"), "a")  # a restart appends
         me = os.getpid()
         process = subprocess.Popen(
             [os.path.join(self.binaries, name), *arguments], stdin=subprocess.DEVNULL,
@@ -211,10 +215,12 @@ class Supervisor:
         if not self.group:
             self.group = process.pid
         self.components[name] = process
+        self.arguments[name] = arguments
         return process
 
     def wait_healthy(self, name, url, context=None):
         process = self.components[name]
+        self.health[name] = (url, context)
 
         def healthy():
             try:
@@ -302,12 +308,32 @@ class Supervisor:
                 "--cert-dir=" + os.path.join(self.run_dir, name), *gate_flags, *extra])
             self.wait_healthy(name, "https://127.0.0.1:%d/healthz" % port, insecure)
 
-        write_json(os.path.join(self.directory, "state.json"), {
+        self.state = {
             "server": server, "ca": os.path.join(self.directory, "ca.crt"),
             "kubeconfig": users[ADMIN[0]], "users": users, "binaries": self.binaries,
             "feature_gates": gates, "supervisor": os.getpid(), "group": self.group,
-            "pids": {name: process.pid for name, process in self.components.items()},
-            "run_dir": self.run_dir})
+            "run_dir": self.run_dir, "directory": self.directory, "restarts": 0}
+        self.write_state()
+
+    def write_state(self):
+        self.state["pids"] = {name: process.pid for name, process in self.components.items()}
+        write_json(os.path.join(self.directory, "state.json"), self.state)
+
+    def restart(self, name):
+        """Stops `name` (SIGTERM, SIGKILL after the bound) and starts it again with the same
+        arguments, on the same port; the state's restart count says when it is healthy."""
+        process = self.components[name]
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        self.start(name, self.arguments[name])
+        self.wait_healthy(name, *self.health[name])
+        self.state["restarts"] += 1
+        self.write_state()
+        print("supervisor: %s restarted" % name, flush=True)
 
     def serve(self, watched):
         """Waits for a reason to stop (other than a signal, which raises Stop); returns the
@@ -316,7 +342,10 @@ class Supervisor:
         deadline = time.monotonic() + self.options.max_lifetime
         while True:
             readable, _, _ = select.select([watched_fd] if watched_fd is not None else [], [], [],
-                                           1.0)
+                                           0.2)
+            if self.restart_requested:
+                self.restart_requested = False
+                self.restart("kube-apiserver")
             if watched_fd in readable:
                 print("supervisor: process %d exited: tearing down" % watched, flush=True)
                 return 0
@@ -364,6 +393,9 @@ def supervise(options):
         signal.signal(number, raise_stop)
     os.makedirs(os.path.join(options.dir, "logs"), exist_ok=True)
     supervisor = Supervisor(options, options.binaries)
+    # SIGUSR1: restart the API server (what a test of a watch across a restart asks for).
+    signal.signal(signal.SIGUSR1,
+                  lambda number, frame: setattr(supervisor, "restart_requested", True))
     status = 1
     try:
         supervisor.bring_up()
@@ -421,9 +453,6 @@ class Running:
     def kubeconfig(self):
         return self.state["kubeconfig"]
 
-    def user_kubeconfig(self, user):
-        return self.state["users"][user]
-
     def kubectl(self, *arguments, user=None, check=True, stdin=None, timeout=60):
         """kubectl against this control plane (admin unless `user`): the CompletedProcess."""
         config = self.state["users"][user] if user else self.kubeconfig
@@ -435,6 +464,20 @@ class Running:
                                                              done.returncode, done.stdout,
                                                              done.stderr))
         return done
+
+    def restart_apiserver(self):
+        """Restarts kube-apiserver on the same port and data; returns once it is ready."""
+        restarts = self.state["restarts"]
+        path = os.path.join(self.state["directory"], "state.json")
+        os.kill(self.state["supervisor"], signal.SIGUSR1)
+
+        def restarted():
+            try:
+                return json.loads(read(path))["restarts"] > restarts
+            except (FileNotFoundError, ValueError):
+                return False
+        wait_until(restarted, "kube-apiserver to restart", START_TIMEOUT + STOP_TIMEOUT)
+        self.state = json.loads(read(path))
 
     def create_nodes(self, names, cpu="64", memory="512Gi", pods="110", labels=None):
         """Nodes without a kubelet, with the capacity and allocatable the scheduler reads."""

@@ -4,7 +4,8 @@ deploy/webhook/base under its ClusterRole (RBAC enforced by the real API server)
 and becomes ready; with any one resource taken out of the role it stays not ready and logs the
 refusal; behind the shipped webhook configurations it judges a Pod with the claim template the
 Pod names (read from the cache); and `audit --cluster` over the same cluster reports what
-`audit` reports on the same objects read back with kubectl.
+`audit` reports on the same objects read back with kubectl; with deploy/webhook/self-managed's
+RBAC, `serve --self-managed-tls` makes its Secret, fills every caBundle and repairs one emptied.
 
 Usage: live_cluster_suite.py TOPOGUARD_BINARY SOURCE_DIR. Exit 77 when the control plane is not
 built."""
@@ -127,17 +128,31 @@ class Suite(Results):
         print("     %d resources taken out one at a time, each refused and not ready" % tried)
         check(tried == 7 and not missing, "\n".join(missing) or "%d resources" % tried)
 
-    def pod_judged_with_template(self):
+    def watch_survives_restart(self):
+        """The API server restarted under the running serve: it is ready again, and a template
+        created afterwards reaches its cache (the Pod naming it is judged with it below)."""
+        errors = self.serve.counter("topoguard_cluster_cache_watch_errors_total")
+        self.plane.restart_apiserver()
+        self.cluster.kubectl("create", "-f", "-", stdin=json.dumps(
+            unaligned_template("after-restart", "ml")))
+        wait_until(lambda: ready(self.serve), "serve to be ready after the restart", 30)
+        wait_until(lambda: self.serve.counter("topoguard_cluster_cache_objects",
+                                              resource="resourceclaimtemplates.v1.resource.k8s.io") == 2,
+                   "the template made after the restart to reach the cache", 30)
+        print("     API server restarted; watch errors counted: %d -> %d" % (
+            errors, self.serve.counter("topoguard_cluster_cache_watch_errors_total")))
+
+    def pod_judged_with_template(self, template_name):
         """A Pod naming an unaligned template stored before the webhook: judged with it."""
-        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "trainer",
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "uses-" + template_name,
                                                                "namespace": "ml"},
                "spec": {"resourceClaims": [{"name": "devices",
-                                            "resourceClaimTemplateName": "legacy"}],
+                                            "resourceClaimTemplateName": template_name}],
                         "containers": [{"name": "main", "image": "example.com/train:1",
                                         "resources": {"claims": [{"name": "devices"}]}}]}}
         offline = os.path.join(self.work, "pod-and-template.yaml")
         with open(offline, "w") as out:
-            yaml.safe_dump_all([unaligned_template("legacy", "ml"), pod], out)
+            yaml.safe_dump_all([unaligned_template(template_name, "ml"), pod], out)
         audit = subprocess.run([BINARY, "audit", "--format", "json", "--fail-on", "never",
                                 offline], capture_output=True, text=True, check=True)
         expected = [f for f in json.loads(audit.stdout)["findings"]
@@ -156,6 +171,57 @@ class Suite(Results):
                       "the Pod lacks the warning %r: %s" % (finding["message"], warnings))
         if ok:
             self.cluster.delete(answer)
+
+    def self_managed_tls(self):
+        """deploy/webhook/self-managed's RBAC on top of the base: `serve --self-managed-tls` as
+        the ServiceAccount makes Secret topoguard-tls, puts its CA into every caBundle of the
+        registered configurations, and repairs a caBundle a re-apply emptied. (Calls are not
+        made: its certificate names the Service, not 127.0.0.1.)"""
+        rendered = self.cluster.kubectl("kustomize", os.path.join(
+            SOURCE, "deploy", "webhook", "self-managed")).stdout
+        documents = [d for d in yaml.safe_load_all(rendered) if d]
+        rbac = [d for d in documents if d["kind"] in ("Role", "RoleBinding", "ClusterRole",
+                                                        "ClusterRoleBinding")]
+        configurations = [d for d in documents if d["kind"].endswith("WebhookConfiguration")]
+        for configuration in configurations:
+            for webhook in configuration["webhooks"]:
+                path = webhook["clientConfig"].pop("service")["path"]
+                webhook["clientConfig"] = {"url": "https://127.0.0.1:9%s" % path}
+        self.cluster.kubectl("apply", "-f", "-", stdin=json.dumps(
+            {"apiVersion": "v1", "kind": "List", "items": rbac + configurations}))
+        os.environ["POD_NAME"] = "e2e-replica"  # the Lease holder, as the downward API sets it
+        serve = Serve(BINARY, self.work, None, kubeconfig=self.service_account_kubeconfig(),
+                      extra=["--self-managed-tls", "--tls-secret", "topoguard/topoguard-tls",
+                             "--service", "topoguard/topoguard",
+                             "--webhook-configuration", "topoguard"])
+        serve.use_policies([])
+        serve.start()
+        try:
+            def secret():
+                done = self.cluster.kubectl("-n", "topoguard", "get", "secret", "topoguard-tls",
+                                            "-o", "json", check=False)
+                return json.loads(done.stdout)["data"] if done.returncode == 0 else None
+            wait_until(lambda: secret() and {"ca.crt", "tls.crt", "tls.key"} <= set(secret()),
+                       "Secret topoguard-tls", 30, alive=lambda: serve.process.poll() is None)
+
+            def bundles():
+                return [webhook["clientConfig"].get("caBundle")
+                        for kind in ("validatingwebhookconfiguration",
+                                     "mutatingwebhookconfiguration")
+                        for webhook in json.loads(self.cluster.kubectl(
+                            "get", kind, "topoguard", "-o", "json").stdout)["webhooks"]]
+            wait_until(lambda: bundles() == [secret()["ca.crt"]] * 4,
+                       "the CA in all four caBundles", 30)
+            self.cluster.kubectl("patch", "validatingwebhookconfiguration", "topoguard",
+                                 "--type=json", "-p",
+                                 '[{"op":"remove","path":"/webhooks/0/clientConfig/caBundle"}]')
+            wait_until(lambda: bundles() == [secret()["ca.crt"]] * 4,
+                       "the emptied caBundle to be repaired", 30)
+            check(serve.counter("topoguard_tls_cabundle_repairs_total") >= 1,
+                  "no repair counted")
+            wait_until(lambda: ready(serve), "serve to be ready with its own certificate", 30)
+        finally:
+            serve.stop()
 
     def audit_cluster(self):
         """`audit --cluster` (admin) against `audit` of the same objects read back."""
@@ -208,6 +274,8 @@ def main():
             suite.run("each resource of the ClusterRole needed", suite.each_rule_needed,
                       kubeconfig)
             if suite.serve and suite.serve.listen:
+                suite.run("the cache's watches survive an API server restart",
+                          suite.watch_survives_restart)
                 register_webhooks(cluster, suite.serve,
                                   read(os.path.join(certs, "ca.pem")))
 
@@ -216,9 +284,14 @@ def main():
                                                    "--dry-run=server")
                     return ok and devices_of(stored).get("constraints")
                 wait_until(webhook_called, "the webhooks to be called", 30)
-                suite.run("a Pod judged with the template it names", suite.pod_judged_with_template)
+                suite.run("a Pod judged with the template it names",
+                          suite.pod_judged_with_template, "legacy")
+                suite.run("a Pod judged with a template made after the restart",
+                          suite.pod_judged_with_template, "after-restart")
                 suite.serve.stop()
             suite.run("audit --cluster equals audit of the objects", suite.audit_cluster)
+            suite.run("self-managed TLS: Secret, caBundles, drift repaired",
+                      suite.self_managed_tls)
         print("%d checks, %d failed, %.1f s in all" % (len(suite.results), len(suite.failed()),
                                                        time.monotonic() - started))
         return 1 if suite.failed() else 0
