@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <optional>
 #include <set>
 
 #include "cel_cost.h"
@@ -18,6 +19,18 @@ using policy::Action;
 using policy::RuleId;
 
 constexpr std::string_view kVapGroupVersion = "admissionregistration.k8s.io/v1";
+
+// Kubernetes 1.37.2 cannot run a MutatingAdmissionPolicy on a claim sent as v1beta1/v1beta2
+// (matchPolicy Equivalent: the patched v1 object does not convert back, and failurePolicy Ignore
+// skips the policy), so the fix runs only on claims sent as v1. `request.requestKind` is the
+// version the client sent; `request.kind` the matched v1 (apiserver admission/plugin/cel
+// CreateAdmissionRequest).
+constexpr std::string_view kSentAsV1 = "request.requestKind.version == 'v1'";
+// Whether the MutatingAdmissionPolicy adds constraints to this claim (the webhook's /mutate).
+constexpr std::string_view kAddsConstraints = "addsConstraints";
+// A claim sent in a beta version that the fix would change: the validating policies see it
+// unpatched, as the webhook never would, so they leave it to the webhook.
+constexpr std::string_view kFixSkipped = "fixSkippedForBetaVersion";
 
 // The rules a claim's own spec decides, which CEL over the object can decide too.
 constexpr std::array<RuleId, 4> kCompiledRules{
@@ -65,7 +78,12 @@ std::map<std::string, ShapePtr> cost_roots() {
                       {"metadata", metadata},
                       {"spec", Shape::object({{"devices", devices},
                                               {"spec", Shape::object({{"devices", devices}})}})}})},
-      {"request", Shape::object({{"namespace", Shape::string(63)}, {"name", Shape::string(253)}})},
+      {"request",
+       Shape::object({{"namespace", Shape::string(63)},
+                      {"name", Shape::string(253)},
+                      {"requestKind", Shape::object({{"group", Shape::string(253)},
+                                                     {"version", Shape::string(63)},
+                                                     {"kind", Shape::string(63)}})}})},
       {"namespaceObject", Shape::object({{"metadata", metadata}})},
   };
 }
@@ -302,6 +320,7 @@ class PolicyCompiler {
              {"expression", "!(" + match_test(exception.match, false) + ")"}});
       }
     }
+    adds_constraints_ = adds_constraints();
     if (Result<Ok> done = add_validating(); !done) {
       return done;
     }
@@ -340,6 +359,9 @@ class PolicyCompiler {
         list.push_back({{"name", rule_variable(rule, "exempt")}, {"expression", exempt}});
       }
     }
+    if (adds_constraints_) {
+      list.push_back({{"name", kAddsConstraints}, {"expression", *adds_constraints_}});
+    }
     return list;
   }
 
@@ -375,7 +397,10 @@ class PolicyCompiler {
         }
         const std::string when = acts(rule, action);
         const std::string& reported = rule_cel(rule).reported;
-        const std::string failing = when == "true" ? reported : when + " && " + reported;
+        std::string failing = when == "true" ? reported : when + " && " + reported;
+        if (adds_constraints_) {
+          failing = "!variables." + std::string(kFixSkipped) + " && " + failing;
+        }
         validations.push_back({{"expression", "!(" + failing + ")"},
                                {"messageExpression", "'" + std::string(policy::rule_name(rule)) +
                                                          ": ' + (" + rule_cel(rule).message + ")"},
@@ -389,6 +414,12 @@ class PolicyCompiler {
       }
       const std::string name = "topoguard-" + policy_.name + "-" + std::string(action_text(action));
       Json spec = spec_base();
+      if (adds_constraints_) {
+        spec["variables"].push_back(
+            {{"name", kFixSkipped},
+             {"expression", "!(" + std::string(kSentAsV1) + ") && variables." +
+                                std::string(kAddsConstraints)}});
+      }
       spec["validations"] = std::move(validations);
       Json object = {{"apiVersion", kVapGroupVersion},
                      {"kind", "ValidatingAdmissionPolicy"},
@@ -427,32 +458,47 @@ class PolicyCompiler {
     return parts.empty() ? "true" : "(" + join(parts, " && ") + ")";
   }
 
-  Result<Ok> add_mutating() {
+  // Whether the MutatingAdmissionPolicy adds constraints to the object, in CEL; none when no
+  // MutatingAdmissionPolicy is compiled (noted when the version is what prevents it).
+  std::optional<std::string> adds_constraints() {
     const std::string missing = fix_applies(RuleId::kMissingPcieAlignment);
     const std::string numa_only = fix_applies(RuleId::kNumaOnlyAlignment);
     if (missing == "false" && numa_only == "false") {
-      return Ok{};
+      return std::nullopt;
     }
-    const KubernetesVersion& version = options_.version;
-    if (version.minor < 34) {
+    if (options_.version.minor < 34) {
       out_.not_compiled.push_back(
           "policy \"" + policy_.name +
           "\": no MutatingAdmissionPolicy before Kubernetes 1.34 (v1beta1); the webhook's "
           "/mutate adds the constraints");
-      return Ok{};
+      return std::nullopt;
     }
     // The engine reports numa-only-alignment when the untied requests are all NUMA-related,
     // else missing-pcie-alignment; when the pins leave that open, both must fix.
     const std::string which = "((" + cel_.only_numa_sure + " && " + numa_only + ") || (!" +
                               cel_.only_numa_maybe + " && " + missing + ") || (" +
                               cel_.only_numa_maybe + " && " + missing + " && " + numa_only + "))";
+    return cel_.fixable + " && " + which;
+  }
+
+  Result<Ok> add_mutating() {
+    if (!adds_constraints_) {
+      return Ok{};
+    }
+    out_.limits.push_back(
+        "policy \"" + policy_.name +
+        "\": claims sent as resource.k8s.io/v1beta1 or v1beta2: the MutatingAdmissionPolicy "
+        "patches only claims sent as v1 (Kubernetes 1.37.2 cannot convert its patch back to a "
+        "beta version), and the validating policies allow a beta-version claim it would patch");
+    const KubernetesVersion& version = options_.version;
     const std::string expression =
-        cel_.fixable + " && " + which + " ? (" + cel_.fix_patch + ") : []";
+        "variables." + std::string(kAddsConstraints) + " ? (" + cel_.fix_patch + ") : []";
     const bool beta = version.minor < 36;
     const std::string group_version =
         beta ? "admissionregistration.k8s.io/v1beta1" : std::string(kVapGroupVersion);
     const std::string name = "topoguard-" + policy_.name + "-fix";
     Json spec = spec_base();
+    spec["matchConditions"].push_back({{"name", "sent-as-v1"}, {"expression", kSentAsV1}});
     spec["reinvocationPolicy"] = "IfNeeded";
     spec["mutations"] =
         Json::array({{{"patchType", "JSONPatch"}, {"jsonPatch", {{"expression", expression}}}}});
@@ -546,6 +592,7 @@ class PolicyCompiler {
   const CompileOptions& options_;
   CompiledPolicies& out_;
   ClaimCel cel_;
+  std::optional<std::string> adds_constraints_;
   Json match_constraints_;
   Json match_conditions_ = Json::array();
 };

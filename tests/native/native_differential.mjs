@@ -135,10 +135,15 @@ function labelsMatch(selector, labels) {
 
 const plural = { ResourceClaim: "resourceclaims", ResourceClaimTemplate: "resourceclaimtemplates" };
 
-function admissionContext(object, namespaceLabels) {
+// `sentAs`: the version the client sent (request.requestKind); `object` is always the v1 form.
+function admissionContext(object, namespaceLabels, sentAs) {
   return {
     object: celInput(object),
-    request: celInput({ namespace: object.metadata.namespace, name: object.metadata.name ?? "" }),
+    request: celInput({
+      namespace: object.metadata.namespace, name: object.metadata.name ?? "",
+      kind: { group: "resource.k8s.io", version: "v1", kind: object.kind },
+      requestKind: { group: "resource.k8s.io", version: sentAs, kind: object.kind },
+    }),
     namespaceObject: celInput({
       metadata: { name: object.metadata.namespace, labels: namespaceLabels },
     }),
@@ -147,13 +152,13 @@ function admissionContext(object, namespaceLabels) {
 
 // Variables in order (an error leaves the variable out: any use of it is an error too), or null
 // when the policy does not apply (match, or a matchCondition false or failing).
-function prepare(cel, policy, object, namespaceLabels) {
+function prepare(cel, policy, object, namespaceLabels, sentAs) {
   const spec = policy.spec;
   const rule = spec.matchConstraints.resourceRules[0];
   if (!rule.resources.includes(plural[object.kind])) return null;
   if (!labelsMatch(spec.matchConstraints.namespaceSelector, namespaceLabels)) return null;
   if (!labelsMatch(spec.matchConstraints.objectSelector, object.metadata.labels)) return null;
-  const context = admissionContext(object, namespaceLabels);
+  const context = admissionContext(object, namespaceLabels, sentAs);
   for (const condition of spec.matchConditions ?? []) {
     try {
       if (cel.evaluate(condition.expression, context) !== true) return null;
@@ -175,11 +180,11 @@ function prepare(cel, policy, object, namespaceLabels) {
 }
 
 // {rule: action} of the failing validations, and the evaluation errors met.
-function validate(cel, policies, bindings, object, namespaceLabels) {
+function validate(cel, policies, bindings, object, namespaceLabels, sentAs = "v1") {
   const verdict = {};
   const errors = [];
   for (const policy of policies) {
-    const context = prepare(cel, policy, object, namespaceLabels);
+    const context = prepare(cel, policy, object, namespaceLabels, sentAs);
     if (!context) continue;
     const action = bindings.get(policy.metadata.name);
     for (const validation of policy.spec.validations) {
@@ -201,8 +206,8 @@ function validate(cel, policies, bindings, object, namespaceLabels) {
   return { verdict, errors };
 }
 
-function mutate(cel, mutating, object, namespaceLabels) {
-  const context = prepare(cel, mutating, object, namespaceLabels);
+function mutate(cel, mutating, object, namespaceLabels, sentAs = "v1") {
+  const context = prepare(cel, mutating, object, namespaceLabels, sentAs);
   if (!context) return [];
   const expression = withoutPatchType(mutating.spec.mutations[0].jsonPatch.expression);
   return cel.evaluate(expression, context);
@@ -398,7 +403,7 @@ function generateObject(index) {
 // ---- comparison -------------------------------------------------------------------------------
 
 const counts = { cases: 0, skipped: 0, exact: 0, unsafe: {}, unequal: {}, errors: {}, patched: {},
-                 patchFailures: {}, notNoop: {}, rejudgedFailures: 0, denies: {} };
+                 patchFailures: {}, notNoop: {}, rejudgedFailures: 0, denies: {}, betaUnequal: {} };
 const examples = [];
 const note = (kind, message) => {
   if (examples.filter((e) => e.startsWith(kind)).length < 5) examples.push(`${kind}: ${message}`);
@@ -481,6 +486,7 @@ function judgeBatch(label, cases, policyArgs, { context = [], clusterState = fal
         bump(counts.unequal, cel.name);
         note("unequal", `${cel.name} ${label} ${key}: compiled ${JSON.stringify(verdict)}, engine ${JSON.stringify(expected)}`);
       }
+      let fixed = false;
       for (const policy of mutating) {
         let patch;
         try {
@@ -492,6 +498,7 @@ function judgeBatch(label, cases, policyArgs, { context = [], clusterState = fal
           continue;
         }
         if (patch.length === 0) continue;
+        fixed = true;
         bump(counts.patched, cel.name);
         let patched;
         try {
@@ -507,6 +514,16 @@ function judgeBatch(label, cases, policyArgs, { context = [], clusterState = fal
           note("second pass", `${cel.name} ${key}: ${JSON.stringify(again)}`);
         }
         if (cel === engines[0]) patchedCases.push(patched);
+      }
+      // Sent as v1beta2: no fix (1.37.2 cannot convert it back), and the validating policies
+      // allow what the fix would change (the webhook judges it), else judge as for v1.
+      const beta = validate(cel, validating, bindings, v1, labels, "v1beta2");
+      const betaPatches = mutating.map((policy) => mutate(cel, policy, v1, labels, "v1beta2"));
+      const betaExpected = fixed ? {} : verdict;
+      if (JSON.stringify(beta.verdict) !== JSON.stringify(betaExpected) || beta.errors.length > 0 ||
+          betaPatches.some((patch) => patch.length > 0)) {
+        bump(counts.betaUnequal, cel.name);
+        note("beta", `${cel.name} ${label} ${key}: sent as v1beta2 ${JSON.stringify(beta)}, expected ${JSON.stringify(betaExpected)}`);
       }
     }
   }
@@ -627,12 +644,13 @@ const report = {
   cases: counts.cases, skipped: counts.skipped, exactCases: counts.exact, unsafe: counts.unsafe, unequal: counts.unequal,
   evaluationErrors: counts.errors, denies: counts.denies, patched: counts.patched,
   patchFailures: counts.patchFailures, secondPassChanges: counts.notNoop,
-  rejudgedFailures: counts.rejudgedFailures, invalidObjects,
+  rejudgedFailures: counts.rejudgedFailures, betaUnequal: counts.betaUnequal, invalidObjects,
 };
 console.log(JSON.stringify(report, null, 2));
 for (const example of examples) console.log(example);
 if (args.report) writeFileSync(args.report, JSON.stringify(report, null, 2));
 const bad = Object.values(counts.unsafe).some(Boolean) || Object.values(counts.unequal).some(Boolean) ||
   Object.values(counts.patchFailures).some(Boolean) || Object.values(counts.notNoop).some(Boolean) ||
-  Object.values(counts.errors).some(Boolean) || counts.rejudgedFailures > 0 || invalidObjects > 0;
+  Object.values(counts.errors).some(Boolean) || Object.values(counts.betaUnequal).some(Boolean) ||
+  counts.rejudgedFailures > 0 || invalidObjects > 0;
 process.exit(bad ? 1 : 0);

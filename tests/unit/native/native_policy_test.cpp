@@ -207,7 +207,39 @@ spec:
 )"));
   for (const Json& object : compiled.objects) {
     EXPECT_NE(object["kind"], "MutatingAdmissionPolicy");
+    // Nothing is patched, so a claim sent in a beta version is judged as one sent as v1.
+    EXPECT_EQ(object.dump().find("requestKind"), std::string::npos) << object["metadata"]["name"];
   }
+  EXPECT_FALSE(mentions(compiled.limits, "v1beta2"));
+}
+
+// Kubernetes 1.37.2 cannot convert a MutatingAdmissionPolicy's patch back to v1beta1/v1beta2:
+// the fix runs only on claims sent as v1, and the validating policies leave a beta-version claim
+// the fix would change to the webhook instead of judging it unpatched.
+TEST(NativePolicyTest, BetaVersionClaimsTheFixWouldChangeAreLeftToTheWebhook) {
+  const Result<policy::PolicySet> builtin = policy::load_builtin_policies();
+  ASSERT_TRUE(builtin.has_value());
+  const CompiledPolicies compiled = compile(*builtin, 37);
+  const Json& fix = compiled.objects[4];
+  ASSERT_EQ(fix["kind"], "MutatingAdmissionPolicy");
+  EXPECT_EQ(fix["spec"]["matchConditions"].back(),
+            (Json{{"name", "sent-as-v1"}, {"expression", "request.requestKind.version == 'v1'"}}));
+  EXPECT_TRUE(fix["spec"]["mutations"][0]["jsonPatch"]["expression"].get<std::string>().starts_with(
+      "variables.addsConstraints ? "));
+  for (const std::size_t index : {0u, 2u}) {
+    const Json& validating = compiled.objects[index];
+    ASSERT_EQ(validating["kind"], "ValidatingAdmissionPolicy");
+    const Json& skipped = validating["spec"]["variables"].back();
+    EXPECT_EQ(skipped["name"], "fixSkippedForBetaVersion");
+    EXPECT_EQ(skipped["expression"],
+              "!(request.requestKind.version == 'v1') && variables.addsConstraints");
+    for (const Json& validation : validating["spec"]["validations"]) {
+      EXPECT_TRUE(validation["expression"].get<std::string>().starts_with(
+          "!(!variables.fixSkippedForBetaVersion && "))
+          << validation["expression"];
+    }
+  }
+  EXPECT_TRUE(mentions(compiled.limits, "claims sent as resource.k8s.io/v1beta1 or v1beta2"));
 }
 
 TEST(NativePolicyTest, ClassesFromTheClusterStateAreBakedIn) {
