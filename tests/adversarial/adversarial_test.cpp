@@ -409,8 +409,10 @@ TEST_F(AdversarialProcessTest, TwoThousandIdleTlsConnectionsStaySmall) {
     ASSERT_TRUE(idle.back()->connected()) << "connection " << i;
   }
   // The server holds every one (a socket each), and has served a request since the last.
+  // (The warm probe's two connections, counted in `descriptors`, may have closed since.)
   ASSERT_TRUE(eventually(
-      [&] { return server_.open_descriptors() >= descriptors + kConnections; }));
+      [&] { return server_.open_descriptors() + 2 >= descriptors + kConnections; }))
+      << server_.open_descriptors() << " descriptors, " << descriptors << " before";
   ASSERT_TRUE(probe_served());
   const long long open = server_.resident_bytes();
   const long long per_connection = (open - before) / kConnections;
