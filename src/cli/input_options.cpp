@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "conventions.h"
 #include "topoguard/policy/policy_loader.h"
 
 namespace topoguard::cli {
@@ -61,8 +62,7 @@ std::optional<policy::PolicySet> load_command_policies(std::string_view command,
   std::vector<policy::SkippedDocument> skipped;
   Result<policy::PolicySet> policies = policy::load_policies(paths, &skipped);
   if (!skipped.empty()) {
-    std::cerr << "topoguard " << command << ": --policies: " << policy::skipped_documents_text(skipped)
-              << '\n';
+    note(command, "--policies: " + policy::skipped_documents_text(skipped));
   }
   if (!policies) {
     std::cerr << "topoguard " << command << ": " << policies.error().to_string() << '\n';

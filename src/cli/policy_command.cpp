@@ -28,6 +28,9 @@ std::string counted(std::size_t count, const char* singular, const char* plural)
 
 int run_lint(const std::vector<std::string>& paths) {
   const policy::PolicyLintReport report = policy::lint_policy_files(paths);
+  if (!report.skipped.empty()) {
+    note("policy lint", policy::skipped_documents_text(report.skipped));
+  }
   for (const Error& error : report.errors) {
     std::cout << error.to_string() << '\n';
   }

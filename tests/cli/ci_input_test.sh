@@ -106,6 +106,12 @@ for command in "audit examples/manifests" "fix examples/manifests" "policy compi
   check "$command --policies policies/: skipped documents noted" \
     grep -q -- '--policies: skipped [0-9]* documents that are not policies in [0-9]* files (AlignmentPolicyTest' "$work/err"
 done
+run policy lint policies/
+check "policy lint policies/: the policy is valid (got $code)" test "$code" -eq 0
+check "policy lint policies/: skipped documents noted" \
+  grep -q 'topoguard policy lint: skipped [0-9]* documents that are not policies in [0-9]* files (AlignmentPolicyTest' "$work/err"
+run policy lint --quiet policies/
+check "policy lint --quiet: no note" test ! -s "$work/err"
 stdin=policies/default.yaml run review --policies - --mode validate examples/admission/resourceclaimtemplate-create-aligned.json
 check "review --policies -: exit 0 (got $code)" test "$code" -eq 0
 # serve re-reads its policies: standard input is refused with a reason.
