@@ -12,6 +12,7 @@
 #include "report_formats.h"
 #include "topoguard/common/json_writer.h"
 #include "topoguard/common/printable_text.h"
+#include "topoguard/common/terminal_style.h"
 #include "topoguard/k8s/object.h"
 
 namespace topoguard::audit {
@@ -40,17 +41,13 @@ std::string resource_text(const k8s::ObjectRef& ref) {
   return printable(ref.kind) + ' ' + printable(display_namespace(ref)) + '/' + printable(ref.name);
 }
 
-// `text` in the SGR colour of `action` (ECMA-48), or as it is without colour. Only topoguard's own
-// words are coloured; what came from input stays printable() text outside the sequences.
+// `text` in the colour of `action` (deny red, warn yellow, audit cyan, exempted faint).
 std::string colored(std::string_view text, policy::Action action, bool exempted, bool color) {
-  if (!color) {
-    return std::string(text);
-  }
-  const char* sgr = exempted                           ? "2"
-                    : action == policy::Action::kDeny ? "1;31"
-                    : action == policy::Action::kWarn ? "33"
-                                                      : "36";
-  return "\033[" + std::string(sgr) + "m" + std::string(text) + "\033[0m";
+  const TerminalStyle style = exempted                           ? TerminalStyle::kFaint
+                              : action == policy::Action::kDeny ? TerminalStyle::kAlarm
+                              : action == policy::Action::kWarn ? TerminalStyle::kCaution
+                                                                : TerminalStyle::kNotice;
+  return styled(text, style, color);
 }
 
 // Findings and, with --show-exempted, waived findings ("exempted <action> ..."), in file and

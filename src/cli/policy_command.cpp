@@ -2,6 +2,8 @@
 // policy test PATH...` and `topoguard policy show-default`: flags, files and exit codes only; the
 // work is policy::lint_policy_files(), policy::policy_to_json(), the policytest module and
 // policy::builtin_policy_text().
+#include <unistd.h>
+
 #include <algorithm>
 #include <iostream>
 #include <set>
@@ -196,7 +198,7 @@ int run_test(const TestOptions& options) {
   if (options.format == "junit") {
     policytest::write_junit(parsed.errors, results, std::cout);
   } else {
-    policytest::write_text(parsed.errors, results, std::cout);
+    policytest::write_text(parsed.errors, results, std::cout, color_enabled(STDOUT_FILENO));
   }
   std::cout.flush();
   if (any_error(parsed, results)) {

@@ -10,6 +10,7 @@
 #include "topoguard/common/json_writer.h"
 #include "topoguard/common/location_text.h"
 #include "topoguard/common/printable_text.h"
+#include "topoguard/common/terminal_style.h"
 #include "topoguard/common/xml_text.h"
 #include "topoguard/common/yaml_document.h"
 #include "topoguard/policytest/policy_test.h"
@@ -83,18 +84,21 @@ std::string indented(const std::string& text, std::size_t spaces) {
 }  // namespace
 
 void write_text(const std::vector<Error>& file_errors, const std::vector<TestResult>& results,
-                std::ostream& out) {
+                std::ostream& out, bool color) {
+  const std::string error_word = styled("ERROR", TerminalStyle::kAlarm, color) + " ";
   for (const Error& error : file_errors) {
-    out << "ERROR " << error.to_string() << '\n';
+    out << error_word << error.to_string() << '\n';
   }
   std::size_t failed = 0;
   for (const TestResult& result : results) {
     const std::string name = printable(result.test->name);
     for (const Error& error : result.errors) {
-      out << "ERROR " << name << ": " << error.to_string() << '\n';
+      out << error_word << name << ": " << error.to_string() << '\n';
     }
     for (const CaseResult& entry : result.cases) {
-      out << (entry.passed ? "PASS " : "FAIL ") << name << ": " << case_title(entry) << '\n';
+      out << (entry.passed ? styled("PASS", TerminalStyle::kSuccess, color)
+                           : styled("FAIL", TerminalStyle::kAlarm, color))
+          << ' ' << name << ": " << case_title(entry) << '\n';
       if (!entry.passed) {
         out << indented(failure_detail(result, entry), 4);
       }

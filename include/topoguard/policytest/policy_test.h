@@ -130,9 +130,9 @@ struct TestInputs {
                                      const std::vector<Json>& namespaces = {});
 
 // One line per case (PASS/FAIL), what was expected and what happened under a failure, one
-// ERROR line per input error, and a closing count.
+// ERROR line per input error, and a closing count; with `color`, PASS green, FAIL and ERROR red.
 void write_text(const std::vector<Error>& file_errors, const std::vector<TestResult>& results,
-                std::ostream& out);
+                std::ostream& out, bool color = false);
 
 // JUnit XML (tests/reports/junit-10.xsd): a test suite per test, a test case per case, a
 // <failure> per failed case, an <error> test case per input error.

@@ -223,6 +223,10 @@ TEST(PolicyTestRun, MissingNamespaceLabelsAreTheReasonGivenAndCanBeGiven) {
   std::ostringstream text;
   write_text({}, {failed}, text);
   EXPECT_NE(text.str().find("\n    why: the labels of namespace"), std::string::npos) << text.str();
+  std::ostringstream colored;
+  write_text({}, {failed}, colored, true);
+  EXPECT_EQ(colored.str().rfind("\033[1;31mFAIL\033[0m ", 0), 0u) << colored.str();
+  EXPECT_EQ(colored.str().substr(colored.str().find(' ')), text.str().substr(text.str().find(' ')));
 
   // Missing labels never strengthen: more than expected (warn where audit is) is not theirs.
   const PolicyTest audit_expected = one_test(
