@@ -335,6 +335,21 @@ class Results:
     def failed(self):
         return [result for result in self.results if result[2]]
 
+    def summary(self, started):
+        """Prints the closing count; the exit status of the suite (1 when a check failed)."""
+        print("%d checks, %d failed, %.1f s in all" % (len(self.results), len(self.failed()),
+                                                       time.monotonic() - started))
+        return 1 if self.failed() else 0
+
+
+def unaligned_template(name, namespace):
+    """A v1 template with a GPU and a NIC request and no constraint between them."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"spec": {"devices": {"requests": [
+                {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}},
+                {"name": "nic", "exactly": {"deviceClassName": "dranet"}}]}}}}
+
 
 def golden_cases():
     """(name, input path, policy paths) of every golden case."""

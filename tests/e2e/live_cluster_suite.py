@@ -26,20 +26,12 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from admission_support import (Cluster, Results, Serve, check, devices_of,  # noqa: E402
-                               install_custom_kinds, register_webhooks)
+                               install_custom_kinds, register_webhooks, unaligned_template)
 from control_plane import SKIP, BinariesMissing, ControlPlane, read, wait_until  # noqa: E402
 
 BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
 SERVICE_ACCOUNT = "system:serviceaccount:topoguard:topoguard"
 ROLE = "topoguard-cluster-cache"
-
-
-def unaligned_template(name, namespace):
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {"spec": {"devices": {"requests": [
-                {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}},
-                {"name": "nic", "exactly": {"deviceClassName": "dranet"}}]}}}}
 
 
 def device_class(name, driver):
@@ -292,9 +284,7 @@ def main():
             suite.run("audit --cluster equals audit of the objects", suite.audit_cluster)
             suite.run("self-managed TLS: Secret, caBundles, drift repaired",
                       suite.self_managed_tls)
-        print("%d checks, %d failed, %.1f s in all" % (len(suite.results), len(suite.failed()),
-                                                       time.monotonic() - started))
-        return 1 if suite.failed() else 0
+        return suite.summary(started)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

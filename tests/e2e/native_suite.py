@@ -228,9 +228,7 @@ def run(plane, work, started):
     for where, ours, theirs, bad, _ in suite.differences:
         print("  %s %s\n      topoguard: %s\n      native:    %s" % (
             "FAIL" if bad else "diff", where, ours, theirs))
-    print("%d checks, %d failed, %.1f s in all" % (len(suite.results), len(suite.failed()),
-                                                   time.monotonic() - started))
-    return 1 if suite.failed() or failing else 0
+    return suite.summary(started) or (1 if failing else 0)
 
 
 if __name__ == "__main__":

@@ -116,9 +116,7 @@ def main():
             suite.run("no write while nothing changes (3 passes)", suite.idle_writes_nothing)
             suite.run("a deleted template's report goes", suite.deleted_template_report_gone)
             serve.stop()
-        print("%d checks, %d failed, %.1f s in all" % (len(suite.results), len(suite.failed()),
-                                                       time.monotonic() - started))
-        return 1 if suite.failed() else 0
+        return suite.summary(started)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -32,7 +32,7 @@ import yaml
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from admission_support import (CASES, EXAMPLES, RESOURCES, Cluster, Results, Serve,  # noqa: E402
                                check, devices_of, documents, expected_outcome, golden_cases,
-                               install_custom_kinds, register_webhooks)
+                               install_custom_kinds, register_webhooks, unaligned_template)
 from control_plane import SKIP, BinariesMissing, ControlPlane, wait_until  # noqa: E402
 
 BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
@@ -108,14 +108,6 @@ def completed(obj):
 # --- the cluster side ---------------------------------------------------------------------------
 
 # --- the checks ---------------------------------------------------------------------------------
-
-def unaligned_template(name, namespace):
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {"spec": {"devices": {"requests": [
-                {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}},
-                {"name": "nic", "exactly": {"deviceClassName": "dranet"}}]}}}}
-
 
 def gpu_deployment(name, namespace, replicas=1):
     """A Deployment pairing a device-plugin GPU and RDMA NIC: a warning, no patch."""
@@ -415,11 +407,8 @@ def main():
             suite.run("matchConditions: only DRA-bearing workloads sent", suite.match_conditions)
             suite.run("topoguard stopped: claims closed, workloads open", suite.topoguard_stopped)
             serve.stop()
-        failed = suite.failed()
         print("tallies: %s" % ", ".join("%s %d" % item for item in suite.tallies.items()))
-        print("%d checks, %d failed, %.1f s in all" % (len(suite.results), len(failed),
-                                                       time.monotonic() - started))
-        return 1 if failed else 0
+        return suite.summary(started)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
