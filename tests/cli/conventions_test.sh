@@ -210,9 +210,9 @@ if command -v script >/dev/null; then
   check "terminal: no raw control byte from input" \
     test "$(LC_ALL=C grep -caP '[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xa8-\xae]' "$work/tty-plain")" -eq 0
   check "terminal: the reason is escaped" grep -qF 'ok\x1b]0;pwned\x07\x1b[2K\rsummary' "$work/tty-plain"
-  on_terminal policy test "$source_dir/policies/tests/rules.yaml"
+  on_terminal policy test --root "$source_dir" "$source_dir/policies/tests/rules.yaml"
   check "terminal: policy test PASS in green" grep -qF "${esc}[32mPASS${esc}[0m " "$work/tty"
-  on_terminal policy test --no-color "$source_dir/policies/tests/rules.yaml"
+  on_terminal policy test --no-color --root "$source_dir" "$source_dir/policies/tests/rules.yaml"
   check "terminal: policy test with --no-color: no colour" test "$(grep -c "$esc" "$work/tty")" -eq 0
   # A short audit draws no progress line.
   on_terminal audit "$examples"
