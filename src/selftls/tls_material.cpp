@@ -31,8 +31,10 @@ Time renewal_time(const pki::CertificateInfo& info, double renew_fraction) {
              static_cast<double>(life.count()) * renew_fraction));
 }
 
+// The backdate is at most a tenth of the lifetime: renewal comes at a fraction of the whole
+// validity, so an hour's backdate on a certificate of minutes would be due the moment it is made.
 pki::Validity validity_from(Time now, const TlsPolicy& policy, std::chrono::seconds lifetime) {
-  return {now - policy.backdate, now + lifetime};
+  return {now - std::min(policy.backdate, lifetime / 10), now + lifetime};
 }
 
 // Empty when `ca` can sign at `now`: a CA certificate in its validity with its own key.

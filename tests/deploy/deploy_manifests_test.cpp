@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -501,6 +502,50 @@ TEST(DeployManifestsTest, ClusterRoleReadsExactlyTheClusterState) {
                           {"namespace", account["metadata"].value("namespace", "")}}}));
   EXPECT_EQ(account["metadata"].value("name", ""), pod.value("serviceAccountName", ""));
   EXPECT_TRUE(pod.value("automountServiceAccountToken", false));
+}
+
+// deploy/audit's two roles together grant get/list on exactly what `audit --cluster` reads: the
+// cluster state and every workload kind (resource: the kind's plural, lowercase + "s" for all
+// of them), nothing else and no other verb; the cluster-scoped kinds are in their own role, so a
+// team bound to the namespaced one in its namespace can run `audit --cluster -n TEAM`.
+TEST(DeployManifestsTest, AuditRolesReadExactlyWhatAuditClusterReads) {
+  const fs::path file = fs::path(test::source_dir()) / "deploy" / "audit" / "clusterrole.yaml";
+  std::map<std::string, std::set<std::pair<std::string, std::string>>> granted;  // role -> ...
+  for (const Json& role : parse_file(file)) {
+    ASSERT_EQ(role.value("kind", ""), "ClusterRole");
+    auto& resources = granted[role["metadata"].value("name", "")];
+    for (const Json& rule : role["rules"]) {
+      EXPECT_EQ(rule["verbs"], Json::array({"get", "list"})) << rule.dump();
+      EXPECT_FALSE(rule.contains("resourceNames") || rule.contains("nonResourceURLs"));
+      for (const Json& group : rule["apiGroups"]) {
+        for (const Json& resource : rule["resources"]) {
+          EXPECT_TRUE(resources.emplace(group.get<std::string>(), resource.get<std::string>()).second)
+              << resource << " granted twice";
+        }
+      }
+    }
+  }
+  const std::set<std::pair<std::string, std::string>> cluster_scoped = {
+      {"resource.k8s.io", "deviceclasses"},
+      {"resource.k8s.io", "resourceslices"},
+      {"resource.k8s.io", "devicetaintrules"},
+      {"", "namespaces"}};
+  EXPECT_EQ(granted["topoguard-audit-cluster-state"], cluster_scoped);
+
+  std::set<std::pair<std::string, std::string>> read;
+  for (const kube::WantedResource& wanted : kube::cluster_state_resources()) {
+    if (!cluster_scoped.contains({wanted.group, wanted.resource})) {
+      read.emplace(wanted.group, wanted.resource);
+    }
+  }
+  for (const k8s::WorkloadKindName& kind : k8s::workload_kinds()) {
+    std::string plural(kind.kind);
+    std::transform(plural.begin(), plural.end(), plural.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    read.emplace(std::string(kind.group), plural + "s");
+  }
+  EXPECT_EQ(granted["topoguard-audit-namespaced"], read);
+  EXPECT_EQ(granted.size(), 2u);
 }
 
 // Egress from the webhook pods: the API server's ports (443 through the kubernetes Service, 6443

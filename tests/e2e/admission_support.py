@@ -4,20 +4,23 @@ configurations, and kubectl against the control plane."""
 
 import base64
 import copy
+import http.client
 import json
 import os
 import re
 import shutil
 import signal
+import ssl
 import subprocess
 import time
 import traceback
+import urllib.parse
 import urllib.request
 import uuid
 
 import yaml
 
-from control_plane import wait_until
+from control_plane import read, wait_until
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CASES = os.path.join(SOURCE_DIR, "tests", "golden", "cases")
@@ -67,9 +70,10 @@ def documents(path):
                 yield document
 
 
-def review(binary, mode, obj, operation, policies, old=None):
+def review(binary, mode, obj, operation, policies, old=None, namespace_labels=None):
     """topoguard's answer (`topoguard review`) to the AdmissionReview the API server sends for
-    `obj` under `policies` (the default policy when empty)."""
+    `obj` under `policies` (the default policy when empty); `namespace_labels`: a file of the
+    namespaces' labels, as the webhook's cluster cache would know them."""
     group, _, version = obj["apiVersion"].rpartition("/")
     kind = {"group": group, "version": version, "kind": obj["kind"]}
     resource = {"group": group, "version": version, "resource": RESOURCES[obj["kind"]]}
@@ -84,6 +88,8 @@ def review(binary, mode, obj, operation, policies, old=None):
     arguments = [binary, "review", "-", "--mode", mode]
     for path in policies or (DEFAULT_POLICY,):
         arguments += ["--policies", path]
+    if namespace_labels:
+        arguments += ["--namespace-labels", namespace_labels]
     done = subprocess.run(arguments, capture_output=True, text=True,
                           input=json.dumps({"apiVersion": "admission.k8s.io/v1",
                                             "kind": "AdmissionReview", "request": request}))
@@ -115,15 +121,17 @@ def apply_patch(obj, patch):
     return obj
 
 
-def expected_outcome(binary, obj, policies):
+def expected_outcome(binary, obj, policies, namespace_labels=None):
     """(allowed, message, warnings, stored devices) the API server should end with, from the
     engine: /mutate (claims are patched, workloads never), then /validate on the result."""
-    mutated = review(binary, "mutate", obj, "CREATE", policies)
+    mutated = review(binary, "mutate", obj, "CREATE", policies,
+                     namespace_labels=namespace_labels)
     warnings = list(mutated.get("warnings", []))
     patched = obj
     if mutated.get("patch"):
         patched = apply_patch(obj, json.loads(base64.b64decode(mutated["patch"])))
-    validated = review(binary, "validate", patched, "CREATE", policies)
+    validated = review(binary, "validate", patched, "CREATE", policies,
+                       namespace_labels=namespace_labels)
     warnings += validated.get("warnings", [])
     allowed = mutated["allowed"] and validated["allowed"]
     denial = validated if not validated["allowed"] else mutated
@@ -139,7 +147,9 @@ def devices_of(obj):
 class Cluster:
     def __init__(self, plane, work):
         self.plane, self.work = plane, work
-        self.namespaces = {"default", "kube-system", "kube-public", "kube-node-lease"}
+        # name -> labels, with the name label the API server adds to every Namespace
+        self.namespaces = {name: {"kubernetes.io/metadata.name": name} for name in (
+            "default", "kube-system", "kube-public", "kube-node-lease")}
         self.served_kinds = {}  # (apiVersion, kind) -> served
 
     def kubectl(self, *arguments, **options):
@@ -164,7 +174,14 @@ class Cluster:
         self.kubectl("create", "-f", "-", stdin=json.dumps({
             "apiVersion": "v1", "kind": "Namespace",
             "metadata": {"name": name, "labels": labels or {}}}))
-        self.namespaces.add(name)
+        self.namespaces[name] = {**(labels or {}), "kubernetes.io/metadata.name": name}
+
+    def namespace_labels(self):
+        """A file of the labels of the namespaces made here (`--namespace-labels`)."""
+        path = os.path.join(self.work, "namespace-labels.json")
+        with open(path, "w") as out:
+            json.dump(self.namespaces, out)
+        return path
 
     def delete(self, obj):
         namespace = obj["metadata"].get("namespace")
@@ -289,6 +306,47 @@ def register_webhooks(cluster, serve, ca_pem):
     cluster.kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List",
                                                            "items": configurations}))
     return configurations
+
+
+class AdminClient:
+    """Creates objects through the API server directly (no kubectl process per object), as the
+    control plane's admin: its client certificate from the kubeconfig, one connection per
+    thread."""
+
+    def __init__(self, plane, work):
+        config = json.loads(read(plane.kubeconfig))
+        user = config["users"][0]["user"]
+        cluster = config["clusters"][0]["cluster"]
+        paths = {}
+        for field in ("client-certificate-data", "client-key-data"):
+            paths[field] = os.path.join(work, field)
+            with open(paths[field], "wb") as out:
+                out.write(base64.b64decode(user[field]))
+        self.context = ssl.create_default_context(
+            cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
+        self.context.load_cert_chain(paths["client-certificate-data"],
+                                     paths["client-key-data"])
+        self.server = urllib.parse.urlsplit(cluster["server"])
+
+    def connection(self):
+        return http.client.HTTPSConnection(self.server.hostname, self.server.port,
+                                           context=self.context, timeout=30)
+
+    @staticmethod
+    def dry_run_create(connection, obj):
+        """(HTTP status, body, API warnings) of a server-side dry-run CREATE of a namespaced
+        object: admission runs (webhooks, admission policies), nothing is stored."""
+        group, _, version = obj["apiVersion"].rpartition("/")
+        path = "%s/namespaces/%s/%s?dryRun=All" % (
+            "/apis/%s/%s" % (group, version) if group else "/api/" + version,
+            obj["metadata"].get("namespace", "default"), RESOURCES[obj["kind"]])
+        connection.request("POST", path, body=json.dumps(obj),
+                           headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        # RFC 7234 warn-text as the API server writes it: 299 - "text"
+        warnings = [re.sub(r'^299 - "(.*)"$', r"\1", value, flags=re.S)
+                    for name, value in response.getheaders() if name.lower() == "warning"]
+        return response.status, response.read().decode(), warnings
 
 
 def install_custom_kinds(cluster):

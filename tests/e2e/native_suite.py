@@ -8,10 +8,15 @@ cases and examples is created under them, and the API server's verdict (denied b
 policy, admitted with the warn policy's warnings, stored with the MutatingAdmissionPolicy's
 patch) is set against topoguard's own (`topoguard review`, /mutate then /validate).
 
+Then 600 generated claims and templates (tests/native/claim_generator.mjs, the cases of the
+JavaScript differential), created by server-side dry run under the default policy.
+
 Every difference is printed. The native policies are documented to leave some claims to the
-webhook (the compile header's "not compiled" and "limits" lists): there they admit what
-topoguard would deny or warn on, and such a difference is listed, not failed. A native policy
-that denies or warns where topoguard allows, or stores another patch than topoguard's, fails.
+webhook (the compile header's "not compiled" and "limits" lists; the generator marks what in a
+case falls under them): there they admit what topoguard would deny or warn on, and such a
+difference is listed with its explanation, not failed; so is an object the API server's own
+validation refuses. A native policy that denies or warns where topoguard allows, stores another
+patch than topoguard's, or differs without an explanation, fails.
 
 Usage: native_suite.py TOPOGUARD_BINARY SOURCE_DIR. Exit 77 when the control plane is not built.
 """
@@ -27,8 +32,8 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from admission_support import (EXAMPLES, Cluster, Results, check, devices_of,  # noqa: E402
-                               documents, expected_outcome, golden_cases)
+from admission_support import (EXAMPLES, AdminClient, Cluster, Results, check,  # noqa: E402
+                               devices_of, documents, expected_outcome, golden_cases)
 from control_plane import SKIP, BinariesMissing, ControlPlane, wait_until  # noqa: E402
 
 BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
@@ -47,6 +52,17 @@ BETA_LEFT_TO_WEBHOOK = (
     "a v1beta1/v1beta2 claim the fix would change: the native policies neither patch nor "
     "judge it (1.37.2 cannot convert the patch back), the webhook does")
 KNOWN_DIFFERENCES = [BETA_LEFT_TO_WEBHOOK]
+# What a generated case holds that `policy compile` leaves to the webhook (its header's "limits"),
+# as claim_generator.mjs marks it: a difference on such a case is explained by it.
+TRAITS = {
+    "driverSelectors": "a selector names the driver: roles from it are left to the webhook",
+    "derivedUnread": "a derived attribute named only a pattern accepts: left to the webhook",
+    "derivedLarge": "derived attributes beyond 8 requests or 8 constraints: left to the webhook",
+    "manySelectors": "more selectors than the compiled CEL reads: left to the webhook",
+    "longSelectors": "a selector longer than the compiled CEL reads: left to the webhook",
+}
+GENERATED_COUNT, GENERATED_SEED = 600, 37
+NODE = shutil.which("node") or "node"
 NATIVE_KINDS = ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
                 "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding")
 
@@ -143,41 +159,85 @@ class Suite(Results):
                 continue
             namespace = obj["metadata"].get("namespace", "default")
             self.cluster.ensure_namespace(namespace)
-            allowed, message, warnings, patched = expected_outcome(BINARY, obj, policies)
-            ours = verdict(allowed, warnings)
-            theirs, said, stored = self.native_outcome(obj)
-            if stored is not None:
-                created.append(stored)
-            self.compared += 1
-            where = "%s: %s %s/%s" % (label, obj["kind"], namespace, obj["metadata"]["name"])
-            if theirs == "deny" and "ValidatingAdmissionPolicy" not in said:
-                self.differences.append((where, ours, "refused by the API server: " + said,
-                                         False, False))
-                continue
-            original = devices_of(obj).get("constraints")
-            ours_patch = devices_of(patched).get("constraints")
-            theirs_patch = devices_of(stored).get("constraints") if stored else None
-            if ours == theirs and (stored is None or ours_patch == theirs_patch):
-                self.agreed += 1
-                continue
-            known = [why for test, why in KNOWN_DIFFERENCES
-                     if test(obj, ours, theirs, ours_patch != original)]
-            stricter = (theirs == "deny" and ours != "deny") or (theirs == "warn" and
-                                                                ours == "allow")
-            # Another patch than topoguard's fails; no patch where topoguard patches is the
-            # compiled policies leaving the claim to the webhook (the compile header's lists).
-            other_patch = stored is not None and theirs_patch != original and \
-                theirs_patch != ours_patch
-            self.differences.append((
-                where, "%s %s%s" % (ours, message or warnings or "",
-                                    " patch " + json.dumps(ours_patch)
-                                    if ours_patch != original else ""),
-                "%s %s%s%s" % (theirs, said, " stored " + json.dumps(theirs_patch)
-                               if stored is not None and theirs_patch != original else "",
-                               "\n      known:     " + known[0] if known else ""),
-                stricter or other_patch, bool(known)))
+            native = self.native_outcome(obj)
+            if native[2] is not None:
+                created.append(native[2])
+            # As the JavaScript differential marks the golden cases.
+            explanations = [TRAITS["driverSelectors"]] if "driver" in json.dumps(obj) else []
+            self.record("%s: %s %s/%s" % (label, obj["kind"], namespace, obj["metadata"]["name"]),
+                        obj, expected_outcome(BINARY, obj, policies,
+                                              self.cluster.namespace_labels()),
+                        native, explanations)
         for stored in created:
             self.cluster.delete(stored)
+
+    def compare_generated(self, client, count, seed):
+        """Generated claims and templates (tests/native/claim_generator.mjs, what the JavaScript
+        differential judges) created by server-side dry run under the default policy."""
+        generator = [NODE, os.path.join(SOURCE, "tests", "native", "claim_generator.mjs")]
+        namespaces = subprocess.run(generator + ["--namespaces"], capture_output=True,
+                                    text=True, check=True).stdout.splitlines()
+        for line in namespaces:
+            namespace = json.loads(line)["metadata"]
+            self.cluster.ensure_namespace(namespace["name"], namespace["labels"])
+        cases = subprocess.run(generator + ["--count", str(count), "--seed", str(seed)],
+                               capture_output=True, text=True, check=True).stdout.splitlines()
+        labels = self.cluster.namespace_labels()
+        connection = client.connection()
+        before = self.compared
+        for line in cases:
+            case = json.loads(line)
+            obj, traits = case["object"], sorted(k for k, v in case["traits"].items() if v)
+            status, body, warnings = client.dry_run_create(connection, obj)
+            if status == 201:
+                policy_warnings = [w for w in warnings if w.startswith(POLICY_WARNING)]
+                native = verdict(True, policy_warnings), policy_warnings, json.loads(body)
+            else:
+                native = "deny", json.loads(body).get("message", body), None
+            where = "generated (seed %d): %s %s/%s%s" % (
+                seed, obj["kind"], obj["metadata"]["namespace"], obj["metadata"]["name"],
+                " traits " + ",".join(traits) if traits else "")
+            self.record(where, obj, expected_outcome(BINARY, obj, [], labels), native,
+                        [TRAITS[t] for t in traits if t in TRAITS])
+        connection.close()
+        print("     %d generated claims and templates compared" % (self.compared - before))
+        check(self.compared - before == count, "%d of %d compared" % (self.compared - before,
+                                                                    count))
+
+    def record(self, where, obj, expected, native, explanations=()):
+        """Sets the API server's outcome against topoguard's; `explanations`: why a difference
+        on this object is expected (what the compiled policies leave to the webhook)."""
+        allowed, message, warnings, patched = expected
+        theirs, said, stored = native
+        ours = verdict(allowed, warnings)
+        self.compared += 1
+        if theirs == "deny" and "ValidatingAdmissionPolicy" not in said:
+            self.differences.append((where, ours, "refused by the API server: " + said,
+                                     False, False))
+            return
+        # An empty list of constraints is stored as none.
+        original = devices_of(obj).get("constraints") or None
+        ours_patch = devices_of(patched).get("constraints") or None
+        theirs_patch = (devices_of(stored).get("constraints") or None) if stored else None
+        if ours == theirs and (stored is None or ours_patch == theirs_patch):
+            self.agreed += 1
+            return
+        known = [why for test, why in KNOWN_DIFFERENCES
+                 if test(obj, ours, theirs, ours_patch != original)] + list(explanations)
+        stricter = (theirs == "deny" and ours != "deny") or (theirs == "warn" and
+                                                            ours == "allow")
+        # Another patch than topoguard's fails; no patch where topoguard patches is the
+        # compiled policies leaving the claim to the webhook (the compile header's lists).
+        other_patch = stored is not None and theirs_patch != original and \
+            theirs_patch != ours_patch
+        self.differences.append((
+            where, "%s %s%s" % (ours, message or warnings or "",
+                                " patch " + json.dumps(ours_patch)
+                                if ours_patch != original else ""),
+            "%s %s%s%s" % (theirs, said, " stored " + json.dumps(theirs_patch)
+                           if stored is not None and theirs_patch != original else "",
+                           "\n      known:     " + known[0] if known else ""),
+            stricter or other_patch or not known, bool(known)))
 
 
 def main():
@@ -218,12 +278,16 @@ def run(plane, work, started):
                 continue
             for name, path in cases:
                 suite.run("verdicts " + name, suite.compare, name, path, list(policies))
+            if not policies:
+                suite.run("verdicts of %d generated claims and templates" % GENERATED_COUNT,
+                          suite.compare_generated, AdminClient(plane, work), GENERATED_COUNT,
+                          GENERATED_SEED)
             suite.run("removed %s" % label, suite.remove, copy.copy(installed))
     failing = [d for d in suite.differences if d[3]]
     known = [d for d in suite.differences if d[4]]
     print("\ncompiled objects accepted by the API server: %d" % suite.objects_accepted)
     print("claims and templates compared: %d, same verdict and patch: %d, different: %d "
-          "(native stricter or another patch: %d; known, left to the webhook: %d)"
+          "(failing: stricter, another patch or unexplained: %d; known, left to the webhook: %d)"
           % (suite.compared, suite.agreed, len(suite.differences), len(failing), len(known)))
     for where, ours, theirs, bad, _ in suite.differences:
         print("  %s %s\n      topoguard: %s\n      native:    %s" % (

@@ -22,6 +22,7 @@ import { createRequire } from "node:module";
 import { mkdirSync, readFileSync, readdirSync, writeFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { claimGenerator } from "./claim_generator.mjs";
 
 const args = Object.fromEntries(
   process.argv.slice(2).reduce((pairs, arg, i, all) => {
@@ -32,7 +33,6 @@ const args = Object.fromEntries(
 const repo = args.repo;
 const topoguard = args.topoguard;
 const count = Number(args.count ?? 10000);
-let seed = Number(args.seed ?? 24);
 const work = args.work ?? path.join(process.env.TMPDIR ?? "/tmp", `native-diff-${process.pid}`);
 mkdirSync(work, { recursive: true });
 
@@ -282,124 +282,6 @@ function asV1(object) {
   return copy;
 }
 
-// ---- generated claims -------------------------------------------------------------------------
-
-function random() {
-  seed = (seed * 1103515245 + 12345) % 2147483648;
-  return seed / 2147483648;
-}
-const pick = (items) => items[Math.floor(random() * items.length)];
-const chance = (p) => random() < p;
-
-const gpuClasses = ["gpu.nvidia.com", "mig.nvidia.com", "gpu.amd.com"];
-const nicClasses = ["dra.net", "sriovnetwork.k8snetworkplumbingwg.io", "efa.networking.k8s.aws"];
-const otherClasses = ["cpu.example.com", "storage.example.com", "fpga.example.com"];
-const alignmentAttributes = ["resource.kubernetes.io/pcieRoot"];
-const numaAttributes = ["resource.kubernetes.io/numaNode", "dra.net/numaNode", "example.com/numa"];
-const otherAttributes = ["example.com/rack", "gpu.nvidia.com/productName", "derived.example.com/root"];
-
-// What a generated case holds that the compiled CEL leaves to the webhook.
-function generateChoice(traits, big) {
-  const choice = {};
-  const role = random();
-  choice.deviceClassName =
-    role < 0.4 ? pick(gpuClasses) : role < 0.8 ? pick(nicClasses) : pick(otherClasses);
-  if (chance(0.15)) choice.count = pick([2, 4]);
-  else if (chance(0.05)) choice.allocationMode = "All";
-  if (chance(0.35)) {
-    const selectors = [];
-    const n = big && chance(0.3) ? 5 + Math.floor(random() * 4) : 1 + Math.floor(random() * 2);
-    for (let i = 0; i < n; i++) {
-      const kind = random();
-      let expression;
-      if (kind < 0.35) {
-        expression = `device.attributes["${pick(["resource.kubernetes.io", "dra.net"])}"].numaNode == ${pick([0, 1])}`;
-        traits.pins = true;
-      } else if (kind < 0.7) {
-        expression = `device.attributes["gpu.nvidia.com"].productName == "${pick(["A100", "H100"])}"`;
-      } else if (kind < 0.8) {
-        expression = `device.driver == "${pick([...gpuClasses, ...nicClasses])}"`;
-        traits.driverSelectors = true;
-      } else if (kind < 0.9) {
-        expression = `device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0`;
-      } else {
-        const length = Math.floor(random() * 300);
-        expression = `device.attributes["dra.net"].rdma == true && ` +
-          `device.attributes["dra.net"].ifName.startsWith("${"x".repeat(length)}")`;
-        if (expression.length > 256) traits.longSelectors = true;
-      }
-      selectors.push({ cel: { expression } });
-    }
-    if (n > 4) traits.manySelectors = true;
-    choice.selectors = selectors;
-  }
-  if (chance(0.08)) {
-    const name = pick([...alignmentAttributes, ...numaAttributes, "derived.example.com/root"]);
-    const expression = chance(0.5)
-      ? `device.attributes["${name.split("/")[0]}"].${name.split("/")[1]}`
-      : pick([`"forged"`, `device.attributes["resource.kubernetes.io"].pcieRoot`,
-              `device.attributes["dra.net"].numaNode`]);
-    choice.derivedAttributes = [{ name, expression }];
-    traits.derived = true;
-    // A name only a regex pattern accepts: whether its read is of itself is not decided natively.
-    if (name === "example.com/numa" && expression.startsWith("device.")) traits.derivedUnread = true;
-  }
-  return choice;
-}
-
-function generateObject(index) {
-  const traits = {};
-  const big = chance(0.1);
-  const requestCount = big ? 1 + Math.floor(random() * 32) : 1 + Math.floor(random() * 4);
-  const requests = [];
-  const entries = [];
-  for (let r = 0; r < requestCount; r++) {
-    const name = `r${r}`;
-    if (chance(0.25)) {
-      const subs = [];
-      const subCount = 1 + Math.floor(random() * (big ? 8 : 3));
-      for (let s = 0; s < subCount; s++) {
-        subs.push({ name: `s${s}`, ...generateChoice(traits, big) });
-        entries.push(`${name}/s${s}`);
-      }
-      requests.push({ name, firstAvailable: subs });
-    } else {
-      requests.push({ name, exactly: generateChoice(traits, big) });
-    }
-    entries.push(name);
-  }
-  const constraints = [];
-  const constraintCount = chance(0.3) ? 0 : Math.floor(random() * (big ? 32 : 4));
-  for (let c = 0; c < constraintCount; c++) {
-    const constraint = {};
-    if (!chance(0.1)) {
-      const named = [];
-      const n = 1 + Math.floor(random() * Math.min(entries.length, big ? 32 : 4));
-      for (let i = 0; i < n; i++) named.push(pick(entries));
-      constraint.requests = named;
-    }
-    if (chance(0.08)) constraint.distinctAttribute = pick(otherAttributes);
-    else {
-      const kind = random();
-      constraint.matchAttribute =
-        kind < 0.55 ? pick(alignmentAttributes) : kind < 0.85 ? pick(numaAttributes) : pick(otherAttributes);
-    }
-    constraints.push(constraint);
-  }
-  // Claims with derived attributes are read natively up to 8 requests and 8 constraints.
-  if (traits.derived && (requestCount > 8 || constraintCount > 8)) traits.derivedLarge = true;
-  const devices = { requests };
-  if (constraintCount > 0 || chance(0.2)) devices.constraints = constraints;
-  const template = chance(0.5);
-  const namespace = pick(generatedNamespaceNames);
-  const object = template
-    ? { apiVersion: "resource.k8s.io/v1", kind: "ResourceClaimTemplate",
-        metadata: { name: `case-${index}`, namespace }, spec: { spec: { devices } } }
-    : { apiVersion: "resource.k8s.io/v1", kind: "ResourceClaim",
-        metadata: { name: `case-${index}`, namespace }, spec: { devices } };
-  return { object, traits };
-}
-
 // ---- comparison -------------------------------------------------------------------------------
 
 const counts = { cases: 0, skipped: 0, exact: 0, unsafe: {}, unequal: {}, errors: {}, patched: {},
@@ -601,18 +483,10 @@ for (const name of readdirSync(goldenDir).sort()) {
 }
 
 // Generated cases, under the built-in policy and the shipped example policies.
-// Namespaces the policies under test select or exclude, by name and by label.
-const generatedNamespaceNames = ["default", "inference", "ml", "team-a", "team-b", "prod",
-                                 "prod-east", "sandbox", "serving", "kube-system"];
-const generatedLabels = (name) => ({
-  "kubernetes.io/metadata.name": name,
-  ...(name.startsWith("prod") || name === "serving" ? { tier: "prod" } : { tier: "dev" }),
-  ...(name === "team-b" ? { legacy: "true" } : {}),
-});
-const generatedNamespaces = generatedNamespaceNames.map((name) => ({
-  apiVersion: "v1", kind: "Namespace", metadata: { name, labels: generatedLabels(name) } }));
 const examplesCount = Number(args["examples-count"] ?? 1000);
 
+const { generateObject, generatedNamespaces, generatedLabels } =
+  claimGenerator(Number(args.seed ?? 24));
 const generated = [];
 for (let i = 0; i < count; i++) generated.push(generateObject(i));
 const builtinObjects = judgeBatch("generated", generated, [], {

@@ -68,7 +68,8 @@ struct TlsPolicy {
   std::chrono::seconds ca_lifetime{std::chrono::hours(24 * 3650)};
   std::chrono::seconds cert_lifetime{std::chrono::hours(24 * 365)};
   double renew_fraction = 2.0 / 3.0;  // renewed once this much of a lifetime has passed
-  // Certificates start this far in the past, for clocks behind the writer's.
+  // Certificates start this far in the past (at most a tenth of their lifetime), for clocks
+  // behind the writer's.
   std::chrono::seconds backdate{std::chrono::hours(1)};
   // How long a retired CA stays trusted: long enough for every replica to serve the new
   // certificate and every API server to read the new bundle.

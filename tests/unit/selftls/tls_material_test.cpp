@@ -75,6 +75,29 @@ TEST(TlsPlanTest, FirstStartMakesTheSecretAndThenReusesIt) {
   EXPECT_EQ(again.next_check, kStart - hours(1) + std::chrono::minutes(73 * 40));
 }
 
+// The shortest lifetimes serve accepts: backdated a tenth of their life, not an hour, so a new
+// certificate is not due for renewal the moment it is made (found against the real API server:
+// an hour's backdate on a 1-minute certificate renewed it on every pass).
+TEST(TlsPlanTest, MinuteLifetimesAreNotDueWhenMade) {
+  TlsPolicy policy = short_lived();
+  policy.ca_lifetime = 90s;
+  policy.cert_lifetime = 60s;
+  policy.previous_overlap = 6s;
+  const TlsMaterial first = *plan(std::nullopt, kStart, false, policy).write;
+  const auto serving = pki::read_certificate(first.serving.cert_pem);
+  ASSERT_TRUE(serving.has_value());
+  EXPECT_EQ(serving->not_before, kStart - 6s);
+  const auto ca = pki::read_certificate(first.ca.cert_pem);
+  ASSERT_TRUE(ca.has_value());
+  EXPECT_EQ(ca->not_before, kStart - 9s);
+  const TlsPlan soon = plan(first, kStart + 30s, false, policy);
+  EXPECT_FALSE(soon.write.has_value());
+  EXPECT_EQ(soon.next_check, kStart - 6s + 44s);
+  const TlsPlan due = plan(first, kStart + 39s, false, policy);
+  ASSERT_TRUE(due.write.has_value());
+  EXPECT_TRUE(due.renewed_certificate);
+}
+
 // The serving certificate is renewed from the same CA at two thirds of its life; the bundle does
 // not change, so nothing is distrusted.
 TEST(TlsPlanTest, RenewsTheServingCertificateAtTwoThirdsOfItsLife) {

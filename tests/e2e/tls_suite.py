@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""Self-managed TLS against the real API server: `serve --self-managed-tls` as deploy/webhook's
+ServiceAccount under the RBAC of deploy/webhook/self-managed makes Secret topoguard-tls, puts its
+CA into every caBundle of the registered configurations and repairs one emptied; the API server
+then calls it through the configurations' `service` reference and trusts the certificate it
+made (the Service is an ExternalName to localhost, which the API server's service resolver
+follows); and while clients create objects through the API server, the serving certificate is
+renewed and the CA rotated with 0 failed admissions.
+
+Usage: tls_suite.py TOPOGUARD_BINARY SOURCE_DIR. Exit 77 when the control plane is not built."""
+
+import base64
+import http.client
+import json
+import os
+import shutil
+import socket
+import ssl
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import yaml
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from admission_support import (AdminClient, Cluster, Results, Serve, check,  # noqa: E402
+                               devices_of, unaligned_template)
+from control_plane import SKIP, BinariesMissing, ControlPlane, free_ports, read, \
+    wait_until  # noqa: E402
+
+BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
+# The shortest lives serve accepts: the next CA at two thirds of 90 s, a certificate renewed at
+# two thirds of 60 s, so one run of the load sees both.
+CA_LIFETIME, CERT_LIFETIME = "90s", "1m"
+LOAD_LIMIT = 120  # seconds the load may run waiting for a renewal and a CA rotation
+
+
+def ready(serve):
+    try:
+        with urllib.request.urlopen("http://%s/readyz" % serve.metrics_listen, timeout=5) as r:
+            return r.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def served_certificate(port):
+    """The DER certificate serve presents on 127.0.0.1:port (not verified: only compared)."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+        with context.wrap_socket(raw, server_hostname="topoguard.topoguard.svc") as tls:
+            return tls.getpeercert(binary_form=True)
+
+
+class Suite(Results):
+    def __init__(self, plane, cluster, work):
+        super().__init__()
+        self.plane, self.cluster, self.work = plane, cluster, work
+        self.port = free_ports(1)[0]
+        self.serve = None
+
+    def install(self):
+        """deploy/webhook/self-managed rendered: its RBAC and configurations applied, the
+        configurations' service port set to serve's, the Service an ExternalName to localhost."""
+        rendered = self.cluster.kubectl("kustomize", os.path.join(
+            SOURCE, "deploy", "webhook", "self-managed")).stdout
+        documents = [d for d in yaml.safe_load_all(rendered) if d]
+        kept = [d for d in documents if d["kind"] in (
+            "Namespace", "ServiceAccount", "Role", "RoleBinding", "ClusterRole",
+            "ClusterRoleBinding", "ValidatingWebhookConfiguration",
+            "MutatingWebhookConfiguration")]
+        self.configurations = [d for d in kept if d["kind"].endswith("WebhookConfiguration")]
+        check(len(self.configurations) == 2, "self-managed renders %d configurations"
+              % len(self.configurations))
+        for configuration in self.configurations:
+            for webhook in configuration["webhooks"]:
+                service = webhook["clientConfig"]["service"]
+                check((service["namespace"], service["name"]) == ("topoguard", "topoguard"),
+                      "a webhook names another Service: %s" % service)
+                service["port"] = self.port
+                webhook["clientConfig"].pop("caBundle", None)
+        service = {"apiVersion": "v1", "kind": "Service",
+                   "metadata": {"name": "topoguard", "namespace": "topoguard"},
+                   "spec": {"type": "ExternalName", "externalName": "localhost"}}
+        self.cluster.kubectl("apply", "-f", "-", stdin=json.dumps(
+            {"apiVersion": "v1", "kind": "List", "items": kept + [service]}))
+
+    def service_account_kubeconfig(self):
+        token = self.cluster.kubectl("-n", "topoguard", "create", "token", "topoguard",
+                                     "--duration=1h").stdout.strip()
+        path = os.path.join(self.work, "serviceaccount.kubeconfig")
+        with open(path, "w") as out:
+            json.dump({"apiVersion": "v1", "kind": "Config", "current-context": "sa",
+                       "clusters": [{"name": "e2e", "cluster": {
+                           "server": self.plane.state["server"],
+                           "certificate-authority-data": base64.b64encode(
+                               read(self.plane.state["ca"]).encode()).decode()}}],
+                       "users": [{"name": "sa", "user": {"token": token}}],
+                       "contexts": [{"name": "sa", "context": {"cluster": "e2e",
+                                                               "user": "sa"}}]}, out)
+        return path
+
+    def secret(self):
+        done = self.cluster.kubectl("-n", "topoguard", "get", "secret", "topoguard-tls",
+                                    "-o", "json", check=False)
+        return json.loads(done.stdout)["data"] if done.returncode == 0 else None
+
+    def bundles(self):
+        return [webhook["clientConfig"].get("caBundle")
+                for kind in ("validatingwebhookconfiguration", "mutatingwebhookconfiguration")
+                for webhook in json.loads(self.cluster.kubectl(
+                    "get", kind, "topoguard", "-o", "json").stdout)["webhooks"]]
+
+    def secret_and_bundles(self):
+        """serve as the ServiceAccount: the Secret made, the CA in all four caBundles."""
+        os.environ["POD_NAME"] = "e2e-replica"  # the Lease holder, as the downward API sets it
+        self.serve = Serve(BINARY, self.work, None, kubeconfig=self.service_account_kubeconfig(),
+                           extra=["--self-managed-tls", "--tls-secret", "topoguard/topoguard-tls",
+                                  "--service", "topoguard/topoguard",
+                                  "--webhook-configuration", "topoguard",
+                                  "--ca-lifetime", CA_LIFETIME,
+                                  "--cert-lifetime", CERT_LIFETIME])
+        self.serve.use_policies([])
+        self.serve.start(listen="127.0.0.1:%d" % self.port)
+        wait_until(lambda: self.secret() and {"ca.crt", "tls.crt", "tls.key"} <= set(
+            self.secret()), "Secret topoguard-tls", 30,
+            alive=lambda: self.serve.process.poll() is None)
+        wait_until(lambda: self.bundles() == [self.secret()["ca.crt"]] * 4,
+                   "the CA in all four caBundles", 30)
+        wait_until(lambda: ready(self.serve), "serve to be ready with its own certificate", 30)
+
+    def drift_repaired(self):
+        """A caBundle removed by a patch is put back and counted."""
+        self.cluster.kubectl("patch", "validatingwebhookconfiguration", "topoguard",
+                             "--type=json", "-p",
+                             '[{"op":"remove","path":"/webhooks/0/clientConfig/caBundle"}]')
+        wait_until(lambda: self.bundles() == [self.secret()["ca.crt"]] * 4,
+                   "the emptied caBundle to be repaired", 30)
+        check(self.serve.counter("topoguard_tls_cabundle_repairs_total") >= 1,
+              "no repair counted")
+
+    def called_through_service(self):
+        """The API server resolves the configurations' Service, verifies serve's own
+        certificate against the caBundle for topoguard.topoguard.svc, and applies its patch."""
+        before = self.serve.requests()
+
+        def patched():
+            ok, stored, _ = self.cluster.create(unaligned_template("probe", "ml"),
+                                                "--dry-run=server")
+            return ok and devices_of(stored).get("constraints")
+        wait_until(patched, "the API server to call serve through the Service", 30)
+        check(self.serve.requests() > before, "serve counted no admission request")
+
+    def rotation_under_load(self):
+        """Two clients create templates (server-side dry run, both webhooks) while the serving
+        certificate is renewed and the CA rotated: every request admitted and patched."""
+        client = AdminClient(self.plane, self.work)
+        counts = {"admitted": 0, "failed": []}
+        lock = threading.Lock()
+        stop = threading.Event()
+        renewals = self.serve.counter("topoguard_tls_certificate_renewals_total")
+        rotations = self.serve.counter("topoguard_tls_ca_rotations_total")
+        certificates = {served_certificate(self.port)}
+
+        def load(worker):
+            connection = client.connection()
+            sequence = 0
+            while not stop.is_set():
+                sequence += 1
+                template = unaligned_template("load-%d-%d" % (worker, sequence), "ml")
+                try:
+                    status, body, _ = client.dry_run_create(connection, template)
+                    outcome = None if status == 201 and devices_of(json.loads(body)).get(
+                        "constraints") else "%d %s" % (status, body[:300])
+                except (OSError, http.client.HTTPException) as error:
+                    connection.close()
+                    connection = client.connection()
+                    outcome = "connection: %s" % error
+                with lock:
+                    if outcome:
+                        counts["failed"].append(outcome)
+                    else:
+                        counts["admitted"] += 1
+            connection.close()
+
+        workers = [threading.Thread(target=load, args=(index,)) for index in range(2)]
+        started = time.monotonic()
+        for worker in workers:
+            worker.start()
+        try:
+            def rotated():
+                certificates.add(served_certificate(self.port))
+                return (self.serve.counter("topoguard_tls_certificate_renewals_total") > renewals
+                        and self.serve.counter("topoguard_tls_ca_rotations_total") > rotations)
+            wait_until(rotated, "a certificate renewal and a CA rotation", LOAD_LIMIT,
+                       alive=lambda: self.serve.process.poll() is None)
+            time.sleep(2)  # requests in flight across the last switch finish under load
+        finally:
+            stop.set()
+            for worker in workers:
+                worker.join(timeout=60)
+        print("     %d admitted, %d failed in %.0f s; renewals %d -> %d, CA rotations %d -> %d, "
+              "%d distinct certificates served" % (
+                  counts["admitted"], len(counts["failed"]), time.monotonic() - started,
+                  renewals, self.serve.counter("topoguard_tls_certificate_renewals_total"),
+                  rotations, self.serve.counter("topoguard_tls_ca_rotations_total"),
+                  len(certificates)))
+        check(not counts["failed"], "failed admissions:\n" + "\n".join(counts["failed"][:10]))
+        check(counts["admitted"] > 0, "no request made")
+        check(len(certificates) >= 2, "serve presented one certificate all along")
+
+
+def main():
+    started = time.monotonic()
+    try:
+        plane = ControlPlane()
+    except BinariesMissing as missing:
+        print("SKIP: control-plane binaries not built: %s" % missing)
+        return SKIP
+    work = tempfile.mkdtemp(prefix="topoguard-e2e-tls-")
+    suite = None
+    try:
+        with plane:
+            print("control plane up in %.1f s" % (time.monotonic() - started), flush=True)
+            cluster = Cluster(plane, work)
+            cluster.ensure_namespace("ml")
+            suite = Suite(plane, cluster, work)
+            suite.install()
+            try:
+                suite.run("Secret made, CA in every caBundle, ready", suite.secret_and_bundles)
+                if suite.serve and ready(suite.serve):
+                    suite.run("an emptied caBundle repaired", suite.drift_repaired)
+                    suite.run("called through the Service, own certificate trusted",
+                              suite.called_through_service)
+                    suite.run("renewal and CA rotation under load: 0 failed admissions",
+                              suite.rotation_under_load)
+            finally:
+                if suite.serve:
+                    suite.serve.stop()
+        return suite.summary(started)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
