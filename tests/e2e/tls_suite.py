@@ -155,6 +155,37 @@ class Suite(Results):
         wait_until(patched, "the API server to call serve through the Service", 30)
         check(self.serve.requests() > before, "serve counted no admission request")
 
+    def second_replica(self):
+        """A second replica (another POD_NAME): ready with the Secret's certificate, not the
+        leader, no Secret write; SIGTERM makes the first give the Lease up and the second leads;
+        the API server keeps calling through the Service (the second serves the port now)."""
+        lease = ["-n", "topoguard", "get", "lease", "topoguard-tls", "-o",
+                 "jsonpath={.spec.holderIdentity}"]
+        holder = self.cluster.kubectl(*lease).stdout
+        check(holder, "no Lease holder")
+        os.environ["POD_NAME"] = "e2e-replica-2"
+        second = Serve(BINARY, self.work, None, kubeconfig=self.serve.kubeconfig,
+                       extra=self.serve.extra)
+        second.use_policies([])
+        second.start(listen="127.0.0.1:0")
+        try:
+            wait_until(lambda: ready(second), "the second replica to be ready", 30,
+                       alive=lambda: second.process.poll() is None)
+            port = int(second.listen.rsplit(":", 1)[1])
+            # Equal once both have read the Secret (a renewal may fall between the two reads).
+            wait_until(lambda: served_certificate(port) == served_certificate(self.port),
+                       "both replicas to serve the Secret's certificate", 15)
+            check(second.counter("topoguard_tls_leader") == 0, "two leaders")
+            check(second.counter("topoguard_tls_secret_writes_total") == 0,
+                  "the second replica wrote the Secret")
+            self.serve.stop()
+            check(self.serve.process.returncode == 0, "exit %s" % self.serve.process.returncode)
+            check(self.cluster.kubectl(*lease).stdout != holder, "the Lease is still %s" % holder)
+            wait_until(lambda: second.counter("topoguard_tls_leader") == 1,
+                       "the second replica to lead", 30)
+        finally:
+            second.stop()
+
     def rotation_under_load(self):
         """Two clients create templates (server-side dry run, both webhooks) while the serving
         certificate is renewed and the CA rotated: every request admitted and patched."""
@@ -238,6 +269,8 @@ def main():
                               suite.called_through_service)
                     suite.run("renewal and CA rotation under load: 0 failed admissions",
                               suite.rotation_under_load)
+                    suite.run("a second replica: same certificate, no write; Lease handed over",
+                              suite.second_replica)
             finally:
                 if suite.serve:
                     suite.serve.stop()

@@ -1,6 +1,24 @@
 #!/usr/bin/python3
 """A fake Kubernetes API server for tests: Python 3 standard library only (http.server, ssl).
 
+Only for what the real kube-apiserver cannot be made to do on demand. Whatever a real one can
+reproduce runs against it (tests/e2e, the v1.37.2 control plane): webhook registration and calls,
+RBAC of serve and of `audit --cluster` (tests/e2e/audit_cluster_suite.py replaced this fake's
+audit_cluster_test), self-managed TLS through the configurations with rotation under load and
+a second replica (tls_suite.py replaced serve_tls_test), reports by server-side apply, watches
+across an API server restart. What stays here, by test file, and the fault it needs:
+  api_client_test      revoked and rotated tokens mid-run, 429 with Retry-After, 5xx, a stream cut
+                       or ended mid-chunk, chunked list bodies, TLS names and CA failures on demand
+  reflector_test       in-stream 410 and HTTP 410 on watch, expired continue tokens, one byte per
+                       chunk, malformed events, bookmarks on a schedule, a kind served and unserved
+  list_test            continue tokens expiring between pages, pages handed over one at a time
+  cluster_cache_test   a kind the cluster comes to serve, broken watches, a rotated token, expiry
+  lease_lock_test      renewals failing while held, racing replicas with a controlled clock
+  tls_controller_test  conflicts and refused writes between replicas, a Secret without its CA key
+  report_sync_test     refused writes counted and retried, no fresh cache
+  serve_cache_test, serve_feasibility_test, objects_test, discovery_test: request paths and
+                       bodies recorded, objects loaded and changed instantly at 10,000-node scale
+
 It answers as kube-apiserver does on the paths a list/watch client uses, so that topoguard's
 client can be tested without a cluster, and it is itself checked against real clients
 (tests/kube/python_client_test.py with Debian's python3-kubernetes, tests/kube/node_informer_test.mjs
