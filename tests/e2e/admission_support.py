@@ -12,6 +12,7 @@ import shutil
 import signal
 import ssl
 import subprocess
+import tempfile
 import time
 import traceback
 import urllib.parse
@@ -20,7 +21,7 @@ import uuid
 
 import yaml
 
-from control_plane import read, wait_until
+from control_plane import SKIP, BinariesMissing, ControlPlane, read, wait_until
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CASES = os.path.join(SOURCE_DIR, "tests", "golden", "cases")
@@ -47,6 +48,33 @@ CUSTOM_KINDS = [
     ("kubeflow.org", "PyTorchJob", "pytorchjobs", ["v1"]),
     ("k8s.cni.cncf.io", "NetworkAttachmentDefinition", "network-attachment-definitions", ["v1"]),
 ]
+
+
+def suite_main(name, body, **plane_options):
+    """What every suite's main does: the control plane up with `plane_options` (SKIP, exit 77,
+    when it is not built), a work directory, `body(plane, work, started)` for the exit status,
+    and both torn down whatever happens."""
+    started = time.monotonic()
+    try:
+        plane = ControlPlane(**plane_options)
+    except BinariesMissing as missing:
+        print("SKIP: control-plane binaries not built: %s" % missing)
+        return SKIP
+    work = tempfile.mkdtemp(prefix="topoguard-e2e-%s-" % name)
+    try:
+        with plane:
+            print("control plane up in %.1f s" % (time.monotonic() - started), flush=True)
+            return body(plane, work, started)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def dev_certs(work):
+    """A serving certificate for 127.0.0.1 and its CA (certs/generate-dev-certs.sh)."""
+    certs = os.path.join(work, "certs")
+    subprocess.run([os.path.join(SOURCE_DIR, "certs", "generate-dev-certs.sh"), "--out", certs,
+                    "--quiet"], check=True, stdout=subprocess.DEVNULL)
+    return certs
 
 
 class Failure(AssertionError):

@@ -14,16 +14,14 @@ built."""
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from admission_support import Cluster, Results, check, documents, install_custom_kinds  # noqa: E402
-from control_plane import SKIP, BinariesMissing, ControlPlane, read  # noqa: E402
+from admission_support import (Cluster, Results, check, documents,  # noqa: E402
+                               install_custom_kinds, suite_main)
+from control_plane import SKIP, read  # noqa: E402
 
 BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
 P4D = os.path.join(os.path.dirname(SOURCE), "shared", "corpus", "dranet", "examples",
@@ -195,35 +193,22 @@ class Suite(Results):
         check("unaligned-template-v1.yaml:" in run.stdout, run.stdout)
 
 
-def main():
-    started = time.monotonic()
-    try:
-        plane = ControlPlane()
-    except BinariesMissing as missing:
-        print("SKIP: control-plane binaries not built: %s" % missing)
-        return SKIP
-    if not os.path.isdir(P4D):
-        print("SKIP: the corpus is not at %s" % P4D)
-        return SKIP
-    work = tempfile.mkdtemp(prefix="topoguard-e2e-audit-")
-    try:
-        with plane:
-            print("control plane up in %.1f s" % (time.monotonic() - started), flush=True)
-            cluster = Cluster(plane, work)
-            suite = Suite(plane, cluster, work)
-            suite.run("the p4d slices, classes, templates and workloads created", suite.load)
-            suite.run("the unaligned template and its Deployment flagged",
-                      suite.unaligned_template_and_its_deployment)
-            suite.run("--namespace keeps to one namespace", suite.namespace_restricts)
-            suite.run("every namespace by default, with --policies", suite.every_namespace)
-            suite.run("SARIF, JUnit and report formats", suite.every_format)
-            suite.run("manifest paths audited with the cluster", suite.with_manifest_paths)
-            suite.run("refused credentials and no server: exit 2", suite.unreadable_cluster)
-            suite.run("an installed CRD's kind is listed", suite.installed_crd_listed)
-        return suite.summary(started)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+def run(plane, work, started):
+    suite = Suite(plane, Cluster(plane, work), work)
+    suite.run("the p4d slices, classes, templates and workloads created", suite.load)
+    suite.run("the unaligned template and its Deployment flagged",
+              suite.unaligned_template_and_its_deployment)
+    suite.run("--namespace keeps to one namespace", suite.namespace_restricts)
+    suite.run("every namespace by default, with --policies", suite.every_namespace)
+    suite.run("SARIF, JUnit and report formats", suite.every_format)
+    suite.run("manifest paths audited with the cluster", suite.with_manifest_paths)
+    suite.run("refused credentials and no server: exit 2", suite.unreadable_cluster)
+    suite.run("an installed CRD's kind is listed", suite.installed_crd_listed)
+    return suite.summary(started)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    if not os.path.isdir(P4D):
+        print("SKIP: the corpus is not at %s" % P4D)
+        sys.exit(SKIP)
+    sys.exit(suite_main("audit", run))

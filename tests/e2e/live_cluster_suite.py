@@ -13,20 +13,18 @@ import base64
 import copy
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
 import urllib.error
 import urllib.request
 
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from admission_support import (Cluster, Results, Serve, check, devices_of,  # noqa: E402
-                               install_custom_kinds, register_webhooks, unaligned_template)
-from control_plane import SKIP, BinariesMissing, ControlPlane, read, wait_until  # noqa: E402
+from admission_support import (Cluster, Results, Serve, check, dev_certs,  # noqa: E402
+                               devices_of, install_custom_kinds, register_webhooks, suite_main,
+                               unaligned_template)
+from control_plane import read, wait_until  # noqa: E402
 
 BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
 SERVICE_ACCOUNT = "system:serviceaccount:topoguard:topoguard"
@@ -144,7 +142,7 @@ class Suite(Results):
         offline = os.path.join(self.work, "pod-and-template.yaml")
         with open(offline, "w") as out:
             yaml.safe_dump_all([unaligned_template(template_name, "ml"), pod], out)
-        audit = subprocess.run([BINARY, "audit", "--format", "json", "--fail-on", "never",
+        audit = subprocess.run([BINARY, "audit", "-o", "json", "--fail-on", "never",
                                 offline], capture_output=True, text=True, check=True)
         expected = [f for f in json.loads(audit.stdout)["findings"]
                     if f["resource"]["kind"] == "Pod"]
@@ -166,14 +164,14 @@ class Suite(Results):
     def audit_cluster(self):
         """`audit --cluster` (admin) against `audit` of the same objects read back."""
         live = subprocess.run([BINARY, "audit", "--cluster", "--kubeconfig",
-                               self.plane.kubeconfig, "--format", "json", "--fail-on", "never"],
+                               self.plane.kubeconfig, "-o", "json", "--fail-on", "never"],
                               capture_output=True, text=True)
         check(live.returncode == 0, "audit --cluster: %s" % live.stderr)
         dumped = os.path.join(self.work, "cluster.yaml")
         with open(dumped, "w") as out:
             out.write(self.cluster.kubectl("get", "deviceclasses,resourceclaimtemplates,"
                                            "resourceclaims", "-A", "-o", "yaml").stdout)
-        offline = subprocess.run([BINARY, "audit", "--format", "json", "--fail-on", "never",
+        offline = subprocess.run([BINARY, "audit", "-o", "json", "--fail-on", "never",
                                   dumped], capture_output=True, text=True, check=True)
 
         def keys(report):
@@ -220,7 +218,7 @@ class RestrictedAudit:
 
     def audit(self, user, *flags):
         config = self.plane.state["users"][user] if user else self.plane.kubeconfig
-        return subprocess.run([BINARY, "audit", "--cluster", "--kubeconfig", config, "--format",
+        return subprocess.run([BINARY, "audit", "--cluster", "--kubeconfig", config, "-o",
                                "json", "--fail-on", "never", *flags],
                               capture_output=True, text=True)
 
@@ -292,58 +290,41 @@ class RestrictedAudit:
         check(not problems, "\n".join(problems))
 
 
-def main():
-    started = time.monotonic()
-    try:
-        plane = ControlPlane(users=RestrictedAudit.USERS)
-    except BinariesMissing as missing:
-        print("SKIP: control-plane binaries not built: %s" % missing)
-        return SKIP
-    work = tempfile.mkdtemp(prefix="topoguard-e2e-live-")
-    try:
-        with plane:
-            print("control plane up in %.1f s" % (time.monotonic() - started), flush=True)
-            certs = os.path.join(work, "certs")
-            subprocess.run([os.path.join(SOURCE, "certs/generate-dev-certs.sh"), "--out", certs,
-                            "--quiet"], check=True, stdout=subprocess.DEVNULL)
-            cluster = Cluster(plane, work)
-            cluster.ensure_namespace("ml")
-            install_custom_kinds(cluster)  # NetworkAttachmentDefinitions served, so watched
-            for obj in (device_class("gpu.nvidia.com", "gpu.nvidia.com"),
-                        device_class("dranet", "dra.net"), unaligned_template("legacy", "ml")):
-                cluster.kubectl("create", "-f", "-", stdin=json.dumps(obj))
-            suite = Suite(plane, cluster, work, certs)
-            kubeconfig = suite.service_account_kubeconfig()
-            suite.run("serve as the ServiceAccount: cache synced, ready", suite.role_is_enough,
-                      kubeconfig)
-            suite.run("each resource of the ClusterRole needed", suite.each_rule_needed,
-                      kubeconfig)
-            if suite.serve and suite.serve.listen:
-                suite.run("the cache's watches survive an API server restart",
-                          suite.watch_survives_restart)
-                register_webhooks(cluster, suite.serve,
-                                  read(os.path.join(certs, "ca.pem")))
+def run(plane, work, started):
+    certs = dev_certs(work)
+    cluster = Cluster(plane, work)
+    cluster.ensure_namespace("ml")
+    install_custom_kinds(cluster)  # NetworkAttachmentDefinitions served, so watched
+    for obj in (device_class("gpu.nvidia.com", "gpu.nvidia.com"),
+                device_class("dranet", "dra.net"), unaligned_template("legacy", "ml")):
+        cluster.kubectl("create", "-f", "-", stdin=json.dumps(obj))
+    suite = Suite(plane, cluster, work, certs)
+    kubeconfig = suite.service_account_kubeconfig()
+    suite.run("serve as the ServiceAccount: cache synced, ready", suite.role_is_enough,
+              kubeconfig)
+    suite.run("each resource of the ClusterRole needed", suite.each_rule_needed, kubeconfig)
+    if suite.serve and suite.serve.listen:
+        suite.run("the cache's watches survive an API server restart",
+                  suite.watch_survives_restart)
+        register_webhooks(cluster, suite.serve, read(os.path.join(certs, "ca.pem")))
 
-                def webhook_called():
-                    ok, stored, _ = cluster.create(unaligned_template("probe", "ml"),
-                                                   "--dry-run=server")
-                    return ok and devices_of(stored).get("constraints")
-                wait_until(webhook_called, "the webhooks to be called", 30)
-                suite.run("a Pod judged with the template it names",
-                          suite.pod_judged_with_template, "legacy")
-                suite.run("a Pod judged with a template made after the restart",
-                          suite.pod_judged_with_template, "after-restart")
-                suite.serve.stop()
-            suite.run("audit --cluster equals audit of the objects", suite.audit_cluster)
-            restricted = RestrictedAudit(plane, cluster)
-            suite.run("audit --cluster as deploy/audit's users: their roles are enough",
-                      restricted.roles_are_enough)
-            suite.run("audit --cluster: each resource of deploy/audit's roles needed",
-                      restricted.each_rule_needed)
-        return suite.summary(started)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        def webhook_called():
+            ok, stored, _ = cluster.create(unaligned_template("probe", "ml"), "--dry-run=server")
+            return ok and devices_of(stored).get("constraints")
+        wait_until(webhook_called, "the webhooks to be called", 30)
+        suite.run("a Pod judged with the template it names", suite.pod_judged_with_template,
+                  "legacy")
+        suite.run("a Pod judged with a template made after the restart",
+                  suite.pod_judged_with_template, "after-restart")
+        suite.serve.stop()
+    suite.run("audit --cluster equals audit of the objects", suite.audit_cluster)
+    restricted = RestrictedAudit(plane, cluster)
+    suite.run("audit --cluster as deploy/audit's users: their roles are enough",
+              restricted.roles_are_enough)
+    suite.run("audit --cluster: each resource of deploy/audit's roles needed",
+              restricted.each_rule_needed)
+    return suite.summary(started)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("live", run, users=RestrictedAudit.USERS))

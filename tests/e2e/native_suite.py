@@ -27,14 +27,13 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
-import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from admission_support import (EXAMPLES, AdminClient, Cluster, Results, check,  # noqa: E402
-                               devices_of, documents, expected_outcome, golden_cases)
-from control_plane import SKIP, BinariesMissing, ControlPlane, wait_until  # noqa: E402
+                               devices_of, documents, expected_outcome, golden_cases,
+                               suite_main)
+from control_plane import wait_until  # noqa: E402
 
 BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
 CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
@@ -68,7 +67,7 @@ NATIVE_KINDS = ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
 
 
 def compile_policies(policies):
-    arguments = [BINARY, "policy", "compile", "--kubernetes-version", "1.37", "--format", "json"]
+    arguments = [BINARY, "policy", "compile", "--kubernetes-version", "1.37", "-o", "json"]
     for path in policies:
         arguments += ["--policies", path]
     done = subprocess.run(arguments, capture_output=True, text=True)
@@ -240,49 +239,32 @@ class Suite(Results):
             stricter or other_patch or not known, bool(known)))
 
 
-def main():
-    started = time.monotonic()
-    try:
-        # The controller manager reports each policy's type check in its status.
-        plane = ControlPlane(controller_manager=True)
-    except BinariesMissing as missing:
-        print("SKIP: control-plane binaries not built: %s" % missing)
-        return SKIP
-    work = tempfile.mkdtemp(prefix="topoguard-e2e-native-")
-    try:
-        return run(plane, work, started)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
-
 def run(plane, work, started):
-    with plane:
-        print("control plane up in %.1f s" % (time.monotonic() - started), flush=True)
-        cluster = Cluster(plane, work)
-        suite = Suite(cluster)
-        # Cases grouped by policy set, the default set first (examples and most cases).
-        groups = {(): [("examples/" + name, os.path.join(EXAMPLES, name))
-                       for name in sorted(os.listdir(EXAMPLES))]}
-        for case, path, policies in golden_cases():
-            groups.setdefault(tuple(policies), []).append(("golden/" + case, path))
-        for policies, cases in groups.items():
-            label = "default policy" if not policies else \
-                "+".join(os.path.relpath(p, os.path.join(SOURCE, "tests/golden/cases"))
-                         for p in policies)
-            installed = []
+    cluster = Cluster(plane, work)
+    suite = Suite(cluster)
+    # Cases grouped by policy set, the default set first (examples and most cases).
+    groups = {(): [("examples/" + name, os.path.join(EXAMPLES, name))
+                   for name in sorted(os.listdir(EXAMPLES))]}
+    for case, path, policies in golden_cases():
+        groups.setdefault(tuple(policies), []).append(("golden/" + case, path))
+    for policies, cases in groups.items():
+        label = "default policy" if not policies else \
+            "+".join(os.path.relpath(p, os.path.join(SOURCE, "tests/golden/cases"))
+                     for p in policies)
+        installed = []
 
-            def install(policies=policies, label=label):
-                installed.extend(suite.install(label, list(policies)))
-            suite.run("compiled %s: accepted, type-checked, in effect" % label, install)
-            if not installed:
-                continue
-            for name, path in cases:
-                suite.run("verdicts " + name, suite.compare, name, path, list(policies))
-            if not policies:
-                suite.run("verdicts of %d generated claims and templates" % GENERATED_COUNT,
-                          suite.compare_generated, AdminClient(plane, work), GENERATED_COUNT,
-                          GENERATED_SEED)
-            suite.run("removed %s" % label, suite.remove, copy.copy(installed))
+        def install(policies=policies, label=label):
+            installed.extend(suite.install(label, list(policies)))
+        suite.run("compiled %s: accepted, type-checked, in effect" % label, install)
+        if not installed:
+            continue
+        for name, path in cases:
+            suite.run("verdicts " + name, suite.compare, name, path, list(policies))
+        if not policies:
+            suite.run("verdicts of %d generated claims and templates" % GENERATED_COUNT,
+                      suite.compare_generated, AdminClient(plane, work), GENERATED_COUNT,
+                      GENERATED_SEED)
+        suite.run("removed %s" % label, suite.remove, copy.copy(installed))
     failing = [d for d in suite.differences if d[3]]
     known = [d for d in suite.differences if d[4]]
     print("\ncompiled objects accepted by the API server: %d" % suite.objects_accepted)
@@ -296,4 +278,5 @@ def run(plane, work, started):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # The controller manager reports each policy's type check in its status.
+    sys.exit(suite_main("native", run, controller_manager=True))

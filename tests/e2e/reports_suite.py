@@ -11,15 +11,11 @@ built."""
 
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from admission_support import Cluster, Results, Serve, check  # noqa: E402
-from control_plane import SKIP, BinariesMissing, ControlPlane, wait_until  # noqa: E402
+from admission_support import Cluster, Results, Serve, check, dev_certs, suite_main  # noqa: E402
+from control_plane import wait_until  # noqa: E402
 
 BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
 SCHEMAS = os.path.join(SOURCE, "..", "shared", "reference", "schemas")
@@ -80,46 +76,31 @@ class Suite(Results):
                    "the deleted template's report to go", 30)
 
 
-def main():
-    started = time.monotonic()
-    try:
-        plane = ControlPlane(controller_manager=True)  # the garbage collector
-    except BinariesMissing as missing:
-        print("SKIP: control-plane binaries not built: %s" % missing)
-        return SKIP
-    work = tempfile.mkdtemp(prefix="topoguard-e2e-reports-")
-    try:
-        with plane:
-            print("control plane up in %.1f s" % (time.monotonic() - started), flush=True)
-            cluster = Cluster(plane, work)
-            crds = [os.path.join(SCHEMAS, name) for name in sorted(os.listdir(SCHEMAS))
-                    if name.endswith(".yaml")]
-            for crd in crds:
-                cluster.kubectl("create", "-f", crd)
-            cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
-            cluster.ensure_namespace("ml")
-            for obj in ({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
-                         "metadata": {"name": "gpu.nvidia.com"}, "spec": {"selectors": [
-                             {"cel": {"expression": 'device.driver == "gpu.nvidia.com"'}}]}},
-                        template("prefill", False), template("decode", True)):
-                cluster.kubectl("create", "-f", "-", stdin=json.dumps(obj))
-            certs = os.path.join(work, "certs")
-            subprocess.run([os.path.join(SOURCE, "certs/generate-dev-certs.sh"), "--out", certs,
-                            "--quiet"], check=True, stdout=subprocess.DEVNULL)
-            serve = Serve(BINARY, work, certs, kubeconfig=plane.kubeconfig,
-                          extra=["--report-interval", "1s"])
-            serve.use_policies([])
-            serve.start()
-            suite = Suite(cluster, serve)
-            suite.run("%d CRDs installed; reports applied and accepted, owned by topoguard"
-                      % len(crds), suite.written_and_accepted)
-            suite.run("no write while nothing changes (3 passes)", suite.idle_writes_nothing)
-            suite.run("a deleted template's report goes", suite.deleted_template_report_gone)
-            serve.stop()
-        return suite.summary(started)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+def run(plane, work, started):
+    cluster = Cluster(plane, work)
+    crds = [os.path.join(SCHEMAS, name) for name in sorted(os.listdir(SCHEMAS))
+            if name.endswith(".yaml")]
+    for crd in crds:
+        cluster.kubectl("create", "-f", crd)
+    cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
+    cluster.ensure_namespace("ml")
+    for obj in ({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+                 "metadata": {"name": "gpu.nvidia.com"}, "spec": {"selectors": [
+                     {"cel": {"expression": 'device.driver == "gpu.nvidia.com"'}}]}},
+                template("prefill", False), template("decode", True)):
+        cluster.kubectl("create", "-f", "-", stdin=json.dumps(obj))
+    serve = Serve(BINARY, work, dev_certs(work), kubeconfig=plane.kubeconfig,
+                  extra=["--report-interval", "1s"])
+    serve.use_policies([])
+    serve.start()
+    suite = Suite(cluster, serve)
+    suite.run("%d CRDs installed; reports applied and accepted, owned by topoguard"
+              % len(crds), suite.written_and_accepted)
+    suite.run("no write while nothing changes (3 passes)", suite.idle_writes_nothing)
+    suite.run("a deleted template's report goes", suite.deleted_template_report_gone)
+    serve.stop()
+    return suite.summary(started)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("reports", run, controller_manager=True))  # the garbage collector

@@ -13,11 +13,9 @@ import base64
 import http.client
 import json
 import os
-import shutil
 import socket
 import ssl
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
@@ -27,9 +25,8 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from admission_support import (AdminClient, Cluster, Results, Serve, check,  # noqa: E402
-                               devices_of, unaligned_template)
-from control_plane import SKIP, BinariesMissing, ControlPlane, free_ports, read, \
-    wait_until  # noqa: E402
+                               devices_of, suite_main, unaligned_template)
+from control_plane import free_ports, read, wait_until  # noqa: E402
 
 BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
 # The shortest lives serve accepts: the next CA at two thirds of 90 s, a certificate renewed at
@@ -245,39 +242,26 @@ class Suite(Results):
         check(len(certificates) >= 2, "serve presented one certificate all along")
 
 
-def main():
-    started = time.monotonic()
+def run(plane, work, started):
+    cluster = Cluster(plane, work)
+    cluster.ensure_namespace("ml")
+    suite = Suite(plane, cluster, work)
+    suite.install()
     try:
-        plane = ControlPlane()
-    except BinariesMissing as missing:
-        print("SKIP: control-plane binaries not built: %s" % missing)
-        return SKIP
-    work = tempfile.mkdtemp(prefix="topoguard-e2e-tls-")
-    suite = None
-    try:
-        with plane:
-            print("control plane up in %.1f s" % (time.monotonic() - started), flush=True)
-            cluster = Cluster(plane, work)
-            cluster.ensure_namespace("ml")
-            suite = Suite(plane, cluster, work)
-            suite.install()
-            try:
-                suite.run("Secret made, CA in every caBundle, ready", suite.secret_and_bundles)
-                if suite.serve and ready(suite.serve):
-                    suite.run("an emptied caBundle repaired", suite.drift_repaired)
-                    suite.run("called through the Service, own certificate trusted",
-                              suite.called_through_service)
-                    suite.run("renewal and CA rotation under load: 0 failed admissions",
-                              suite.rotation_under_load)
-                    suite.run("a second replica: same certificate, no write; Lease handed over",
-                              suite.second_replica)
-            finally:
-                if suite.serve:
-                    suite.serve.stop()
-        return suite.summary(started)
+        suite.run("Secret made, CA in every caBundle, ready", suite.secret_and_bundles)
+        if suite.serve and ready(suite.serve):
+            suite.run("an emptied caBundle repaired", suite.drift_repaired)
+            suite.run("called through the Service, own certificate trusted",
+                      suite.called_through_service)
+            suite.run("renewal and CA rotation under load: 0 failed admissions",
+                      suite.rotation_under_load)
+            suite.run("a second replica: same certificate, no write; Lease handed over",
+                      suite.second_replica)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if suite.serve:
+            suite.serve.stop()
+    return suite.summary(started)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("tls", run))

@@ -21,10 +21,7 @@ import copy
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 
 import yaml
@@ -32,8 +29,9 @@ import yaml
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from admission_support import (CASES, EXAMPLES, RESOURCES, Cluster, Results, Serve,  # noqa: E402
                                check, devices_of, documents, expected_outcome, golden_cases,
-                               install_custom_kinds, register_webhooks, unaligned_template)
-from control_plane import SKIP, BinariesMissing, ControlPlane, wait_until  # noqa: E402
+                               dev_certs, install_custom_kinds, register_webhooks, suite_main,
+                               unaligned_template)
+from control_plane import wait_until  # noqa: E402
 
 BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
 
@@ -364,54 +362,39 @@ class Suite(Results):
         self.cluster.kubectl("-n", namespace, "delete", "deployment", "during")
 
 
-def main():
-    work = tempfile.mkdtemp(prefix="topoguard-e2e-webhook-")
-    started = time.monotonic()
-    try:
-        try:
-            plane = ControlPlane()
-        except BinariesMissing as missing:
-            print("SKIP: control-plane binaries not built: %s" % missing)
-            return SKIP
-        with plane:
-            print("control plane up in %.1f s" % (time.monotonic() - started), flush=True)
-            certs = os.path.join(work, "certs")
-            subprocess.run([os.path.join(SOURCE, "certs/generate-dev-certs.sh"), "--out", certs,
-                            "--quiet"], check=True, stdout=subprocess.DEVNULL)
-            serve = Serve(BINARY, work, certs)
-            serve.use_policies([])
-            serve.start()
-            cluster = Cluster(plane, work)
-            install_custom_kinds(cluster)
-            register_webhooks(cluster, serve, open(os.path.join(certs, "ca.pem")).read())
-            # The API server picks up new configurations asynchronously: wait until a template
-            # comes back patched.
-            cluster.ensure_namespace("probe")
-            def patched_by_webhook():
-                ok, stored, _ = cluster.create(unaligned_template("probe", "probe"),
-                                               "--dry-run=server")
-                return ok and devices_of(stored).get("constraints")
-            wait_until(patched_by_webhook, "the webhooks to be called", 30)
-            print("webhooks registered, ready after %.1f s" % (time.monotonic() - started),
-                  flush=True)
-            suite = Suite(cluster, serve, work)
-            for name in sorted(os.listdir(EXAMPLES)):
-                suite.run("examples/manifests/" + name, suite.manifests, name,
-                          os.path.join(EXAMPLES, name), [])
-            for case, path, policies in golden_cases():
-                suite.run("golden/" + case, suite.manifests, case, path, policies)
-            suite.run("UPDATE: finalizer removed, scaled, relabelled", suite.update_finalizer_and_scale)
-            suite.run("UPDATE: a stored violation scaled and annotated", suite.update_of_stored_violation)
-            suite.run("DELETE: never sent", suite.delete_never_sent)
-            suite.run("--dry-run=server: judged, nothing stored", suite.dry_run)
-            suite.run("matchConditions: only DRA-bearing workloads sent", suite.match_conditions)
-            suite.run("topoguard stopped: claims closed, workloads open", suite.topoguard_stopped)
-            serve.stop()
-        print("tallies: %s" % ", ".join("%s %d" % item for item in suite.tallies.items()))
-        return suite.summary(started)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+def run(plane, work, started):
+    certs = dev_certs(work)
+    serve = Serve(BINARY, work, certs)
+    serve.use_policies([])
+    serve.start()
+    cluster = Cluster(plane, work)
+    install_custom_kinds(cluster)
+    register_webhooks(cluster, serve, open(os.path.join(certs, "ca.pem")).read())
+    # The API server picks up new configurations asynchronously: wait until a template comes
+    # back patched.
+    cluster.ensure_namespace("probe")
+
+    def patched_by_webhook():
+        ok, stored, _ = cluster.create(unaligned_template("probe", "probe"), "--dry-run=server")
+        return ok and devices_of(stored).get("constraints")
+    wait_until(patched_by_webhook, "the webhooks to be called", 30)
+    print("webhooks registered, ready after %.1f s" % (time.monotonic() - started), flush=True)
+    suite = Suite(cluster, serve, work)
+    for name in sorted(os.listdir(EXAMPLES)):
+        suite.run("examples/manifests/" + name, suite.manifests, name,
+                  os.path.join(EXAMPLES, name), [])
+    for case, path, policies in golden_cases():
+        suite.run("golden/" + case, suite.manifests, case, path, policies)
+    suite.run("UPDATE: finalizer removed, scaled, relabelled", suite.update_finalizer_and_scale)
+    suite.run("UPDATE: a stored violation scaled and annotated", suite.update_of_stored_violation)
+    suite.run("DELETE: never sent", suite.delete_never_sent)
+    suite.run("--dry-run=server: judged, nothing stored", suite.dry_run)
+    suite.run("matchConditions: only DRA-bearing workloads sent", suite.match_conditions)
+    suite.run("topoguard stopped: claims closed, workloads open", suite.topoguard_stopped)
+    serve.stop()
+    print("tallies: %s" % ", ".join("%s %d" % item for item in suite.tallies.items()))
+    return suite.summary(started)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("webhook", run))
