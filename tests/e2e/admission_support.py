@@ -17,7 +17,7 @@ import uuid
 
 import yaml
 
-from control_plane import wait_until
+from control_plane import read, wait_until
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CASES = os.path.join(SOURCE_DIR, "tests", "golden", "cases")
@@ -272,6 +272,24 @@ class Serve:
         self.loaded = files
 
 
+def service_account_kubeconfig(cluster, path, namespace="topoguard", account="topoguard"):
+    """Writes to `path` a kubeconfig of the ServiceAccount (which must exist): a bound token from
+    the TokenRequest API, what the kubelet mounts in a pod. Returns `path`."""
+    token = cluster.kubectl("-n", namespace, "create", "token", account,
+                            "--duration=1h").stdout.strip()
+    state = cluster.plane.state
+    with open(path, "w") as out:
+        json.dump({"apiVersion": "v1", "kind": "Config", "current-context": "sa",
+                   "clusters": [{"name": "e2e", "cluster": {
+                       "server": state["server"],
+                       "certificate-authority-data": base64.b64encode(
+                           read(state["ca"]).encode()).decode()}}],
+                   "users": [{"name": "sa", "user": {"token": token}}],
+                   "contexts": [{"name": "sa", "context": {"cluster": "e2e", "user": "sa"}}]},
+                  out)
+    return path
+
+
 def register_webhooks(cluster, serve, ca_pem):
     """The shipped configurations, pointed at the local server."""
     rendered = cluster.kubectl("kustomize", os.path.join(SOURCE_DIR, "deploy", "webhook")).stdout
@@ -291,9 +309,10 @@ def register_webhooks(cluster, serve, ca_pem):
     return configurations
 
 
-def install_custom_kinds(cluster):
+def install_custom_kinds(cluster, kinds=CUSTOM_KINDS):
+    """Schema-less CRDs serving `kinds` ((group, kind, plural, versions)), established."""
     crds = []
-    for group, kind, plural, versions in CUSTOM_KINDS:
+    for group, kind, plural, versions in kinds:
         crds.append({
             "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
             "metadata": {"name": "%s.%s" % (plural, group)},
@@ -308,7 +327,7 @@ def install_custom_kinds(cluster):
     cluster.kubectl("create", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List",
                                                             "items": crds}))
     cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s",
-                    *["crd/%s.%s" % (plural, group) for group, _, plural, _ in CUSTOM_KINDS])
+                    *["crd/%s.%s" % (plural, group) for group, _, plural, _ in kinds])
 
 
 class Results:

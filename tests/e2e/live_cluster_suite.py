@@ -10,7 +10,6 @@ RBAC, `serve --self-managed-tls` makes its Secret, fills every caBundle and repa
 Usage: live_cluster_suite.py TOPOGUARD_BINARY SOURCE_DIR. Exit 77 when the control plane is not
 built."""
 
-import base64
 import copy
 import json
 import os
@@ -26,7 +25,8 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from admission_support import (Cluster, Results, Serve, check, devices_of,  # noqa: E402
-                               install_custom_kinds, register_webhooks, unaligned_template)
+                               install_custom_kinds, register_webhooks,
+                               service_account_kubeconfig, unaligned_template)
 from control_plane import SKIP, BinariesMissing, ControlPlane, read, wait_until  # noqa: E402
 
 BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
@@ -61,19 +61,8 @@ class Suite(Results):
         """The ServiceAccount's kubeconfig: a bound token from the TokenRequest API."""
         self.cluster.kubectl("apply", "-f", "-", stdin=json.dumps(
             {"apiVersion": "v1", "kind": "List", "items": self.rbac}))
-        token = self.cluster.kubectl("-n", "topoguard", "create", "token", "topoguard",
-                                     "--duration=1h").stdout.strip()
-        path = os.path.join(self.work, "serviceaccount.kubeconfig")
-        with open(path, "w") as out:
-            json.dump({"apiVersion": "v1", "kind": "Config", "current-context": "sa",
-                       "clusters": [{"name": "e2e", "cluster": {
-                           "server": self.plane.state["server"],
-                           "certificate-authority-data": base64.b64encode(
-                               read(self.plane.state["ca"]).encode()).decode()}}],
-                       "users": [{"name": "sa", "user": {"token": token}}],
-                       "contexts": [{"name": "sa", "context": {"cluster": "e2e",
-                                                               "user": "sa"}}]}, out)
-        return path
+        return service_account_kubeconfig(self.cluster,
+                                          os.path.join(self.work, "serviceaccount.kubeconfig"))
 
     def start_serve(self, kubeconfig):
         serve = Serve(BINARY, self.work, self.certs, kubeconfig=kubeconfig)
