@@ -11,7 +11,9 @@ deploy/webhook, without a cluster:
 - `helm lint --strict` passes with the default values and each values file;
 - every values field is typed in values.schema.json and listed in the chart's README, and the
   schema refuses wrong values with a message naming the field;
-- webhook configurations come after every other object (helm's install order);
+- each value set away from its default changes the rendering as documented (20 cases: flags,
+  objects left out, namespaces, webhooks, certificates, policies);
+- webhook configurations come after the Deployment and Service (helm's install order);
 - `helm package` builds the chart archive, which renders the same objects as the folder.
 
 Usage: helm_chart_test.py TOPOGUARD_BINARY SOURCE_DIR OUTPUT_DIR (the archive is left there).
@@ -62,6 +64,114 @@ WRONG_VALUES = [
     (["webhooks.url=http://127.0.0.1:8443"], "/webhooks/url"),
     (["networkPolicy.apiServerPorts[0]=70000"], "/networkPolicy/apiServerPorts/0"),
     (["reports.enabled=true", "clusterCache.enabled=false"], "reports.enabled needs clusterCache"),
+]
+
+DIGEST = "sha256:" + "ab" * 32
+
+
+def objects_named(objects, kind, name=None):
+    return [o for o in objects if o["kind"] == kind and name in (None, o["metadata"]["name"])]
+
+
+def container(objects):
+    return objects_named(objects, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]
+
+
+def pod_spec(objects):
+    return objects_named(objects, "Deployment")[0]["spec"]["template"]["spec"]
+
+
+def webhooks(objects):
+    return [w for o in objects if o["kind"].endswith("WebhookConfiguration") for w in o["webhooks"]]
+
+
+def alerts(objects):
+    """The PrometheusRule's alerts as text."""
+    return yaml.safe_dump(objects_named(objects, "PrometheusRule")[0]["spec"], width=1000)
+
+
+# Each value away from its default, and what it must change in the rendering:
+# (what, helm arguments, predicate on the rendered objects).
+EFFECTS = [
+    ("image.tag", ["--set", "image.tag=9.9.9"],
+     lambda o: container(o)["image"] == "topoguard/topoguard:9.9.9"),
+    ("image.digest wins over the tag", ["--set", "image.digest=" + DIGEST, "--set", "image.tag=1.0.0"],
+     lambda o: container(o)["image"] == "topoguard/topoguard@" + DIGEST),
+    ("image.pullSecrets", ["--set", "image.pullSecrets[0]=registry"],
+     lambda o: pod_spec(o)["imagePullSecrets"] == [{"name": "registry"}]),
+    ("replicas", ["--set", "replicas=1"],
+     lambda o: objects_named(o, "Deployment")[0]["spec"]["replicas"] == 1),
+    ("no priority class: no quota", ["--set", "priorityClassName="],
+     lambda o: "priorityClassName" not in pod_spec(o) and not objects_named(o, "ResourceQuota")),
+    ("podDisruptionBudget off", ["--set", "podDisruptionBudget.enabled=false"],
+     lambda o: not objects_named(o, "PodDisruptionBudget")),
+    ("networkPolicy off", ["--set", "networkPolicy.enabled=false"],
+     lambda o: not objects_named(o, "NetworkPolicy")),
+    ("tolerations and nodeSelector", ["--set", "tolerations[0].key=gpu",
+                                      "--set", "tolerations[0].operator=Exists",
+                                      "--set", "nodeSelector.pool=system"],
+     lambda o: pod_spec(o)["tolerations"] == [{"key": "gpu", "operator": "Exists"}] and
+     pod_spec(o)["nodeSelector"] == {"kubernetes.io/os": "linux", "pool": "system"}),
+    ("cluster cache off: no role, no token", ["--set", "clusterCache.enabled=false",
+                                              "--set", "certificates.mode=existingSecret"],
+     lambda o: "--cluster-cache=off" in container(o)["args"] and
+     not objects_named(o, "ClusterRole") and pod_spec(o)["automountServiceAccountToken"] is False),
+    ("reports in policyreport format", ["--set", "reports.enabled=true",
+                                        "--set", "reports.format=policyreport",
+                                        "--set", "reports.interval=1h", "--set", "reports.lease=r"],
+     lambda o: container(o)["args"][-3:] == ["--report-interval=1h",
+                                             "--report-format=policyreport", "--report-lease=r"]
+     and objects_named(o, "Role", "topoguard-reports")[0]["rules"][0]["resourceNames"] == ["r"]),
+    ("self-managed lifetimes", ["--set", "certificates.selfManaged.caLifetime=1000h",
+                                "--set", "certificates.selfManaged.certLifetime=100h"],
+     lambda o: {"--ca-lifetime=1000h", "--cert-lifetime=100h"} <= set(container(o)["args"])),
+    ("failure policy and timeout per webhook",
+     ["--set", "webhooks.workloads.mutate.failurePolicy=Fail",
+      "--set", "webhooks.claims.mutate.timeoutSeconds=9"],
+     lambda o: {w["name"]: (w["failurePolicy"], w["timeoutSeconds"]) for w in webhooks(o)} == {
+         "claims.mutate.topoguard.dev": ("Ignore", 9),
+         "workloads.mutate.topoguard.dev": ("Fail", 5),
+         "claims.validate.topoguard.dev": ("Fail", 5),
+         "workloads.validate.topoguard.dev": ("Ignore", 5)}),
+    ("excluded namespaces, the release's always", ["--set", "webhooks.excludedNamespaces={gpu-ops}"],
+     lambda o: all(w["namespaceSelector"]["matchExpressions"][0]["values"] == ["gpu-ops", "topoguard"]
+                   for w in webhooks(o))),
+    ("webhooks.url instead of the Service", ["--set", "webhooks.url=https://10.0.0.9:8443/"],
+     lambda o: {w["clientConfig"]["url"] for w in webhooks(o)} == {
+         "https://10.0.0.9:8443/mutate", "https://10.0.0.9:8443/validate"}),
+    ("existingSecret caBundle", ["--set", "certificates.mode=existingSecret", "--set",
+                                 "certificates.existingSecret.caBundle=-----BEGIN CERTIFICATE-----x"],
+     lambda o: {w["clientConfig"]["caBundle"] for w in webhooks(o)} == {
+         "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0teA=="}),
+    ("cert-manager with an issuer of yours", ["--set", "certificates.mode=certManager",
+                                              "--set", "certificates.certManager.issuerRef.name=corp",
+                                              "--set", "certificates.certManager.issuerRef.kind=ClusterIssuer"],
+     lambda o: not objects_named(o, "Issuer") and [c["spec"]["issuerRef"] for c in
+                                                   objects_named(o, "Certificate")] == [
+         {"name": "corp", "kind": "ClusterIssuer"}]),
+    ("policies inline", ["--set-string", "policies.files.platform\\.yaml=kind: AlignmentPolicy"],
+     lambda o: objects_named(o, "ConfigMap")[0]["data"] == {"platform.yaml": "kind: AlignmentPolicy"}),
+    ("policies from a ConfigMap of yours", ["--set", "policies.existingConfigMap=mine"],
+     lambda o: not objects_named(o, "ConfigMap") and
+     pod_spec(o)["volumes"][-1] == {"name": "policies", "configMap": {"name": "mine"}}),
+    ("serve flags, extra args and env", ["--set", "serve.failureMode=open", "--set", "serve.threads=8",
+                                         "--set", "extraArgs[0]=--log-level=debug",
+                                         "--set", "extraEnv[0].name=TZ",
+                                         "--set", "extraEnv[0].value=UTC"],
+     lambda o: {"--failure-mode=open", "--threads=8"} <= set(container(o)["args"]) and
+     container(o)["args"][-1] == "--log-level=debug" and
+     container(o)["env"][-1] == {"name": "TZ", "value": "UTC"}),
+    ("another namespace everywhere", ["--namespace", "ml-admission",
+                                      "--set", "metrics.prometheusRule.enabled=true",
+                                      "--set", "metrics.serviceMonitor.enabled=true"],
+     lambda o: all(x["metadata"].get("namespace", "ml-admission") == "ml-admission" for x in o)
+     and "--tls-secret=ml-admission/topoguard-tls" in container(o)["args"]
+     and all(w["clientConfig"]["service"]["namespace"] == "ml-admission" for w in webhooks(o))
+     and "ml-admission" in webhooks(o)[0]["namespaceSelector"]["matchExpressions"][0]["values"]
+     and 'namespace="ml-admission"' in alerts(o) and 'namespace="topoguard"' not in alerts(o)
+     and "-n topoguard" not in alerts(o)
+     and objects_named(o, "ServiceMonitor")[0]["spec"]["namespaceSelector"] == {
+         "matchNames": ["ml-admission"]}),
 ]
 
 failures = []
@@ -193,6 +303,21 @@ def refused(helm):
     passed(before, "%d wrong values refused, each naming its field" % len(WRONG_VALUES))
 
 
+def effects(helm):
+    before = len(failures)
+    for what, arguments, predicate in EFFECTS:
+        namespace = arguments[1] if arguments[0] == "--namespace" else "topoguard"
+        rendered = helm.template(*arguments[2 if arguments[0] == "--namespace" else 0:],
+                                 namespace=namespace)
+        try:
+            ok = predicate(rendered)
+        except (KeyError, IndexError) as error:
+            ok = False
+            what += " (%r missing)" % error
+        check(ok, "value not in effect: %s (%s)" % (what, " ".join(arguments)))
+    passed(before, "%d values away from their default, each in effect" % len(EFFECTS))
+
+
 def install_order(helm):
     before = len(failures)
     for arguments in [[]] + [["-f", os.path.join(VALUES, name)] for name in values_files()]:
@@ -227,7 +352,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="topoguard-chart-") as work:
         helm = Helm(helm_path, work)
         for step in (versions, lambda: lint(helm), lambda: twins(helm, kubectl, work), documented,
-                     lambda: refused(helm), lambda: install_order(helm), lambda: package(helm)):
+                     lambda: refused(helm), lambda: effects(helm), lambda: install_order(helm),
+                     lambda: package(helm)):
             step()
     print("%d failed" % len(failures))
     return 1 if failures else 0
