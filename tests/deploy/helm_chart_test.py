@@ -286,7 +286,7 @@ def documented():
     for path in listed:
         check("| `%s` |" % path in readme, "values field %s is not listed in the chart's README"
               % path)
-    values_section = readme[readme.index("\n## Values\n"):]
+    values_section = readme[readme.index("\n## Values\n"):].split("\n## ")[1]
     for path in re.findall(r"^\| `([A-Za-z.]+)` \|", values_section, re.M):
         check(path in listed, "the chart's README lists %s, values.yaml has no such field" % path)
     passed(before, "%d values fields: each in the schema and in the README" % len(listed))
