@@ -11,7 +11,7 @@ deploy/webhook, without a cluster:
 - `helm lint --strict` passes with the default values and each values file;
 - every values field is typed in values.schema.json and listed in the chart's README, and the
   schema refuses wrong values with a message naming the field;
-- each value set away from its default changes the rendering as documented (20 cases: flags,
+- each value set away from its default changes the rendering as documented (22 cases: flags,
   objects left out, namespaces, webhooks, certificates, policies);
 - webhook configurations come after the Deployment and Service (helm's install order);
 - `helm package` builds the chart archive, which renders the same objects as the folder.
@@ -122,6 +122,13 @@ EFFECTS = [
      lambda o: container(o)["args"][-3:] == ["--report-interval=1h",
                                              "--report-format=policyreport", "--report-lease=r"]
      and objects_named(o, "Role", "topoguard-reports")[0]["rules"][0]["resourceNames"] == ["r"]),
+    ("secretName, self-managed: flag, Secret and Lease", ["--set", "certificates.secretName=my-tls"],
+     lambda o: "--tls-secret=topoguard/my-tls" in container(o)["args"] and
+     [r.get("resourceNames") for r in objects_named(o, "Role", "topoguard-self-managed-tls")[0][
+         "rules"]] == [["my-tls"], None, ["my-tls"], None]),
+    ("secretName, existing Secret: the volume", ["--set", "certificates.secretName=my-tls",
+                                                 "--set", "certificates.mode=existingSecret"],
+     lambda o: pod_spec(o)["volumes"][0]["secret"]["secretName"] == "my-tls"),
     ("self-managed lifetimes", ["--set", "certificates.selfManaged.caLifetime=1000h",
                                 "--set", "certificates.selfManaged.certLifetime=100h"],
      lambda o: {"--ca-lifetime=1000h", "--cert-lifetime=100h"} <= set(container(o)["args"])),
