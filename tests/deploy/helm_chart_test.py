@@ -16,7 +16,7 @@ deploy/webhook, without a cluster:
 - webhook configurations come after the Deployment and Service (helm's install order);
 - `helm package` builds the chart archive, which renders the same objects as the folder.
 
-Usage: helm_chart_test.py TOPOGUARD_BINARY SOURCE_DIR OUTPUT_DIR (the archive is left there).
+Usage: helm_chart_test.py TOPOGUARD_BINARY OUTPUT_DIR (the chart archive is left there).
 Exit 77 when helm or kubectl (kustomize v5) is not built.
 """
 
@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from chart_support import (CHART, SKIP, SOURCE_DIR, VALUES, Helm, ToolMissing,  # noqa: E402
                            helm_binary, kubectl_binary, values_files, without_helm_labels)
 
-BINARY, OUTPUT = sys.argv[1], sys.argv[3]
+BINARY, OUTPUT = sys.argv[1], sys.argv[2]
 WEBHOOK = os.path.join(SOURCE_DIR, "deploy", "webhook")
 
 # (what, helm values arguments, kustomize resources, kustomize components)
