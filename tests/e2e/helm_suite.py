@@ -259,7 +259,7 @@ class Suite(Results):
 
     def upgrade(self):
         with Admissions(self.cluster) as admissions:
-            self.helm.run("upgrade", "topoguard", CHART, "-n", NAMESPACE, "--reuse-values",
+            self.helm.run("upgrade", "topoguard", CHART, "-n", NAMESPACE, "--reset-then-reuse-values",
                           "--set", "webhooks.claims.validate.timeoutSeconds=10",
                           "--set", "replicas=2")
         admissions.check_none_failed("helm upgrade")
@@ -278,7 +278,7 @@ class Suite(Results):
         """--rollback-on-failure: the new revision's image cannot be pulled (its pods never
         become ready), so helm puts revision 2 back, webhook configurations included."""
         with RolloutStandIn(self.cluster), Admissions(self.cluster) as admissions:
-            done = self.helm.run("upgrade", "topoguard", CHART, "-n", NAMESPACE, "--reuse-values",
+            done = self.helm.run("upgrade", "topoguard", CHART, "-n", NAMESPACE, "--reset-then-reuse-values",
                                  "--set", "image.tag=" + RolloutStandIn.UNPULLABLE,
                                  "--set", "webhooks.claims.validate.timeoutSeconds=7",
                                  "--rollback-on-failure", "--wait", "--timeout", "5s",
@@ -333,7 +333,7 @@ class Suite(Results):
                    alive=lambda: self.serve.process.poll() is None)
         written = bundles()
         repairs = self.serve.counter("topoguard_tls_cabundle_repairs_total")
-        self.helm.run("upgrade", "topoguard", CHART, "-n", NAMESPACE, "--reuse-values",
+        self.helm.run("upgrade", "topoguard", CHART, "-n", NAMESPACE, "--reset-then-reuse-values",
                       "--set", "webhooks.claims.validate.timeoutSeconds=10")
         check([w["timeoutSeconds"] for w in self.webhooks()
                if w["name"].startswith("claims.validate")] == [10], "the upgrade was not applied")
