@@ -95,7 +95,8 @@ def alerts(objects):
 EFFECTS = [
     ("image.tag", ["--set", "image.tag=9.9.9"],
      lambda o: container(o)["image"] == "topoguard/topoguard:9.9.9"),
-    ("image.digest wins over the tag", ["--set", "image.digest=" + DIGEST, "--set", "image.tag=1.0.0"],
+    ("image.digest wins over the tag",
+     ["--set", "image.digest=" + DIGEST, "--set", "image.tag=1.0.0"],
      lambda o: container(o)["image"] == "topoguard/topoguard@" + DIGEST),
     ("image.pullSecrets", ["--set", "image.pullSecrets[0]=registry"],
      lambda o: pod_spec(o)["imagePullSecrets"] == [{"name": "registry"}]),
@@ -122,7 +123,8 @@ EFFECTS = [
      lambda o: container(o)["args"][-3:] == ["--report-interval=1h",
                                              "--report-format=policyreport", "--report-lease=r"]
      and objects_named(o, "Role", "topoguard-reports")[0]["rules"][0]["resourceNames"] == ["r"]),
-    ("secretName, self-managed: flag, Secret and Lease", ["--set", "certificates.secretName=my-tls"],
+    ("secretName, self-managed: flag, Secret and Lease",
+     ["--set", "certificates.secretName=my-tls"],
      lambda o: "--tls-secret=topoguard/my-tls" in container(o)["args"] and
      [r.get("resourceNames") for r in objects_named(o, "Role", "topoguard-self-managed-tls")[0][
          "rules"]] == [["my-tls"], None, ["my-tls"], None]),
@@ -140,28 +142,33 @@ EFFECTS = [
          "workloads.mutate.topoguard.dev": ("Fail", 5),
          "claims.validate.topoguard.dev": ("Fail", 5),
          "workloads.validate.topoguard.dev": ("Ignore", 5)}),
-    ("excluded namespaces, the release's always", ["--set", "webhooks.excludedNamespaces={gpu-ops}"],
-     lambda o: all(w["namespaceSelector"]["matchExpressions"][0]["values"] == ["gpu-ops", "topoguard"]
-                   for w in webhooks(o))),
+    ("excluded namespaces, the release's always",
+     ["--set", "webhooks.excludedNamespaces={gpu-ops}"],
+     lambda o: all(w["namespaceSelector"]["matchExpressions"][0]["values"] ==
+                   ["gpu-ops", "topoguard"] for w in webhooks(o))),
     ("webhooks.url instead of the Service", ["--set", "webhooks.url=https://10.0.0.9:8443/"],
      lambda o: {w["clientConfig"]["url"] for w in webhooks(o)} == {
          "https://10.0.0.9:8443/mutate", "https://10.0.0.9:8443/validate"}),
-    ("existingSecret caBundle", ["--set", "certificates.mode=existingSecret", "--set",
-                                 "certificates.existingSecret.caBundle=-----BEGIN CERTIFICATE-----x"],
+    ("existingSecret caBundle",
+     ["--set", "certificates.mode=existingSecret",
+      "--set", "certificates.existingSecret.caBundle=-----BEGIN CERTIFICATE-----x"],
      lambda o: {w["clientConfig"]["caBundle"] for w in webhooks(o)} == {
          "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0teA=="}),
-    ("cert-manager with an issuer of yours", ["--set", "certificates.mode=certManager",
-                                              "--set", "certificates.certManager.issuerRef.name=corp",
-                                              "--set", "certificates.certManager.issuerRef.kind=ClusterIssuer"],
+    ("cert-manager with an issuer of yours",
+     ["--set", "certificates.mode=certManager",
+      "--set", "certificates.certManager.issuerRef.name=corp",
+      "--set", "certificates.certManager.issuerRef.kind=ClusterIssuer"],
      lambda o: not objects_named(o, "Issuer") and [c["spec"]["issuerRef"] for c in
                                                    objects_named(o, "Certificate")] == [
          {"name": "corp", "kind": "ClusterIssuer"}]),
     ("policies inline", ["--set-string", "policies.files.platform\\.yaml=kind: AlignmentPolicy"],
-     lambda o: objects_named(o, "ConfigMap")[0]["data"] == {"platform.yaml": "kind: AlignmentPolicy"}),
+     lambda o: objects_named(o, "ConfigMap")[0]["data"] == {
+         "platform.yaml": "kind: AlignmentPolicy"}),
     ("policies from a ConfigMap of yours", ["--set", "policies.existingConfigMap=mine"],
      lambda o: not objects_named(o, "ConfigMap") and
      pod_spec(o)["volumes"][-1] == {"name": "policies", "configMap": {"name": "mine"}}),
-    ("serve flags, extra args and env", ["--set", "serve.failureMode=open", "--set", "serve.threads=8",
+    ("serve flags, extra args and env",
+     ["--set", "serve.failureMode=open", "--set", "serve.threads=8",
                                          "--set", "extraArgs[0]=--log-level=debug",
                                          "--set", "extraEnv[0].name=TZ",
                                          "--set", "extraEnv[0].value=UTC"],
@@ -227,7 +234,8 @@ def twins(helm, kubectl, work):
         chart = keyed(without_helm_labels(o) for o in helm.template(*arguments))
         twin = keyed(kustomize(kubectl, work, resources, components))
         check(sorted(chart) == sorted(twin), "%s: objects differ: only in the chart %s, only in "
-              "kustomize %s" % (what, sorted(set(chart) - set(twin)), sorted(set(twin) - set(chart))))
+              "kustomize %s" % (what, sorted(set(chart) - set(twin)),
+                                sorted(set(twin) - set(chart))))
         for key in sorted(set(chart) & set(twin)):
             if chart[key] != twin[key]:
                 diff = difflib.unified_diff(
@@ -245,7 +253,8 @@ def versions():
     with open(os.path.join(WEBHOOK, "base", "kustomization.yaml")) as handle:
         tag = yaml.safe_load(handle)["images"][0]["newTag"]
     binary = subprocess.run([BINARY, "--version"], capture_output=True, text=True).stdout
-    check(chart["appVersion"] == tag, "appVersion %s, images: newTag %s" % (chart["appVersion"], tag))
+    check(chart["appVersion"] == tag,
+          "appVersion %s, images: newTag %s" % (chart["appVersion"], tag))
     check(tag in binary.split(), "topoguard --version says %r, newTag is %s" % (binary, tag))
     check(chart["version"] == chart["appVersion"], "chart version %s moves with appVersion %s"
           % (chart["version"], chart["appVersion"]))
@@ -329,7 +338,8 @@ def install_order(helm):
     before = len(failures)
     for arguments in [[]] + [["-f", os.path.join(VALUES, name)] for name in values_files()]:
         kinds = [o["kind"] for o in helm.template(*arguments)]
-        configurations = [i for i, kind in enumerate(kinds) if kind.endswith("WebhookConfiguration")]
+        configurations = [i for i, kind in enumerate(kinds)
+                          if kind.endswith("WebhookConfiguration")]
         served_by = [i for i, kind in enumerate(kinds) if kind in ("Deployment", "Service")]
         check(len(configurations) == 2 and min(configurations) > max(served_by),
               "%s: webhook configurations before the Deployment or Service: %s"

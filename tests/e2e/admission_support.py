@@ -12,6 +12,7 @@ import signal
 import subprocess
 import time
 import traceback
+import urllib.error
 import urllib.request
 import uuid
 
@@ -236,6 +237,14 @@ class Serve:
         if self.process and self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             self.process.wait(timeout=60)
+
+    def ready(self):
+        """Whether /readyz answers 200 (policies loaded, certificate trusted, cache synced)."""
+        try:
+            with urllib.request.urlopen("http://%s/readyz" % self.metrics_listen, timeout=5) as r:
+                return r.status == 200
+        except urllib.error.HTTPError:
+            return False
 
     def metrics(self):
         with urllib.request.urlopen("http://%s/metrics" % self.metrics_listen, timeout=10) as r:

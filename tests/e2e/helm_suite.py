@@ -124,8 +124,9 @@ class RolloutStandIn:
                 continue
             replicas = deployment["spec"]["replicas"]
             now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-            conditions = [{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable",
-                           "lastUpdateTime": now, "lastTransitionTime": now},
+            conditions = [{"type": "Available", "status": "True",
+                           "reason": "MinimumReplicasAvailable", "lastUpdateTime": now,
+                           "lastTransitionTime": now},
                           {"type": "Progressing", "status": "True",
                            "reason": "NewReplicaSetAvailable", "lastUpdateTime": now,
                            "lastTransitionTime": now}]
@@ -154,7 +155,8 @@ class Suite(Results):
         self.certs = os.path.join(work, "certs")
         subprocess.run([os.path.join(SOURCE, "certs/generate-dev-certs.sh"), "--out", self.certs,
                         "--quiet"], check=True, stdout=subprocess.DEVNULL)
-        self.ca_bundle = base64.b64encode(read(os.path.join(self.certs, "ca.pem")).encode()).decode()
+        ca_pem = read(os.path.join(self.certs, "ca.pem"))
+        self.ca_bundle = base64.b64encode(ca_pem.encode()).decode()
         self.serve = None
         self.port = free_ports(1)[0]
 
@@ -174,7 +176,8 @@ class Suite(Results):
 
     def deployment_args(self):
         manifest = self.helm.run("get", "manifest", "topoguard", "-n", NAMESPACE).stdout
-        deployment = next(d for d in yaml.safe_load_all(manifest) if d and d["kind"] == "Deployment")
+        deployment = next(d for d in yaml.safe_load_all(manifest)
+                          if d and d["kind"] == "Deployment")
         return deployment["spec"]["template"]["spec"]["containers"][0]["args"]
 
     def start_as_pod(self, certs):
@@ -200,12 +203,6 @@ class Suite(Results):
         self.serve.use_policies(files)
         self.serve.start(listen="127.0.0.1:%d" % self.port)
         print("     serve %s" % " ".join(extra))
-
-    def ready(self):
-        done = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
-                               "http://%s/readyz" % self.serve.metrics_listen],
-                              capture_output=True, text=True)
-        return done.stdout == "200"
 
     def patched(self):
         ok, stored, _ = self.cluster.create(unaligned_template("probe", LOAD_NAMESPACE),
@@ -252,14 +249,16 @@ class Suite(Results):
                   "%s: clientConfig %s" % (webhook["name"], webhook["clientConfig"]))
         self.start_as_pod(self.certs)
         wait_until(self.patched, "the webhooks helm registered to call topoguard", 30)
-        wait_until(self.ready, "topoguard's cluster cache to sync as the chart's ServiceAccount",
+        wait_until(self.serve.ready,
+                   "topoguard's cluster cache to sync as the chart's ServiceAccount",
                    30, alive=lambda: self.serve.process.poll() is None)
         check("forbidden" not in read(self.serve.log_path).lower(),
               "a refusal in the log: %s" % read(self.serve.log_path)[-2000:])
 
     def upgrade(self):
         with Admissions(self.cluster) as admissions:
-            self.helm.run("upgrade", "topoguard", CHART, "-n", NAMESPACE, "--reset-then-reuse-values",
+            self.helm.run("upgrade", "topoguard", CHART, "-n", NAMESPACE,
+                          "--reset-then-reuse-values",
                           "--set", "webhooks.claims.validate.timeoutSeconds=10",
                           "--set", "replicas=2")
         admissions.check_none_failed("helm upgrade")
@@ -278,7 +277,8 @@ class Suite(Results):
         """--rollback-on-failure: the new revision's image cannot be pulled (its pods never
         become ready), so helm puts revision 2 back, webhook configurations included."""
         with RolloutStandIn(self.cluster), Admissions(self.cluster) as admissions:
-            done = self.helm.run("upgrade", "topoguard", CHART, "-n", NAMESPACE, "--reset-then-reuse-values",
+            done = self.helm.run("upgrade", "topoguard", CHART, "-n", NAMESPACE,
+                                 "--reset-then-reuse-values",
                                  "--set", "image.tag=" + RolloutStandIn.UNPULLABLE,
                                  "--set", "webhooks.claims.validate.timeoutSeconds=7",
                                  "--rollback-on-failure", "--wait", "--timeout", "5s",
@@ -333,7 +333,8 @@ class Suite(Results):
                    alive=lambda: self.serve.process.poll() is None)
         written = bundles()
         repairs = self.serve.counter("topoguard_tls_cabundle_repairs_total")
-        self.helm.run("upgrade", "topoguard", CHART, "-n", NAMESPACE, "--reset-then-reuse-values",
+        self.helm.run("upgrade", "topoguard", CHART, "-n", NAMESPACE,
+                      "--reset-then-reuse-values",
                       "--set", "webhooks.claims.validate.timeoutSeconds=10")
         check([w["timeoutSeconds"] for w in self.webhooks()
                if w["name"].startswith("claims.validate")] == [10], "the upgrade was not applied")

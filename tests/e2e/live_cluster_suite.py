@@ -18,8 +18,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 
 import yaml
 
@@ -37,14 +35,6 @@ ROLE = "topoguard-cluster-cache"
 def device_class(name, driver):
     return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name},
             "spec": {"selectors": [{"cel": {"expression": 'device.driver == "%s"' % driver}}]}}
-
-
-def ready(serve):
-    try:
-        with urllib.request.urlopen("http://%s/readyz" % serve.metrics_listen, timeout=5) as r:
-            return r.status == 200
-    except urllib.error.HTTPError:
-        return False
 
 
 class Suite(Results):
@@ -72,7 +62,7 @@ class Suite(Results):
 
     def role_is_enough(self, kubeconfig):
         self.serve = self.start_serve(kubeconfig)
-        wait_until(lambda: ready(self.serve), "serve to sync its cache as the ServiceAccount",
+        wait_until(self.serve.ready, "serve to sync its cache as the ServiceAccount",
                    30, alive=lambda: self.serve.process.poll() is None)
         log = read(self.serve.log_path)
         check("forbidden" not in log.lower(), "a refusal in the log:\n" + log[-3000:])
@@ -101,7 +91,7 @@ class Suite(Results):
                             "forbidden" in read(serve.log_path).lower()
                     wait_until(refused, "serve to log the refusal of %s" % resource, 20,
                                alive=lambda: serve.process.poll() is None)
-                    if ready(serve):
+                    if serve.ready():
                         missing.append("%s: ready without it" % resource)
                 finally:
                     serve.stop()
@@ -116,7 +106,7 @@ class Suite(Results):
         self.plane.restart_apiserver()
         self.cluster.kubectl("create", "-f", "-", stdin=json.dumps(
             unaligned_template("after-restart", "ml")))
-        wait_until(lambda: ready(self.serve), "serve to be ready after the restart", 30)
+        wait_until(self.serve.ready, "serve to be ready after the restart", 30)
         wait_until(lambda: self.serve.counter("topoguard_cluster_cache_objects",
                                               resource="resourceclaimtemplates.v1.resource.k8s.io") == 2,
                    "the template made after the restart to reach the cache", 30)
@@ -200,7 +190,7 @@ class Suite(Results):
                        "the emptied caBundle to be repaired", 30)
             check(serve.counter("topoguard_tls_cabundle_repairs_total") >= 1,
                   "no repair counted")
-            wait_until(lambda: ready(serve), "serve to be ready with its own certificate", 30)
+            wait_until(serve.ready, "serve to be ready with its own certificate", 30)
         finally:
             serve.stop()
 
