@@ -7,7 +7,8 @@ deploy/webhook, without a cluster:
   deploy/webhook/self-managed, values/existing-secret.yaml and deploy/webhook/base,
   values/cert-manager.yaml and deploy/webhook/cert-manager, values/reports.yaml and the reports
   component, the metrics objects and the monitoring component;
-- appVersion is the project's version (images: newTag, `topoguard --version`);
+- appVersion is the project's version (images: newTag, `topoguard --version`); Kubernetes 1.33
+  is refused, 1.34 accepted (kubeVersion);
 - `helm lint --strict` passes with the default values and each values file;
 - every values field is typed in values.schema.json and listed in the chart's README, and the
   schema refuses wrong values with a message naming the field;
@@ -246,7 +247,7 @@ def twins(helm, kubectl, work):
         passed(before, "twin %-45s %d objects" % (what, len(chart)))
 
 
-def versions():
+def versions(helm):
     before = len(failures)
     with open(os.path.join(CHART, "Chart.yaml")) as handle:
         chart = yaml.safe_load(handle)
@@ -259,7 +260,12 @@ def versions():
     check(chart["version"] == chart["appVersion"], "chart version %s moves with appVersion %s"
           % (chart["version"], chart["appVersion"]))
     check(chart["kubeVersion"] == ">=1.34.0-0", "kubeVersion %s" % chart["kubeVersion"])
-    passed(before, "versions: appVersion %s = newTag = topoguard --version" % tag)
+    old = helm.run("template", "topoguard", CHART, "--kube-version", "1.33.5", check=False)
+    check(old.returncode != 0 and "incompatible with Kubernetes v1.33.5" in old.stderr,
+          "rendered for Kubernetes 1.33: %s" % old.stderr)
+    check(helm.run("template", "topoguard", CHART, "--kube-version", "1.34.0",
+                   check=False).returncode == 0, "not rendered for Kubernetes 1.34.0")
+    passed(before, "versions: appVersion %s = newTag = topoguard --version; 1.33 refused" % tag)
 
 
 def lint(helm):
@@ -368,7 +374,7 @@ def main():
         return SKIP
     with tempfile.TemporaryDirectory(prefix="topoguard-chart-") as work:
         helm = Helm(helm_path, work)
-        for step in (versions, lambda: lint(helm), lambda: twins(helm, kubectl, work), documented,
+        for step in (lambda: versions(helm), lambda: lint(helm), lambda: twins(helm, kubectl, work), documented,
                      lambda: refused(helm), lambda: effects(helm), lambda: install_order(helm),
                      lambda: package(helm)):
             step()
