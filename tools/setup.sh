@@ -77,6 +77,12 @@ if ! bash "$(dirname "${BASH_SOURCE[0]}")/control-plane/build.sh" >/dev/null; th
   echo "setup: the control plane was not built: the e2e_* tests will be skipped" >&2
 fi
 
+# helm v4, which the chart tests (deploy_helm_chart, e2e_helm) run: built the same way from the
+# pinned module in tools/helm (minutes on 2 cores the first time), a no-op after.
+if ! bash "$(dirname "${BASH_SOURCE[0]}")/helm/build.sh" >/dev/null; then
+  echo "setup: helm was not built: the deploy_helm_chart and e2e_helm tests will be skipped" >&2
+fi
+
 # Test-only tools from npm (reference CEL implementation, schema and SARIF validators, Kubernetes
 # models), pinned by tests/node/package-lock.json, and the Node.js they run on: Debian 12's
 # nodejs is 18, older than the tools declare, so the lockfile also pins an official Node 22 build

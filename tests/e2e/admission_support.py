@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 import time
 import traceback
+import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
@@ -282,6 +283,14 @@ class Serve:
             self.process.send_signal(signal.SIGTERM)
             self.process.wait(timeout=60)
 
+    def ready(self):
+        """Whether /readyz answers 200 (policies loaded, certificate trusted, cache synced)."""
+        try:
+            with urllib.request.urlopen("http://%s/readyz" % self.metrics_listen, timeout=5) as r:
+                return r.status == 200
+        except urllib.error.HTTPError:
+            return False
+
     def metrics(self):
         with urllib.request.urlopen("http://%s/metrics" % self.metrics_listen, timeout=10) as r:
             return r.read().decode()
@@ -315,6 +324,24 @@ class Serve:
             wait_until(lambda: self.counter("topoguard_policy_reloads_total", result="ok") >
                        reloads, "topoguard to reload its policies", 20)
         self.loaded = files
+
+
+def service_account_kubeconfig(cluster, path, namespace="topoguard", account="topoguard"):
+    """Writes to `path` a kubeconfig of the ServiceAccount (which must exist): a bound token from
+    the TokenRequest API, what the kubelet mounts in a pod. Returns `path`."""
+    token = cluster.kubectl("-n", namespace, "create", "token", account,
+                            "--duration=1h").stdout.strip()
+    state = cluster.plane.state
+    with open(path, "w") as out:
+        json.dump({"apiVersion": "v1", "kind": "Config", "current-context": "sa",
+                   "clusters": [{"name": "e2e", "cluster": {
+                       "server": state["server"],
+                       "certificate-authority-data": base64.b64encode(
+                           read(state["ca"]).encode()).decode()}}],
+                   "users": [{"name": "sa", "user": {"token": token}}],
+                   "contexts": [{"name": "sa", "context": {"cluster": "e2e", "user": "sa"}}]},
+                  out)
+    return path
 
 
 def register_webhooks(cluster, serve, ca_pem):
@@ -377,9 +404,10 @@ class AdminClient:
         return response.status, response.read().decode(), warnings
 
 
-def install_custom_kinds(cluster):
+def install_custom_kinds(cluster, kinds=CUSTOM_KINDS):
+    """Schema-less CRDs serving `kinds` ((group, kind, plural, versions)), established."""
     crds = []
-    for group, kind, plural, versions in CUSTOM_KINDS:
+    for group, kind, plural, versions in kinds:
         crds.append({
             "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
             "metadata": {"name": "%s.%s" % (plural, group)},
@@ -394,7 +422,7 @@ def install_custom_kinds(cluster):
     cluster.kubectl("create", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List",
                                                             "items": crds}))
     cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s",
-                    *["crd/%s.%s" % (plural, group) for group, _, plural, _ in CUSTOM_KINDS])
+                    *["crd/%s.%s" % (plural, group) for group, _, plural, _ in kinds])
 
 
 class Results:

@@ -9,21 +9,18 @@ Pod names (read from the cache); and `audit --cluster` over the same cluster rep
 Usage: live_cluster_suite.py TOPOGUARD_BINARY SOURCE_DIR. Exit 77 when the control plane is not
 built."""
 
-import base64
 import copy
 import json
 import os
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from admission_support import (Cluster, Results, Serve, check, dev_certs,  # noqa: E402
-                               devices_of, install_custom_kinds, register_webhooks, suite_main,
-                               unaligned_template)
+                               devices_of, install_custom_kinds, register_webhooks,
+                               service_account_kubeconfig, suite_main, unaligned_template)
 from control_plane import read, wait_until  # noqa: E402
 
 BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
@@ -34,14 +31,6 @@ ROLE = "topoguard-cluster-cache"
 def device_class(name, driver):
     return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name},
             "spec": {"selectors": [{"cel": {"expression": 'device.driver == "%s"' % driver}}]}}
-
-
-def ready(serve):
-    try:
-        with urllib.request.urlopen("http://%s/readyz" % serve.metrics_listen, timeout=5) as r:
-            return r.status == 200
-    except urllib.error.HTTPError:
-        return False
 
 
 class Suite(Results):
@@ -58,19 +47,8 @@ class Suite(Results):
         """The ServiceAccount's kubeconfig: a bound token from the TokenRequest API."""
         self.cluster.kubectl("apply", "-f", "-", stdin=json.dumps(
             {"apiVersion": "v1", "kind": "List", "items": self.rbac}))
-        token = self.cluster.kubectl("-n", "topoguard", "create", "token", "topoguard",
-                                     "--duration=1h").stdout.strip()
-        path = os.path.join(self.work, "serviceaccount.kubeconfig")
-        with open(path, "w") as out:
-            json.dump({"apiVersion": "v1", "kind": "Config", "current-context": "sa",
-                       "clusters": [{"name": "e2e", "cluster": {
-                           "server": self.plane.state["server"],
-                           "certificate-authority-data": base64.b64encode(
-                               read(self.plane.state["ca"]).encode()).decode()}}],
-                       "users": [{"name": "sa", "user": {"token": token}}],
-                       "contexts": [{"name": "sa", "context": {"cluster": "e2e",
-                                                               "user": "sa"}}]}, out)
-        return path
+        return service_account_kubeconfig(self.cluster,
+                                          os.path.join(self.work, "serviceaccount.kubeconfig"))
 
     def start_serve(self, kubeconfig):
         serve = Serve(BINARY, self.work, self.certs, kubeconfig=kubeconfig)
@@ -80,7 +58,7 @@ class Suite(Results):
 
     def role_is_enough(self, kubeconfig):
         self.serve = self.start_serve(kubeconfig)
-        wait_until(lambda: ready(self.serve), "serve to sync its cache as the ServiceAccount",
+        wait_until(self.serve.ready, "serve to sync its cache as the ServiceAccount",
                    30, alive=lambda: self.serve.process.poll() is None)
         log = read(self.serve.log_path)
         check("forbidden" not in log.lower(), "a refusal in the log:\n" + log[-3000:])
@@ -109,7 +87,7 @@ class Suite(Results):
                             "forbidden" in read(serve.log_path).lower()
                     wait_until(refused, "serve to log the refusal of %s" % resource, 20,
                                alive=lambda: serve.process.poll() is None)
-                    if ready(serve):
+                    if serve.ready():
                         missing.append("%s: ready without it" % resource)
                 finally:
                     serve.stop()
@@ -124,7 +102,7 @@ class Suite(Results):
         self.plane.restart_apiserver()
         self.cluster.kubectl("create", "-f", "-", stdin=json.dumps(
             unaligned_template("after-restart", "ml")))
-        wait_until(lambda: ready(self.serve), "serve to be ready after the restart", 30)
+        wait_until(self.serve.ready, "serve to be ready after the restart", 30)
         wait_until(lambda: self.serve.counter("topoguard_cluster_cache_objects",
                                               resource="resourceclaimtemplates.v1.resource.k8s.io") == 2,
                    "the template made after the restart to reach the cache", 30)

@@ -9,7 +9,6 @@ renewed and the CA rotated with 0 failed admissions.
 
 Usage: tls_suite.py TOPOGUARD_BINARY SOURCE_DIR. Exit 77 when the control plane is not built."""
 
-import base64
 import http.client
 import json
 import os
@@ -18,29 +17,20 @@ import ssl
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from admission_support import (AdminClient, Cluster, Results, Serve, check,  # noqa: E402
-                               devices_of, suite_main, unaligned_template)
-from control_plane import free_ports, read, wait_until  # noqa: E402
+                               devices_of, service_account_kubeconfig, suite_main,
+                               unaligned_template)
+from control_plane import free_ports, wait_until  # noqa: E402
 
 BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
 # The shortest lives serve accepts: the next CA at two thirds of 90 s, a certificate renewed at
 # two thirds of 60 s, so one run of the load sees both.
 CA_LIFETIME, CERT_LIFETIME = "90s", "1m"
 LOAD_LIMIT = 120  # seconds the load may run waiting for a renewal and a CA rotation
-
-
-def ready(serve):
-    try:
-        with urllib.request.urlopen("http://%s/readyz" % serve.metrics_listen, timeout=5) as r:
-            return r.status == 200
-    except (urllib.error.URLError, OSError):
-        return False
 
 
 def served_certificate(port):
@@ -86,21 +76,6 @@ class Suite(Results):
         self.cluster.kubectl("apply", "-f", "-", stdin=json.dumps(
             {"apiVersion": "v1", "kind": "List", "items": kept + [service]}))
 
-    def service_account_kubeconfig(self):
-        token = self.cluster.kubectl("-n", "topoguard", "create", "token", "topoguard",
-                                     "--duration=1h").stdout.strip()
-        path = os.path.join(self.work, "serviceaccount.kubeconfig")
-        with open(path, "w") as out:
-            json.dump({"apiVersion": "v1", "kind": "Config", "current-context": "sa",
-                       "clusters": [{"name": "e2e", "cluster": {
-                           "server": self.plane.state["server"],
-                           "certificate-authority-data": base64.b64encode(
-                               read(self.plane.state["ca"]).encode()).decode()}}],
-                       "users": [{"name": "sa", "user": {"token": token}}],
-                       "contexts": [{"name": "sa", "context": {"cluster": "e2e",
-                                                               "user": "sa"}}]}, out)
-        return path
-
     def secret(self):
         done = self.cluster.kubectl("-n", "topoguard", "get", "secret", "topoguard-tls",
                                     "-o", "json", check=False)
@@ -115,7 +90,8 @@ class Suite(Results):
     def secret_and_bundles(self):
         """serve as the ServiceAccount: the Secret made, the CA in all four caBundles."""
         os.environ["POD_NAME"] = "e2e-replica"  # the Lease holder, as the downward API sets it
-        self.serve = Serve(BINARY, self.work, None, kubeconfig=self.service_account_kubeconfig(),
+        self.serve = Serve(BINARY, self.work, None, kubeconfig=service_account_kubeconfig(
+                               self.cluster, os.path.join(self.work, "serviceaccount.kubeconfig")),
                            extra=["--self-managed-tls", "--tls-secret", "topoguard/topoguard-tls",
                                   "--service", "topoguard/topoguard",
                                   "--webhook-configuration", "topoguard",
@@ -128,7 +104,7 @@ class Suite(Results):
             alive=lambda: self.serve.process.poll() is None)
         wait_until(lambda: self.bundles() == [self.secret()["ca.crt"]] * 4,
                    "the CA in all four caBundles", 30)
-        wait_until(lambda: ready(self.serve), "serve to be ready with its own certificate", 30)
+        wait_until(lambda: self.serve.ready(), "serve to be ready with its own certificate", 30)
 
     def drift_repaired(self):
         """A caBundle removed by a patch is put back and counted."""
@@ -166,7 +142,7 @@ class Suite(Results):
         second.use_policies([])
         second.start(listen="127.0.0.1:0")
         try:
-            wait_until(lambda: ready(second), "the second replica to be ready", 30,
+            wait_until(lambda: second.ready(), "the second replica to be ready", 30,
                        alive=lambda: second.process.poll() is None)
             port = int(second.listen.rsplit(":", 1)[1])
             # Equal once both have read the Secret (a renewal may fall between the two reads).
@@ -249,7 +225,7 @@ def run(plane, work, started):
     suite.install()
     try:
         suite.run("Secret made, CA in every caBundle, ready", suite.secret_and_bundles)
-        if suite.serve and ready(suite.serve):
+        if suite.serve and suite.serve.ready():
             suite.run("an emptied caBundle repaired", suite.drift_repaired)
             suite.run("called through the Service, own certificate trusted",
                       suite.called_through_service)

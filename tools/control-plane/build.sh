@@ -16,6 +16,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../go-tool-cache.sh
+source "$here/../go-tool-cache.sh"
 kube_version=""
 etcd_version=""
 cached_only=0
@@ -29,9 +31,6 @@ while (($#)); do
   esac
 done
 
-required_version() {  # required_version GO_MOD MODULE: the version GO_MOD requires, without the v
-  awk -v module="$2" '$1 == "require" { $1 = "" ; $0 = $0 } $1 == module && $2 ~ /^v[0-9]/ { sub(/^v/, "", $2); print $2; exit }' "$1"
-}
 pinned_kube=$(required_version "$here/kube/go.mod" k8s.io/kubernetes)
 pinned_etcd=$(required_version "$here/etcd/go.mod" go.etcd.io/etcd/server/v3)
 kube_version=${kube_version:-$pinned_kube}
@@ -43,11 +42,7 @@ if ((cached_only)); then
     { echo "build.sh: --cached is for the pinned release only" >&2; exit 2; }
 fi
 
-# Debian's golang-go is too old for Kubernetes 1.37; the machine's Go lives here.
-for go_root in /usr/local/go /usr/lib/go-1.26; do
-  [[ -x $go_root/bin/go ]] && { PATH=$go_root/bin:$PATH; break; }
-done
-if ! ((cached_only)) && ! command -v go >/dev/null; then
+if ! go_on_path && ! ((cached_only)); then
   echo "build.sh: no Go toolchain on PATH (need Go >= 1.26)" >&2
   exit 1
 fi
@@ -89,32 +84,19 @@ module_dir() {
 
 kube_module=$(module_dir kube "$kube_version" "$pinned_kube")
 etcd_module=$(module_dir etcd "$etcd_version" "$pinned_etcd")
-key=$(cat "$kube_module/go.mod" "$kube_module/go.sum" "$etcd_module/go.mod" "$etcd_module/go.sum" | sha256sum | cut -c1-12)
+key=$(module_key "$kube_module/go.mod" "$kube_module/go.sum" "$etcd_module/go.mod" "$etcd_module/go.sum")
 bin_dir=$cache_root/k8s-v$kube_version-etcd-v$etcd_version-$key
 if ((cached_only)); then
-  for name in "${binaries[@]}"; do
-    [[ -x $bin_dir/$name ]] || { echo "build.sh: $bin_dir/$name is not built (run tools/control-plane/build.sh)" >&2; exit 3; }
-  done
-  echo "$bin_dir"
+  require_built tools/control-plane/build.sh "$bin_dir" "${binaries[@]}"
   exit 0
 fi
-mkdir -p "$bin_dir"
 
 # Upstream's release flags (hack/lib/golang.sh): static, trimmed, stripped, versioned.
-build_one() {
-  local module=$1 package=$2 name=$3 ldflags=$4
-  [[ -x $bin_dir/$name ]] && { printf '%-24s cached  %4d MB\n' "$name" "$(( $(stat -c %s "$bin_dir/$name") / 1048576 ))" >&2; return; }
-  local start=$SECONDS
-  (cd "$module" && CGO_ENABLED=0 go build -trimpath -tags selinux,notest -ldflags "-s -w $ldflags" \
-      -o "$bin_dir/$name.partial" "$package")
-  mv "$bin_dir/$name.partial" "$bin_dir/$name"
-  printf '%-24s built   %4d MB  %4d s\n' "$name" "$(( $(stat -c %s "$bin_dir/$name") / 1048576 ))" "$((SECONDS - start))" >&2
-}
 
 minor=${kube_version#*.}; minor=${minor%%.*}
 kube_ldflags="-X k8s.io/component-base/version.gitVersion=v$kube_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
 for command in kube-apiserver kube-scheduler kube-controller-manager kubectl; do
-  build_one "$kube_module" "k8s.io/kubernetes/cmd/$command" "$command" "$kube_ldflags"
+  build_cached "$bin_dir" "$command" "$kube_module" "k8s.io/kubernetes/cmd/$command" "$kube_ldflags" selinux,notest
 done
-build_one "$etcd_module" go.etcd.io/etcd/server/v3 etcd ""
+build_cached "$bin_dir" etcd "$etcd_module" go.etcd.io/etcd/server/v3 "" selinux,notest
 echo "$bin_dir"

@@ -1,0 +1,387 @@
+#!/usr/bin/env python3
+"""The Helm chart (deploy/helm/topoguard) against the real kube-apiserver:
+
+- `helm template` with the default values and each values file of deploy/helm/values applied
+  with `kubectl apply --dry-run=server` into a namespace that enforces and warns on the
+  restricted Pod Security profile (cert-manager's and the Prometheus Operator's kinds served by
+  schema-less CRDs: their content is checked by the kustomize twin's schema test);
+- `helm install`, then topoguard on 127.0.0.1 as the chart's pod: the flags of the Deployment
+  helm created (addresses and paths made local), the policies of the ConfigMap helm created and
+  the ServiceAccount's token (its cluster cache syncs under the chart's ClusterRole); the
+  configurations helm created call it (`webhooks.url`, the URL rewrite of the e2e suites, set as
+  a value so that helm owns it); claim templates created the whole time from a second thread:
+  0 failed admissions across `helm upgrade` and across a failed `--rollback-on-failure` upgrade,
+  which puts the previous revision back; the caBundle unchanged;
+- `helm uninstall`: both configurations gone (validating first) before the Deployment, and with
+  topoguard stopped a claim template is admitted, never left failing closed;
+- selfManaged (the default): `serve --self-managed-tls` with the chart's flags writes its CA into
+  the caBundles of the configurations helm made, and `helm upgrade` keeps that CA.
+
+Usage: helm_suite.py TOPOGUARD_BINARY SOURCE_DIR. Exit 77 when helm or the control plane is not
+built.
+"""
+
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import yaml
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "deploy"))
+from admission_support import (Cluster, Results, Serve, check, devices_of,  # noqa: E402
+                               install_custom_kinds, service_account_kubeconfig,
+                               unaligned_template)
+from chart_support import (CHART, VALUES, Helm, ToolMissing, helm_binary,  # noqa: E402
+                           values_files)
+from control_plane import (SKIP, BinariesMissing, ControlPlane, free_ports, read,  # noqa: E402
+                           wait_until)
+
+BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
+NAMESPACE = "topoguard"
+LOAD_NAMESPACE = "helm-load"
+CONFIGURATIONS = ("validatingwebhookconfiguration", "mutatingwebhookconfiguration")
+# Kinds of cert-manager and the Prometheus Operator that values files render.
+OPERATOR_KINDS = [
+    ("cert-manager.io", "Certificate", "certificates", ["v1"]),
+    ("cert-manager.io", "Issuer", "issuers", ["v1"]),
+    ("monitoring.coreos.com", "ServiceMonitor", "servicemonitors", ["v1"]),
+    ("monitoring.coreos.com", "PrometheusRule", "prometheusrules", ["v1"]),
+]
+# The Deployment's flags that name addresses and files of the pod, set by Serve for 127.0.0.1.
+LOCAL_FLAGS = ("--listen=", "--metrics-listen=", "--tls-cert=", "--tls-key=", "--policies=",
+               "--threads=")
+
+
+class Admissions:
+    """Claim templates created (server-side dry run, nothing stored) one after another from a
+    thread while something else happens: each must be admitted with the pcieRoot patch."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self.results = []  # (admitted and patched, error text)
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+
+    def loop(self):
+        while not self.stopping.is_set():
+            ok, stored, _ = self.cluster.create(unaligned_template("load", LOAD_NAMESPACE),
+                                                "--dry-run=server")
+            patched = ok and bool(devices_of(stored).get("constraints"))
+            self.results.append((patched, "" if patched else str(stored)[:300]))
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exception):
+        count = len(self.results)
+        # At least two more after the operation, so that its end is covered too.
+        wait_until(lambda: len(self.results) >= count + 2, "admissions after the operation", 30)
+        self.stopping.set()
+        self.thread.join(timeout=30)
+
+    def check_none_failed(self, what):
+        failed = [error for ok, error in self.results if not ok]
+        print("     %s: %d admissions, %d failed" % (what, len(self.results), len(failed)))
+        check(len(self.results) >= 3, "%s: only %d admissions sampled" % (what, len(self.results)))
+        check(not failed, "%s: %d of %d admissions failed, first: %s"
+              % (what, len(failed), len(self.results), failed[:1]))
+
+
+class RolloutStandIn:
+    """Stands in for the deployment controller and the kubelets this control plane lacks: while
+    it runs, a Deployment whose image is not UNPULLABLE is reported rolled out and ready at its
+    generation (its status subresource, as the controller writes it); one with that image never
+    is, like pods whose image cannot be pulled."""
+
+    UNPULLABLE = "unpullable"
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+
+    def loop(self):
+        while not self.stopping.wait(0.2):
+            done = self.cluster.kubectl("-n", NAMESPACE, "get", "deployment", "topoguard", "-o",
+                                        "json", check=False)
+            if done.returncode != 0:
+                continue
+            deployment = json.loads(done.stdout)
+            image = deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+            generation = deployment["metadata"]["generation"]
+            if image.endswith(":" + self.UNPULLABLE) or \
+                    deployment.get("status", {}).get("observedGeneration") == generation:
+                continue
+            replicas = deployment["spec"]["replicas"]
+            now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            conditions = [{"type": "Available", "status": "True",
+                           "reason": "MinimumReplicasAvailable", "lastUpdateTime": now,
+                           "lastTransitionTime": now},
+                          {"type": "Progressing", "status": "True",
+                           "reason": "NewReplicaSetAvailable", "lastUpdateTime": now,
+                           "lastTransitionTime": now}]
+            self.cluster.kubectl("-n", NAMESPACE, "patch", "deployment", "topoguard",
+                                 "--subresource=status", "--type=merge", "-p", json.dumps(
+                                     {"status": {"observedGeneration": generation,
+                                                 "replicas": replicas,
+                                                 "updatedReplicas": replicas,
+                                                 "readyReplicas": replicas,
+                                                 "availableReplicas": replicas,
+                                                 "conditions": conditions}}), check=False)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exception):
+        self.stopping.set()
+        self.thread.join(timeout=30)
+
+
+class Suite(Results):
+    def __init__(self, plane, cluster, helm, work):
+        super().__init__()
+        self.plane, self.cluster, self.helm, self.work = plane, cluster, helm, work
+        self.certs = os.path.join(work, "certs")
+        subprocess.run([os.path.join(SOURCE, "certs/generate-dev-certs.sh"), "--out", self.certs,
+                        "--quiet"], check=True, stdout=subprocess.DEVNULL)
+        ca_pem = read(os.path.join(self.certs, "ca.pem"))
+        self.ca_bundle = base64.b64encode(ca_pem.encode()).decode()
+        self.serve = None
+        self.port = free_ports(1)[0]
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def configurations(self):
+        """Both configurations as stored, by kind (None when absent)."""
+        found = {}
+        for kind in CONFIGURATIONS:
+            done = self.cluster.kubectl("get", kind, "topoguard", "-o", "json", check=False)
+            found[kind] = json.loads(done.stdout) if done.returncode == 0 else None
+        return found
+
+    def webhooks(self):
+        return [webhook for configuration in self.configurations().values() if configuration
+                for webhook in configuration["webhooks"]]
+
+    def deployment_args(self):
+        manifest = self.helm.run("get", "manifest", "topoguard", "-n", NAMESPACE).stdout
+        deployment = next(d for d in yaml.safe_load_all(manifest)
+                          if d and d["kind"] == "Deployment")
+        return deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+
+    def start_as_pod(self, certs):
+        """topoguard on 127.0.0.1:port with the flags, policies and ServiceAccount the chart gave
+        its pod; returns once the webhooks call it (certs) or it is serving (self-managed)."""
+        args = self.deployment_args()
+        check(args[0] == "serve", "the Deployment runs %s" % args[:1])
+        extra = [arg for arg in args[1:] if not arg.startswith(LOCAL_FLAGS)]
+        policies = json.loads(self.cluster.kubectl("-n", NAMESPACE, "get", "configmap",
+                                                   "topoguard-policies", "-o", "json").stdout)
+        directory = os.path.join(self.work, "chart-policies")
+        os.makedirs(directory, exist_ok=True)
+        files = []
+        for name, text in sorted(policies["data"].items()):
+            files.append(os.path.join(directory, name))
+            with open(files[-1], "w") as out:
+                out.write(text)
+        kubeconfig = service_account_kubeconfig(self.cluster,
+                                                os.path.join(self.work, "sa.kubeconfig"))
+        os.environ["POD_NAME"] = "topoguard-e2e"  # the downward API's pod name (Lease identity)
+        self.serve = Serve(BINARY, os.path.join(self.work, "serve"), certs, kubeconfig=kubeconfig,
+                           extra=extra)
+        self.serve.use_policies(files)
+        self.serve.start(listen="127.0.0.1:%d" % self.port)
+        print("     serve %s" % " ".join(extra))
+
+    def patched(self):
+        ok, stored, _ = self.cluster.create(unaligned_template("probe", LOAD_NAMESPACE),
+                                            "--dry-run=server")
+        return ok and bool(devices_of(stored).get("constraints"))
+
+    # --- the checks -------------------------------------------------------------------------
+
+    def dry_run(self, values_file):
+        arguments = ["-f", os.path.join(VALUES, values_file)] if values_file else []
+        rendered = self.helm.run("template", "topoguard", CHART, "-n", NAMESPACE,
+                                 *arguments).stdout
+        done = self.cluster.kubectl("apply", "--dry-run=server", "-f", "-", stdin=rendered,
+                                    check=False)
+        check(done.returncode == 0, "kubectl apply --dry-run=server: %s" % done.stderr)
+        warnings = [line for line in done.stderr.splitlines() if line.startswith("Warning")]
+        check(not warnings, "API server warnings: %s" % warnings)
+        count = len([line for line in done.stdout.splitlines() if "(server dry run)" in line])
+        print("     %d objects accepted" % count)
+
+    def install(self):
+        done = self.helm.run("install", "topoguard", CHART, "-n", NAMESPACE, "--create-namespace",
+                             "-f", os.path.join(VALUES, "existing-secret.yaml"),
+                             "--set-file", "certificates.existingSecret.caBundle=" +
+                             os.path.join(self.certs, "ca.pem"),
+                             "--set", "webhooks.url=https://127.0.0.1:%d" % self.port)
+        check("STATUS: deployed" in done.stdout, "helm install: %s" % done.stdout)
+        # No pod yet: only claims and templates wait for topoguard; a pod does not.
+        ok, error, _ = self.cluster.create(unaligned_template("early", LOAD_NAMESPACE))
+        check(not ok and 'failed calling webhook "claims.validate.topoguard.dev"' in error,
+              "a template before topoguard is up: %s" % error)
+        ok, error, _ = self.cluster.create(
+            {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "early",
+                                                             "namespace": LOAD_NAMESPACE},
+             "spec": {"containers": [{"name": "main", "image": "example.com/app:1"}]}},
+            "--dry-run=server")
+        check(ok, "a pod before topoguard is up: %s" % error)
+        webhooks = self.webhooks()
+        check(len(webhooks) == 4, "%d webhooks registered" % len(webhooks))
+        for webhook in webhooks:
+            path = "/mutate" if ".mutate." in webhook["name"] else "/validate"
+            check(webhook["clientConfig"] == {"url": "https://127.0.0.1:%d%s" % (self.port, path),
+                                              "caBundle": self.ca_bundle},
+                  "%s: clientConfig %s" % (webhook["name"], webhook["clientConfig"]))
+        self.start_as_pod(self.certs)
+        wait_until(self.patched, "the webhooks helm registered to call topoguard", 30)
+        wait_until(self.serve.ready,
+                   "topoguard's cluster cache to sync as the chart's ServiceAccount",
+                   30, alive=lambda: self.serve.process.poll() is None)
+        check("forbidden" not in read(self.serve.log_path).lower(),
+              "a refusal in the log: %s" % read(self.serve.log_path)[-2000:])
+
+    def upgrade(self):
+        with Admissions(self.cluster) as admissions:
+            self.helm.run("upgrade", "topoguard", CHART, "-n", NAMESPACE,
+                          "--reset-then-reuse-values",
+                          "--set", "webhooks.claims.validate.timeoutSeconds=10",
+                          "--set", "replicas=2")
+        admissions.check_none_failed("helm upgrade")
+        webhooks = self.webhooks()
+        check([w["timeoutSeconds"] for w in webhooks if w["name"].startswith("claims.validate")]
+              == [10], "claims.validate timeout after the upgrade: %s" % webhooks)
+        check(all(w["clientConfig"].get("caBundle") == self.ca_bundle for w in webhooks),
+              "a caBundle changed across the upgrade")
+        status = json.loads(self.helm.run("status", "topoguard", "-n", NAMESPACE, "-o",
+                                          "json").stdout)
+        check(status["version"] == 2 and status["info"]["status"] == "deployed",
+              "release after the upgrade: version %s, %s" % (status["version"],
+                                                             status["info"]["status"]))
+
+    def failed_upgrade_rolled_back(self):
+        """--rollback-on-failure: the new revision's image cannot be pulled (its pods never
+        become ready), so helm puts revision 2 back, webhook configurations included."""
+        with RolloutStandIn(self.cluster), Admissions(self.cluster) as admissions:
+            done = self.helm.run("upgrade", "topoguard", CHART, "-n", NAMESPACE,
+                                 "--reset-then-reuse-values",
+                                 "--set", "image.tag=" + RolloutStandIn.UNPULLABLE,
+                                 "--set", "webhooks.claims.validate.timeoutSeconds=7",
+                                 "--rollback-on-failure", "--wait", "--timeout", "5s",
+                                 check=False)
+        admissions.check_none_failed("failed upgrade and rollback")
+        output = done.stdout + done.stderr
+        check(done.returncode != 0 and "rolled back" in output.lower() and
+              "error occurred while rolling back" not in output,
+              "the upgrade did not fail and roll back: %s" % output)
+        timeouts = [w["timeoutSeconds"] for w in self.webhooks()
+                    if w["name"].startswith("claims.validate")]
+        check(timeouts == [10], "claims.validate timeout after the rollback: %s" % timeouts)
+        history = json.loads(self.helm.run("history", "topoguard", "-n", NAMESPACE, "-o",
+                                           "json").stdout)
+        check(history[-1]["status"] == "deployed" and "Rollback to 2" in history[-1]["description"],
+              "last revision: %s" % history[-1])
+        image = json.loads(self.cluster.kubectl("-n", NAMESPACE, "get", "deployment", "topoguard",
+                                                "-o", "json").stdout)["spec"]["template"]["spec"][
+                                                    "containers"][0]["image"]
+        check(not image.endswith(RolloutStandIn.UNPULLABLE), "the Deployment runs %s" % image)
+
+    def uninstall(self):
+        done = self.helm.run("uninstall", "topoguard", "-n", NAMESPACE, "--debug")
+        log = done.stdout + done.stderr
+        order = [kind for kind in re.findall(r'(ValidatingWebhookConfiguration|'
+                                             r'MutatingWebhookConfiguration|Deployment|Service)\b',
+                                             log)]
+        print("     deleted in order: %s" % " ".join(dict.fromkeys(order)))
+        check(order[:2] == ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"],
+              "helm uninstall deleted, in order: %s" % order)
+        check(self.configurations() == dict.fromkeys(CONFIGURATIONS),
+              "configurations left after uninstall")
+        self.serve.stop()
+        ok, stored, _ = self.cluster.create(unaligned_template("after", LOAD_NAMESPACE))
+        check(ok, "a template after uninstall, topoguard stopped: %s" % stored)
+        self.cluster.kubectl("-n", LOAD_NAMESPACE, "delete", "resourceclaimtemplate", "after")
+
+    def self_managed_ca_kept(self):
+        self.helm.run("install", "topoguard", CHART, "-n", NAMESPACE, "--set", "replicas=1",
+                      "--set", "webhooks.url=https://127.0.0.1:%d" % self.port)
+        self.start_as_pod(None)
+
+        def bundles():
+            return [w["clientConfig"].get("caBundle") for w in self.webhooks()]
+
+        def secret_ca():
+            done = self.cluster.kubectl("-n", NAMESPACE, "get", "secret", "topoguard-tls", "-o",
+                                        "jsonpath={.data.ca\\.crt}", check=False)
+            return done.stdout if done.returncode == 0 else None
+        wait_until(lambda: secret_ca() and bundles() == [secret_ca()] * 4,
+                   "topoguard's CA in the four caBundles helm left empty", 30,
+                   alive=lambda: self.serve.process.poll() is None)
+        written = bundles()
+        repairs = self.serve.counter("topoguard_tls_cabundle_repairs_total")
+        self.helm.run("upgrade", "topoguard", CHART, "-n", NAMESPACE,
+                      "--reset-then-reuse-values",
+                      "--set", "webhooks.claims.validate.timeoutSeconds=10")
+        check([w["timeoutSeconds"] for w in self.webhooks()
+               if w["name"].startswith("claims.validate")] == [10], "the upgrade was not applied")
+        check(bundles() == written, "helm upgrade changed the caBundles topoguard wrote")
+        check(self.serve.counter("topoguard_tls_cabundle_repairs_total") == repairs,
+              "topoguard had to repair a caBundle after the upgrade")
+        self.helm.run("uninstall", "topoguard", "-n", NAMESPACE)
+        self.serve.stop()
+        check(secret_ca(), "Secret topoguard-tls (topoguard's, not the release's) is gone")
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="topoguard-e2e-helm-")
+    started = time.monotonic()
+    try:
+        try:
+            helm_path = helm_binary()
+            plane = ControlPlane()
+        except (ToolMissing, BinariesMissing) as missing:
+            print("SKIP: helm or the control plane is not built: %s" % missing)
+            return SKIP
+        with plane:
+            print("control plane up in %.1f s" % (time.monotonic() - started), flush=True)
+            cluster = Cluster(plane, work)
+            helm = Helm(helm_path, work, kubeconfig=plane.kubeconfig)
+            cluster.ensure_namespace(NAMESPACE, {
+                "pod-security.kubernetes.io/enforce": "restricted",
+                "pod-security.kubernetes.io/warn": "restricted"})
+            cluster.ensure_namespace(LOAD_NAMESPACE)
+            install_custom_kinds(cluster, OPERATOR_KINDS)
+            suite = Suite(plane, cluster, helm, work)
+            for name in [None] + values_files():
+                suite.run("dry-run=server: %s" % (name or "default values"), suite.dry_run, name)
+            suite.run("install: webhooks call topoguard as the chart's pod", suite.install)
+            if not suite.failed():
+                suite.run("upgrade: 0 failed admissions, caBundle kept", suite.upgrade)
+                suite.run("upgrade --rollback-on-failure: revision 2 back",
+                          suite.failed_upgrade_rolled_back)
+                suite.run("uninstall: configurations first, claims admitted", suite.uninstall)
+                suite.run("selfManaged: helm upgrade keeps topoguard's CA",
+                          suite.self_managed_ca_kept)
+            if suite.serve:
+                suite.serve.stop()
+        return suite.summary(started)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
