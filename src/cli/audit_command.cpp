@@ -4,12 +4,12 @@
 
 #include <iostream>
 
+#include "cluster_reader.h"
 #include "commands.h"
 #include "input_options.h"
 #include "conventions.h"
 #include "namespace_labels_options.h"
 #include "topoguard/audit/audit_runner.h"
-#include "topoguard/audit/cluster_reader.h"
 #include "topoguard/audit/manifest_reader.h"
 #include "topoguard/audit/report_writer.h"
 #include "topoguard/common/printable_text.h"
@@ -92,7 +92,7 @@ bool read_cluster_into(const AuditOptions& options, audit::ManifestSet& manifest
     std::cerr << "topoguard audit: --cluster: " << client.error().to_string() << '\n';
     return false;
   }
-  auto read = audit::read_cluster(**client, {.namespace_ = options.namespace_});
+  auto read = read_cluster(**client, {.namespace_ = options.namespace_});
   if (!read) {
     std::cerr << "topoguard audit: --cluster (" << printable(config->source) << ", context "
               << printable(config->context) << "): " << printable(read.error().message) << '\n';

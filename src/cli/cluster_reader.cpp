@@ -1,4 +1,4 @@
-#include "topoguard/audit/cluster_reader.h"
+#include "cluster_reader.h"
 
 #include <utility>
 
@@ -6,7 +6,7 @@
 #include "topoguard/k8s/pod_template.h"
 #include "topoguard/kube/list.h"
 
-namespace topoguard::audit {
+namespace topoguard::cli {
 
 namespace {
 
@@ -73,8 +73,8 @@ Result<ClusterRead> read_cluster(kube::ApiClient& client, const ClusterReadOptio
     }
     read.listed.push_back(std::move(resource));
   }
-  read.manifests = manifests_from_objects(std::move(objects));
+  read.manifests = audit::manifests_from_objects(std::move(objects));
   return read;
 }
 
-}  // namespace topoguard::audit
+}  // namespace topoguard::cli

@@ -1,8 +1,9 @@
 // Reads a live cluster for `audit --cluster`: the cluster state (kube::cluster_state_resources())
 // and every kind of the pod-template table (k8s::workload_kinds()), resolved through discovery,
 // listed through the API and made into a ManifestSet whose sources are named
-// `cluster:RESOURCE.VERSION.GROUP/NAMESPACE/NAME`, for run_audit with the cluster state. The
-// module's only network input; runs on the calling thread.
+// `cluster:RESOURCE.VERSION.GROUP/NAMESPACE/NAME`, for run_audit with the cluster state. Here,
+// above the audit library, so that judging manifests links no API client; runs on the calling
+// thread.
 #pragma once
 
 #include <cstddef>
@@ -14,14 +15,14 @@
 #include "topoguard/kube/api_client.h"
 #include "topoguard/kube/discovery.h"
 
-namespace topoguard::audit {
+namespace topoguard::cli {
 
 struct ClusterReadOptions {
   std::string namespace_;  // namespaced resources only in this one; "": every namespace
 };
 
 struct ClusterRead {
-  ManifestSet manifests;
+  audit::ManifestSet manifests;
   std::vector<kube::DiscoveredResource> listed;      // in the order listed
   std::vector<kube::DiscoveredResource> not_served;  // skipped: the cluster does not serve them
   // Objects left out because a workload of the table controls them (a Deployment's ReplicaSets
@@ -37,4 +38,4 @@ struct ClusterRead {
 [[nodiscard]] Result<ClusterRead> read_cluster(kube::ApiClient& client,
                                                const ClusterReadOptions& options);
 
-}  // namespace topoguard::audit
+}  // namespace topoguard::cli
