@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "topoguard/common/base64.h"
 #include "topoguard/common/json_dom.h"
 #include "topoguard/common/json_writer.h"
 
@@ -360,36 +361,6 @@ std::string error_body_json(int http_status, const Error& error) {
 
 std::string error_body_json(int http_status, std::string_view message) {
   return write_error_body(http_status, status_error_name(http_status), message, {});
-}
-
-std::string base64_encode(std::string_view bytes) {
-  static constexpr std::string_view kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const auto byte = [bytes](std::size_t i) {
-    return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i]));
-  };
-  // Sized once and written by index: appending a character at a time measured as half the
-  // cost of serialising a patched review.
-  std::string out((bytes.size() + 2) / 3 * 4, '=');
-  char* next = out.data();
-  std::size_t i = 0;
-  for (; i + 3 <= bytes.size(); i += 3) {
-    const std::uint32_t n = (byte(i) << 16U) | (byte(i + 1) << 8U) | byte(i + 2);
-    *next++ = kAlphabet[(n >> 18U) & 63U];
-    *next++ = kAlphabet[(n >> 12U) & 63U];
-    *next++ = kAlphabet[(n >> 6U) & 63U];
-    *next++ = kAlphabet[n & 63U];
-  }
-  const std::size_t rest = bytes.size() - i;
-  if (rest > 0) {  // the trailing '=' padding is already in place
-    const std::uint32_t n = (byte(i) << 16U) | (rest == 2 ? byte(i + 1) << 8U : 0U);
-    *next++ = kAlphabet[(n >> 18U) & 63U];
-    *next++ = kAlphabet[(n >> 12U) & 63U];
-    if (rest == 2) {
-      *next = kAlphabet[(n >> 6U) & 63U];
-    }
-  }
-  return out;
 }
 
 }  // namespace topoguard::admission

@@ -17,7 +17,7 @@
 
 #include "topoguard/common/text_file.h"
 #include "topoguard/common/yaml_document.h"
-#include "topoguard/kube/base64.h"
+#include "topoguard/common/base64.h"
 
 namespace topoguard::kube {
 

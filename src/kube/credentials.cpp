@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "topoguard/common/text_file.h"
-#include "topoguard/kube/base64.h"
+#include "topoguard/common/base64.h"
 
 namespace topoguard::kube {
 

@@ -15,7 +15,7 @@
 
 #include "topoguard/common/json.h"
 #include "topoguard/common/text_file.h"
-#include "topoguard/kube/base64.h"
+#include "topoguard/common/base64.h"
 #include "topoguard/kube/rfc3339.h"
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX declares it nowhere

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "topoguard/kube/base64.h"
+#include "topoguard/common/base64.h"
 #include "topoguard/kube/lease_lock.h"
 #include "topoguard/kube/objects.h"
 #include "topoguard/kube/reflector.h"
@@ -101,7 +101,7 @@ std::string ca_bundle_of(const Json& webhook) {
   if (client_config == nullptr) {
     return "";
   }
-  return kube::base64_decode(string_member(*client_config, "caBundle")).value_or("");
+  return base64_decode(string_member(*client_config, "caBundle")).value_or("");
 }
 
 // The fingerprints of a bundle's certificates; empty when it does not parse.
@@ -325,7 +325,7 @@ void TlsController::Impl::patch_bundles(const kube::ResourceRef& resource,
   if (webhooks == nullptr) {
     return;
   }
-  const std::string encoded = kube::base64_encode(bundle_pem);
+  const std::string encoded = base64_encode(bundle_pem);
   const std::set<std::string> wanted = fingerprints(bundle_pem);
   Json patch = Json::array();
   std::uint64_t repairs = 0;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "topoguard/kube/base64.h"
+#include "topoguard/common/base64.h"
 #include "topoguard/kube/rfc3339.h"
 
 namespace topoguard::selftls {
@@ -20,7 +20,7 @@ std::string decoded(const Json* data, const char* key) {
   if (value == nullptr || !value->is_string()) {
     return "";
   }
-  return kube::base64_decode(value->get_ref<const std::string&>()).value_or("");
+  return base64_decode(value->get_ref<const std::string&>()).value_or("");
 }
 
 // When `renew_fraction` of the certificate's life has passed.
@@ -109,16 +109,16 @@ TlsMaterial read_tls_secret(const Json& secret) {
 
 Json tls_secret_data(const TlsMaterial& material) {
   Json data = Json::object();
-  data[kCaCertKey] = kube::base64_encode(material.ca.cert_pem);
-  data[kCaKeyKey] = kube::base64_encode(material.ca.key_pem);
-  data[kTlsCertKey] = kube::base64_encode(material.serving.cert_pem);
-  data[kTlsKeyKey] = kube::base64_encode(material.serving.key_pem);
+  data[kCaCertKey] = base64_encode(material.ca.cert_pem);
+  data[kCaKeyKey] = base64_encode(material.ca.key_pem);
+  data[kTlsCertKey] = base64_encode(material.serving.cert_pem);
+  data[kTlsKeyKey] = base64_encode(material.serving.key_pem);
   if (material.next_ca) {
-    data[kNextCaCertKey] = kube::base64_encode(material.next_ca->cert_pem);
-    data[kNextCaKeyKey] = kube::base64_encode(material.next_ca->key_pem);
+    data[kNextCaCertKey] = base64_encode(material.next_ca->cert_pem);
+    data[kNextCaKeyKey] = base64_encode(material.next_ca->key_pem);
   }
   if (!material.previous_ca_pem.empty()) {
-    data[kPreviousCaCertKey] = kube::base64_encode(material.previous_ca_pem);
+    data[kPreviousCaCertKey] = base64_encode(material.previous_ca_pem);
   }
   return data;
 }

@@ -17,6 +17,7 @@
 
 #include <httplib.h>
 
+#include "topoguard/common/base64.h"
 #include "topoguard/common/json.h"
 
 namespace topoguard::testing {
@@ -58,36 +59,9 @@ inline CommandResult run_command(const std::string& command) {
   return result;
 }
 
-// Standard base64 decoding (the patch field of AdmissionResponse).
+// The patch field of an AdmissionResponse, decoded ("" when it is not base64).
 inline std::string base64_decode(const std::string& text) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') {
-      return c - 'A';
-    }
-    if (c >= 'a' && c <= 'z') {
-      return c - 'a' + 26;
-    }
-    if (c >= '0' && c <= '9') {
-      return c - '0' + 52;
-    }
-    return c == '+' ? 62 : (c == '/' ? 63 : -1);
-  };
-  std::string out;
-  unsigned buffer = 0;
-  int bits = 0;
-  for (const char c : text) {
-    const int v = value(c);
-    if (v < 0) {
-      continue;
-    }
-    buffer = (buffer << 6U) | static_cast<unsigned>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((buffer >> static_cast<unsigned>(bits)) & 0xFFU);
-    }
-  }
-  return out;
+  return topoguard::base64_decode(text).value_or("");
 }
 
 // A TCP connection to 127.0.0.1:port; from `source` (another loopback address, e.g. 127.0.0.2)

@@ -18,7 +18,7 @@
 #include "eventually.h"
 #include "fake_apiserver.h"
 #include "test_clock.h"
-#include "topoguard/kube/base64.h"
+#include "topoguard/common/base64.h"
 #include "topoguard/kube/objects.h"
 
 namespace topoguard::selftls {
@@ -95,7 +95,7 @@ class TlsControllerTest : public ::testing::Test {
 
   Json secret() { return kube::get_object(*api_, kSecrets, "topoguard-tls")->object; }
   std::string secret_data(const char* key) {
-    return kube::base64_decode(secret()["data"][key].get<std::string>()).value_or("");
+    return base64_decode(secret()["data"][key].get<std::string>()).value_or("");
   }
   // Every webhook's caBundle, decoded.
   std::vector<std::string> bundles() {
@@ -106,7 +106,7 @@ class TlsControllerTest : public ::testing::Test {
         const Json& config = webhook["clientConfig"];
         found.push_back(
             config.contains("caBundle")
-                ? kube::base64_decode(config["caBundle"].get<std::string>()).value_or("")
+                ? base64_decode(config["caBundle"].get<std::string>()).value_or("")
                 : "");
       }
     }
@@ -223,7 +223,7 @@ TEST_F(TlsControllerTest, TakesOverASecretWithoutCaKey) {
   const pki::PemPair old_ca = *pki::make_ca("cert-manager-root", {now - 1h, now + 24h * 365});
   const pki::PemPair old_serving = *pki::issue_serving_certificate(
       old_ca, {kServiceName, "topoguard.topoguard.svc.cluster.local"}, {now - 1h, now + 24h * 90});
-  const auto encoded = [](const std::string& text) { return kube::base64_encode(text); };
+  const auto encoded = [](const std::string& text) { return base64_encode(text); };
   fake_.apply("ADDED", {{"apiVersion", "v1"},
                         {"kind", "Secret"},
                         {"metadata", {{"name", "topoguard-tls"}, {"namespace", "topoguard"}}},

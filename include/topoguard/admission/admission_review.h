@@ -76,7 +76,5 @@ struct AdmissionResponse {
 // UTF-8 replaced.
 [[nodiscard]] std::string patch_json(const engine::JsonPatch& patch);
 
-// Standard base64 (RFC 4648 with padding), as encoding/json renders []byte.
-[[nodiscard]] std::string base64_encode(std::string_view bytes);
 
 }  // namespace topoguard::admission

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "note_name.h"
+#include "topoguard/common/base64.h"
 #include "typed_patch.h"
 
 namespace topoguard::admission {
@@ -223,28 +224,6 @@ TEST(PatchJsonInvalidUtf8Test, ReplacedAsNlohmannDoes) {
             patch.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
-struct Base64Case {
-  std::string_view note;
-  std::string_view plain;
-  std::string_view encoded;
-};
-
-class Base64Test : public ::testing::TestWithParam<Base64Case> {};
-
-// RFC 4648 test vectors: the encoding Go's encoding/json uses for []byte.
-TEST_P(Base64Test, MatchesRfc4648) {
-  EXPECT_EQ(base64_encode(GetParam().plain), GetParam().encoded);
-}
-
-INSTANTIATE_TEST_SUITE_P(Vectors, Base64Test,
-                         ::testing::Values(Base64Case{"Empty", "", ""},
-                                           Base64Case{"OneByte", "f", "Zg=="},
-                                           Base64Case{"TwoBytes", "fo", "Zm8="},
-                                           Base64Case{"ThreeBytes", "foo", "Zm9v"},
-                                           Base64Case{"FourBytes", "foob", "Zm9vYg=="},
-                                           Base64Case{"SixBytes", "foobar", "Zm9vYmFy"},
-                                           Base64Case{"HighBytes", "\xff\xfe", "//4="}),
-                         topoguard::testing::NoteName());
 
 // Error bodies are JSON with the HTTP status and a stable error code.
 TEST(AdmissionReviewTest, ErrorBodyIsJson) {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "topoguard/kube/base64.h"
+#include "topoguard/common/base64.h"
 #include "topoguard/pki/certificates.h"
 
 namespace topoguard::selftls {
@@ -210,7 +210,7 @@ TEST(TlsSecretTest, RoundTripsThroughSecretData) {
   material.previous_until = kStart + hours(3);
   const Json secret = {{"metadata", {{"annotations", tls_secret_annotations(material)}}},
                        {"data", tls_secret_data(material)}};
-  EXPECT_EQ(secret["data"]["tls.crt"], kube::base64_encode(material.serving.cert_pem));
+  EXPECT_EQ(secret["data"]["tls.crt"], base64_encode(material.serving.cert_pem));
   EXPECT_EQ(secret["metadata"]["annotations"]["topoguard.dev/ca-previous-until"],
             "2027-01-01T03:00:00Z");
   EXPECT_EQ(read_tls_secret(secret), material);
