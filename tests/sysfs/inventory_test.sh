@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# `topoguard inventory` on every fixture machine (tests/sysfs/machines): text and JSON output
+# against tests/sysfs/golden/<machine>.{txt,json}, then input that must end in an error or an
+# unknown, never a crash or a hang. TOPOGUARD_UPDATE_GOLDEN=1 rewrites the golden files.
+#
+#   inventory_test.sh TOPOGUARD_BINARY SOURCE_DIR
+set -uo pipefail
+binary=$1
+source_dir=$2
+here=$source_dir/tests/sysfs
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+for description in "$here"/machines/*.json; do
+  machine=$(basename "$description" .json)
+  python3 "$here/build_sysfs.py" "$description" "$work/$machine" || { fail "$machine: fixture"; continue; }
+  for format in text json; do
+    extension=$([[ $format == text ]] && echo txt || echo json)
+    golden=$here/golden/$machine.$extension
+    timeout 60 "$binary" inventory --sysfs "$work/$machine" -o "$format" >"$work/out" 2>"$work/err"
+    status=$?
+    [[ $status == 0 ]] || fail "$machine -o $format: exit $status: $(cat "$work/err")"
+    if [[ ${TOPOGUARD_UPDATE_GOLDEN:-} == 1 ]]; then
+      cp "$work/out" "$golden"
+    elif ! diff -u "$golden" "$work/out"; then
+      fail "$machine -o $format differs from $golden"
+    fi
+  done
+done
+
+# No sysfs there: exit 2 and a message naming the path.
+expect_usage_error() {  # expect_usage_error WHAT ROOT TEXT
+  timeout 60 "$binary" inventory --sysfs "$2" >"$work/out" 2>"$work/err"
+  status=$?
+  [[ $status == 2 ]] || fail "$1: exit $status, expected 2"
+  grep -q -- "$3" "$work/err" || fail "$1: stderr lacks '$3': $(cat "$work/err")"
+}
+expect_usage_error "missing root" "$work/none" "none/bus/pci/devices is no directory"
+touch "$work/file"
+expect_usage_error "root is a file" "$work/file" "is no directory"
+
+# A FIFO where an attribute should be is read as unknown, not waited on.
+fifo_root=$work/dgx-a100
+rm "$fifo_root/devices/pci0000:00/0000:00:01.1/0000:01:00.0/0000:02:00.0/0000:07:00.0/numa_node"
+mkfifo "$fifo_root/devices/pci0000:00/0000:00:01.1/0000:01:00.0/0000:02:00.0/0000:07:00.0/numa_node"
+timeout 60 "$binary" inventory --sysfs "$fifo_root" >"$work/out" 2>"$work/err"
+status=$?
+[[ $status == 0 ]] || fail "fifo numa_node: exit $status"
+grep -q "0000:07:00.0: numa_node could not be read" "$work/out" || fail "fifo numa_node: no problem line"
+
+# An unreadable bus directory: an error, not a crash (root ignores modes, so only as a user).
+if [[ $(id -u) != 0 ]]; then
+  chmod 000 "$work/vm-one-root/bus/pci/devices"
+  timeout 60 "$binary" inventory --sysfs "$work/vm-one-root" >"$work/out" 2>"$work/err"
+  status=$?
+  chmod 755 "$work/vm-one-root/bus/pci/devices"
+  [[ $status == 0 ]] && grep -q "bus/pci/devices: Permission denied" "$work/out" ||
+    fail "unreadable bus: exit $status, $(cat "$work/out" "$work/err")"
+fi
+
+echo "inventory_test: $failures failure(s)"
+[[ $failures == 0 ]]
