@@ -20,13 +20,19 @@ bool other_numa(const RootPlacement& a, const RootPlacement& b) {
   return a.numa_node && b.numa_node && *a.numa_node != *b.numa_node;
 }
 
+// The first pair (in root order) of a GPU root and a NIC root that are `related`, preferring roots
+// with devices the pairs chosen before left over, so that the three Jobs can run side by side.
 template <class Related>
-std::optional<std::pair<const RootPlacement*, const RootPlacement*>> find_pair(
-    const std::vector<RootPlacement>& roots, Related related) {
-  for (const RootPlacement& gpu_root : roots) {
-    for (const RootPlacement& nic_root : roots) {
-      if (gpu_root.gpus > 0 && nic_root.nics > 0 && related(gpu_root, nic_root)) {
-        return std::make_pair(&gpu_root, &nic_root);
+std::optional<std::pair<std::size_t, std::size_t>> find_pair(
+    const std::vector<RootPlacement>& roots, const std::vector<RootPlacement>& left,
+    Related related) {
+  for (const std::vector<RootPlacement>* counts : {&left, &roots}) {
+    for (std::size_t gpu = 0; gpu < roots.size(); ++gpu) {
+      for (std::size_t nic = 0; nic < roots.size(); ++nic) {
+        if ((*counts)[gpu].gpus > 0 && (*counts)[nic].nics > 0 &&
+            related(roots[gpu], roots[nic])) {
+          return std::make_pair(gpu, nic);
+        }
       }
     }
   }
@@ -88,20 +94,25 @@ std::string_view ab_variant_name(AbVariant variant) {
 
 std::array<AbChoice, 3> choose_ab_pairs(const std::vector<RootPlacement>& roots) {
   std::array<AbChoice, 3> choices;
+  std::vector<RootPlacement> left = roots;
   for (std::size_t i = 0; i < kAbVariants.size(); ++i) {
     const AbVariant variant = kAbVariants[i];
     const auto pair =
         variant == AbVariant::kAligned
-            ? find_pair(roots, [](const RootPlacement& a, const RootPlacement& b) { return &a == &b; })
+            ? find_pair(roots, left,
+                        [](const RootPlacement& a, const RootPlacement& b) { return &a == &b; })
         : variant == AbVariant::kSameNumaOtherRoot
-            ? find_pair(roots, [](const RootPlacement& a, const RootPlacement& b) {
-                return &a != &b && same_numa(a, b);
-              })
-            : find_pair(roots, other_numa);
+            ? find_pair(roots, left,
+                        [](const RootPlacement& a, const RootPlacement& b) {
+                          return &a != &b && same_numa(a, b);
+                        })
+            : find_pair(roots, left, other_numa);
     choices[i].variant = variant;
     if (pair) {
-      choices[i].gpu_root = pair->first->root;
-      choices[i].nic_root = pair->second->root;
+      choices[i].gpu_root = roots[pair->first].root;
+      choices[i].nic_root = roots[pair->second].root;
+      left[pair->first].gpus -= left[pair->first].gpus > 0 ? 1 : 0;
+      left[pair->second].nics -= left[pair->second].nics > 0 ? 1 : 0;
     } else {
       choices[i].missing_reason = missing_reason(variant, roots);
     }

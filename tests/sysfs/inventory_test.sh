@@ -30,6 +30,33 @@ for description in "$here"/machines/*.json; do
   done
 done
 
+# `topoguard ab` from each fixture's sysfs: golden YAML (exit 1 only when no variant exists).
+for description in "$here"/machines/*.json; do
+  machine=$(basename "$description" .json)
+  golden=$here/golden/$machine.ab.yaml
+  timeout 60 "$binary" ab --sysfs "$work/$machine" --node "$machine" --gpu-class gpu.nvidia.com \
+    --nic-class rdma --image registry.example/nccl-tests:2.13 --command 'all_reduce_perf -b 8 -e 4G' \
+    >"$work/out" 2>"$work/err"
+  status=$?
+  [[ $status == 0 || ($status == 1 && -s $work/err) ]] || fail "ab $machine: exit $status: $(cat "$work/err")"
+  if [[ ${TOPOGUARD_UPDATE_GOLDEN:-} == 1 ]]; then
+    cp "$work/out" "$golden"
+  elif ! diff -u "$golden" "$work/out"; then
+    fail "ab $machine differs from $golden"
+  fi
+done
+
+# ab's input that is no inventory: exit 2 naming the file.
+echo '{"kind": "Something"}' >"$work/not-inventory.json"
+echo '{"kind": "topoguard.inventory/v1", "gpus": [{"pcieRoot": 7, "numaNode": 0}], "nics": []}' >"$work/bad-root.json"
+for case in not-inventory.json:"not the output of topoguard inventory" bad-root.json:"gpus\[0\]: pcieRoot must be"; do
+  timeout 60 "$binary" ab --inventory "$work/${case%%:*}" --node n --gpu-class g --nic-class n \
+    --image i --command c >"$work/out" 2>"$work/err"
+  status=$?
+  [[ $status == 2 ]] && grep -q "${case#*:}" "$work/err" ||
+    fail "ab --inventory ${case%%:*}: exit $status, $(cat "$work/err")"
+done
+
 # No sysfs there: exit 2 and a message naming the path.
 expect_usage_error() {  # expect_usage_error WHAT ROOT TEXT
   timeout 60 "$binary" inventory --sysfs "$2" >"$work/out" 2>"$work/err"

@@ -41,7 +41,8 @@ struct AbChoice {
   std::string missing_reason;  // why there is none
 };
 
-// The first pair of roots (in root order) for each variant.
+// For each variant the first pair of roots (in root order), preferring devices no variant before
+// took, so that the Jobs can run at once where the node has enough.
 [[nodiscard]] std::array<AbChoice, 3> choose_ab_pairs(const std::vector<RootPlacement>& roots);
 
 // The roots of an inventory: NICs that are VFs count with their PF's root.
