@@ -7,6 +7,7 @@
 
 #include "topoguard/common/json_writer.h"
 #include "topoguard/common/printable_text.h"
+#include "topoguard/hardware/slice_check.h"
 
 namespace topoguard::hardware {
 
@@ -273,6 +274,9 @@ NodeInventory build_inventory(const SysfsFacts& facts) {
     } else if (!function->rdma_devices.empty()) {
       inventory.nics.push_back(
           make_device(*function, DeviceKind::kRdmaNic, by_address, inventory.problems));
+    } else {
+      inventory.others.push_back(
+          make_device(*function, DeviceKind::kOther, by_address, inventory.problems));
     }
   }
   return inventory;
@@ -340,7 +344,7 @@ std::string inventory_to_text(const NodeInventory& inventory) {
   return out;
 }
 
-std::string inventory_to_json(const NodeInventory& inventory) {
+std::string inventory_to_json(const NodeInventory& inventory, const SliceCheck* check) {
   std::string out;
   JsonWriter json(out, 2);
   const auto device = [&json](const InventoryDevice& item) {
@@ -399,7 +403,12 @@ std::string inventory_to_json(const NodeInventory& inventory) {
   for (const std::string& problem : inventory.problems) {
     json.string(problem);
   }
-  json.end_array().end_object();
+  json.end_array();
+  if (check != nullptr) {
+    json.key("sliceCheck");
+    write_slice_check_json(json, *check);
+  }
+  json.end_object();
   out += '\n';
   return out;
 }

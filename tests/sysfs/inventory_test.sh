@@ -57,6 +57,39 @@ for case in not-inventory.json:"not the output of topoguard inventory" bad-root.
     fail "ab --inventory ${case%%:*}: exit $status, $(cat "$work/err")"
 done
 
+# --compare-slices: the corpus's captured p4d slices agree with the p4d-like fixture (exit 0); a
+# driver's wrong pcieRoot, numaNode and pciBusID are attribute-mismatch findings in every format
+# (exit 1), devices of other nodes and without an address left out.
+p4d_node=ip-192-168-153-160.ec2.internal
+corpus=$source_dir/../shared/corpus/dranet/examples/aws_eks_examples/gpu-efa
+if [[ -d $corpus ]]; then
+  timeout 60 "$binary" inventory --sysfs "$work/aws-p4d" --node "$p4d_node" \
+    --compare-slices "$corpus/resourceslice-gpu.yaml" --compare-slices "$corpus/resourceslice-dranet.yaml" \
+    >"$work/out" 2>"$work/err"
+  status=$?
+  [[ $status == 0 ]] && grep -q "15 devices with a PCI address, 0 without, 0 mismatches" "$work/out" ||
+    fail "p4d corpus slices: exit $status, $(tail -2 "$work/out") $(cat "$work/err")"
+fi
+for format in text json sarif junit; do
+  golden=$here/golden/aws-p4d.compare.$format
+  timeout 60 "$binary" inventory --sysfs "$work/aws-p4d" --node "$p4d_node" -o "$format" \
+    --compare-slices "$here/slices/p4d-wrong-attributes.yaml" >"$work/out" 2>"$work/err"
+  status=$?
+  [[ $status == 1 ]] || fail "compare -o $format: exit $status, expected 1: $(cat "$work/err")"
+  if [[ ${TOPOGUARD_UPDATE_GOLDEN:-} == 1 ]]; then
+    cp "$work/out" "$golden"
+  elif ! diff -u "$golden" "$work/out"; then
+    fail "compare -o $format differs from $golden"
+  fi
+done
+timeout 60 "$binary" inventory --sysfs "$work/aws-p4d" -o sarif >"$work/out" 2>"$work/err"
+[[ $? == 2 ]] && grep -q "writes the findings of --compare-slices" "$work/err" || fail "sarif without slices"
+timeout 60 "$binary" inventory --sysfs "$work/aws-p4d" --compare-slices x >"$work/out" 2>"$work/err"
+[[ $? == 2 ]] && grep -q -- "--node" "$work/err" || fail "--compare-slices without --node: $(cat "$work/err")"
+printf 'kind: ResourceSlice\napiVersion: resource.k8s.io/v1\nspec: {driver: 7}\n' >"$work/bad-slice.yaml"
+timeout 60 "$binary" inventory --sysfs "$work/aws-p4d" --node n --compare-slices "$work/bad-slice.yaml" >"$work/out" 2>"$work/err"
+[[ $? == 2 ]] && grep -q "bad-slice.yaml" "$work/err" || fail "unreadable slice: $(cat "$work/err")"
+
 # No sysfs there: exit 2 and a message naming the path.
 expect_usage_error() {  # expect_usage_error WHAT ROOT TEXT
   timeout 60 "$binary" inventory --sysfs "$2" >"$work/out" 2>"$work/err"

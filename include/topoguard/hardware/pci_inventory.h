@@ -46,7 +46,7 @@ struct SysfsFacts {
 // Whether `address` is extended BDF as Kubernetes checks it: ^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]$.
 [[nodiscard]] bool is_pci_bus_id(std::string_view address);
 
-enum class DeviceKind : std::uint8_t { kGpu, kRdmaNic };
+enum class DeviceKind : std::uint8_t { kGpu, kRdmaNic, kOther };
 
 struct InventoryDevice {
   DeviceKind kind = DeviceKind::kGpu;
@@ -84,6 +84,9 @@ enum class PathClass : std::uint8_t {
 struct NodeInventory {
   std::vector<InventoryDevice> gpus;  // by address
   std::vector<InventoryDevice> nics;  // RDMA NICs (PFs and VFs), by address
+  // Every other PCI function (bridges, Ethernet NICs without RDMA, storage): not reported, but
+  // what a driver publishes for one is still checked (slice_check.h).
+  std::vector<InventoryDevice> others;
   std::vector<std::string> problems;
   // The NICs of the matrix: those that are no VF (a VF has its PF's path); indexes into nics.
   [[nodiscard]] std::vector<std::size_t> matrix_nics() const;
@@ -95,7 +98,9 @@ struct NodeInventory {
 
 // Human-readable report: devices, then the GPU x NIC matrix with a legend. Input is escaped.
 [[nodiscard]] std::string inventory_to_text(const NodeInventory& inventory);
-// The same as a JSON document (topoguard.inventory/v1).
-[[nodiscard]] std::string inventory_to_json(const NodeInventory& inventory);
+struct SliceCheck;
+// The same as a JSON document (topoguard.inventory/v1), with "sliceCheck" when `check` is given.
+[[nodiscard]] std::string inventory_to_json(const NodeInventory& inventory,
+                                            const SliceCheck* check = nullptr);
 
 }  // namespace topoguard::hardware
