@@ -6,7 +6,8 @@ numaNode and pciBusID); `ab` from the inventory and from the slices writes the s
 the three ResourceClaimTemplates and Jobs are accepted by the API server; and a Pod made from
 each Job's template is allocated by the scheduler exactly as its variant says: GPU and NIC on one
 PCIe root, on two roots of one NUMA node, on two NUMA nodes. Another node with the same devices
-stays unused (the Jobs are pinned).
+stays unused (the Jobs are pinned). `topoguard evidence` then reads each Pod's allocation back and
+gives the variant's verdict.
 
 Usage: ab_suite.py TOPOGUARD_BINARY SOURCE_DIR. Exit 77 when the control plane is not built."""
 
@@ -130,6 +131,26 @@ class Suite(Results):
                 variant, gpu[STANDARD + "pciBusID"]["string"], nic[STANDARD + "pciBusID"]["string"],
                 roots, numa), flush=True)
 
+    def evidence_gives_each_verdict(self):
+        expected = {"aligned": "aligned", "same-numa": "same NUMA other root",
+                    "cross-numa": "across NUMA"}
+        for variant, verdict in expected.items():
+            done = subprocess.run([BINARY, "evidence", "ab-" + variant, "-n", "bench",
+                                   "--kubeconfig", self.plane.kubeconfig],
+                                  capture_output=True, text=True, timeout=60)
+            check(done.returncode == 0, "evidence %s: exit %d: %s" % (variant, done.returncode, done.stderr))
+            document = json.loads(done.stdout)
+            claim = document["claims"][0]
+            check(document["pod"]["node"] == NODE and claim["verdict"] == verdict and
+                  len(claim["devices"]) == 2 and
+                  all(STANDARD + "pciBusID" in device["attributes"] for device in claim["devices"]),
+                  "evidence %s: %s" % (variant, json.dumps(document)[:600]))
+            check(done.stderr.startswith("bench/") and verdict in done.stderr, done.stderr)
+        done = subprocess.run([BINARY, "evidence", "--claim", "bench/none", "--kubeconfig",
+                               self.plane.kubeconfig], capture_output=True, text=True, timeout=60)
+        check(done.returncode == 2 and ("404" in done.stderr or "not found" in done.stderr),
+              "missing claim: exit %d: %s" % (done.returncode, done.stderr))
+
     def one_root_node_says_so(self):
         sysfs = os.path.join(self.work, "gb200")
         run(sys.executable, os.path.join(SOURCE, "tests/sysfs/build_sysfs.py"),
@@ -163,6 +184,7 @@ def main():
             suite.run("3 ResourceClaimTemplates and 3 Jobs accepted by the API server", suite.accepted)
             suite.run("the scheduler allocates each variant as intended, on the pinned node",
                       suite.allocated_as_intended)
+            suite.run("evidence: each Pod's allocation with its verdict", suite.evidence_gives_each_verdict)
             suite.run("GB200-like node: no aligned pair, said so", suite.one_root_node_says_so)
         return suite.summary(started)
     finally:
