@@ -3,14 +3,13 @@
 // with benchmark results, and the verdict as one line per claim on stderr.
 #include <iostream>
 
+#include "cluster_slices.h"
 #include "commands.h"
 #include "conventions.h"
 #include "topoguard/common/json_reader.h"
 #include "topoguard/common/json_writer.h"
 #include "topoguard/common/printable_text.h"
 #include "topoguard/hardware/evidence.h"
-#include "topoguard/kube/api_client.h"
-#include "topoguard/kube/list.h"
 
 namespace topoguard::cli {
 
@@ -56,19 +55,15 @@ int run_evidence_command(const EvidenceOptions& options) {
   if (options.pod.empty() == options.claim.empty()) {
     return fail("give a POD or --claim NS/NAME (one of them)");
   }
-  auto config = kube::load_client_config(options.kube);
-  if (!config) {
-    return fail(config.error().to_string());
-  }
-  auto client = kube::ApiClient::create(*config);
+  const std::shared_ptr<kube::ApiClient> client = make_api_client("evidence", options.kube);
   if (!client) {
-    return fail(client.error().to_string());
+    return kExitUsage;
   }
   Json pod_summary;
   std::vector<std::pair<std::string, std::string>> claims;  // namespace, name
   if (!options.pod.empty()) {
     const auto [pod_namespace, pod_name] = split_name(options.pod, options.namespace_name);
-    Result<Json> pod = get_object(**client, "/api/v1/namespaces/" + pod_namespace + "/pods/" + pod_name);
+    Result<Json> pod = get_object(*client, "/api/v1/namespaces/" + pod_namespace + "/pods/" + pod_name);
     if (!pod) {
       return fail(pod.error().to_string());
     }
@@ -92,29 +87,19 @@ int run_evidence_command(const EvidenceOptions& options) {
   } else {
     claims.push_back(split_name(options.claim, options.namespace_name));
   }
-  const kube::ListResult listed = kube::list_resource(
-      **client, kube::ResourceRef{"resource.k8s.io", "v1", "resourceslices", ""}, {});
-  if (!listed.ok()) {
-    return fail("listing resourceslices: " + listed.error);
-  }
-  std::vector<k8s::ParsedSlicePtr> slices;
-  for (const Json& item : listed.items) {
-    Result<k8s::ParsedSlicePtr> slice = k8s::read_resource_slice(item);
-    if (slice) {
-      slices.push_back(std::move(*slice));
-    } else {
-      std::cerr << "topoguard evidence: a ResourceSlice left out: "
-                << printable(slice.error().to_string()) << '\n';
-    }
+  const std::optional<std::vector<k8s::ParsedSlicePtr>> slices =
+      list_cluster_slices("evidence", *client);
+  if (!slices) {
+    return kExitUsage;
   }
   Json documents = Json::array();
   for (const auto& [claim_namespace, claim_name] : claims) {
-    Result<Json> claim = get_object(**client, "/apis/resource.k8s.io/v1/namespaces/" +
+    Result<Json> claim = get_object(*client, "/apis/resource.k8s.io/v1/namespaces/" +
                                                   claim_namespace + "/resourceclaims/" + claim_name);
     if (!claim) {
       return fail(claim.error().to_string());
     }
-    Result<hardware::Evidence> evidence = hardware::build_evidence(*claim, slices);
+    Result<hardware::Evidence> evidence = hardware::build_evidence(*claim, *slices);
     if (!evidence) {
       return fail(claim_namespace + "/" + claim_name + ": " + evidence.error().message);
     }

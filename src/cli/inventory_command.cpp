@@ -2,6 +2,7 @@
 // GPU x NIC path classes (text or JSON).
 #include <iostream>
 
+#include "cluster_slices.h"
 #include "commands.h"
 #include "conventions.h"
 #include "topoguard/audit/manifest_reader.h"
@@ -18,7 +19,9 @@ struct InventoryOptions {
   std::string sysfs = "/sys";
   std::string format = "text";
   std::vector<std::string> compare_slices;
+  bool cluster = false;
   std::string node;
+  kube::LoadOptions kube;
 };
 
 // The ResourceSlices among `paths`; nothing (after saying why on stderr) when one cannot be read.
@@ -55,8 +58,14 @@ int run_inventory_command(const InventoryOptions& options) {
   }
   const hardware::NodeInventory inventory = hardware::build_inventory(*facts);
   std::optional<hardware::SliceCheck> check;
-  if (!options.compare_slices.empty()) {
-    const std::optional<std::vector<k8s::ParsedSlicePtr>> slices = read_slices(options.compare_slices);
+  if (!options.compare_slices.empty() || options.cluster) {
+    std::optional<std::vector<k8s::ParsedSlicePtr>> slices;
+    if (options.cluster) {
+      const std::shared_ptr<kube::ApiClient> client = make_api_client("inventory", options.kube);
+      slices = client ? list_cluster_slices("inventory", *client) : std::nullopt;
+    } else {
+      slices = read_slices(options.compare_slices);
+    }
     if (!slices) {
       return kExitUsage;
     }
@@ -65,7 +74,7 @@ int run_inventory_command(const InventoryOptions& options) {
   if (options.format == "sarif" || options.format == "junit") {
     if (!check) {
       std::cerr << "topoguard inventory: -o " << options.format
-                << " writes the findings of --compare-slices; give it\n";
+                << " writes the findings of --compare-slices or --cluster; give one\n";
       return kExitUsage;
     }
     std::cout << (options.format == "sarif"
@@ -103,6 +112,12 @@ void add_inventory_command(CLI::App& app, int& exit_code) {
                    "stdin; repeatable). Exit 1 on an attribute-mismatch finding")
       ->type_name("FILE")
       ->needs(node);
+  command
+      ->add_flag("--cluster", options->cluster,
+                 "Check as --compare-slices does, with the ResourceSlices of a live cluster")
+      ->needs(node)
+      ->excludes("--compare-slices");
+  add_kube_options(*command, options->kube, "With --cluster: ");
   add_output_option(*command, options->format, {"text", "json", "sarif", "junit"},
                     "Output format: text or json (the inventory, and the findings of "
                     "--compare-slices), sarif or junit (those findings only)");

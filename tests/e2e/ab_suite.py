@@ -151,6 +151,14 @@ class Suite(Results):
         check(done.returncode == 2 and ("404" in done.stderr or "not found" in done.stderr),
               "missing claim: exit %d: %s" % (done.returncode, done.stderr))
 
+    def inventory_agrees_with_the_cluster(self):
+        done = subprocess.run([BINARY, "inventory", "--sysfs", os.path.join(self.work, "sysfs"),
+                               "--node", NODE, "--cluster", "--kubeconfig", self.plane.kubeconfig],
+                              capture_output=True, text=True, timeout=60)
+        check(done.returncode == 0 and
+              "16 devices with a PCI address, 0 without, 0 mismatches" in done.stdout,
+              "inventory --cluster: exit %d: %s %s" % (done.returncode, done.stdout[-300:], done.stderr))
+
     def one_root_node_says_so(self):
         sysfs = os.path.join(self.work, "gb200")
         run(sys.executable, os.path.join(SOURCE, "tests/sysfs/build_sysfs.py"),
@@ -185,6 +193,8 @@ def main():
             suite.run("the scheduler allocates each variant as intended, on the pinned node",
                       suite.allocated_as_intended)
             suite.run("evidence: each Pod's allocation with its verdict", suite.evidence_gives_each_verdict)
+            suite.run("inventory --cluster: the node's slices agree with its sysfs",
+                      suite.inventory_agrees_with_the_cluster)
             suite.run("GB200-like node: no aligned pair, said so", suite.one_root_node_says_so)
         return suite.summary(started)
     finally:

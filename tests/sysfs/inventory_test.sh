@@ -83,7 +83,7 @@ for format in text json sarif junit; do
   fi
 done
 timeout 60 "$binary" inventory --sysfs "$work/aws-p4d" -o sarif >"$work/out" 2>"$work/err"
-[[ $? == 2 ]] && grep -q "writes the findings of --compare-slices" "$work/err" || fail "sarif without slices"
+[[ $? == 2 ]] && grep -q "writes the findings of --compare-slices or --cluster" "$work/err" || fail "sarif without slices"
 timeout 60 "$binary" inventory --sysfs "$work/aws-p4d" --compare-slices x >"$work/out" 2>"$work/err"
 [[ $? == 2 ]] && grep -q -- "--node" "$work/err" || fail "--compare-slices without --node: $(cat "$work/err")"
 printf 'kind: ResourceSlice\napiVersion: resource.k8s.io/v1\nspec: {driver: 7}\n' >"$work/bad-slice.yaml"
