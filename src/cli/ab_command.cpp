@@ -95,7 +95,7 @@ std::optional<std::vector<hardware::RootPlacement>> placements(AbCommandOptions&
     return placements_from_slices(options);
   }
   if (!options.inventory.empty()) {
-    Result<std::string> text = read_text_file(options.inventory, kMaxCredentialFileBytes);
+    Result<std::string> text = read_text_file(options.inventory, kMaxInputFileBytes);
     Result<std::vector<hardware::RootPlacement>> roots =
         text ? hardware::root_placements_from_inventory_json(*text)
              : Result<std::vector<hardware::RootPlacement>>(text.error());

@@ -82,6 +82,18 @@ for format in text json sarif junit; do
     fail "compare -o $format differs from $golden"
   fi
 done
+# The machine formats as their consumers check them: SARIF against the 2.1.0 JSON schema, JUnit
+# against the schema tests/reports uses (when xmllint is there).
+sarif_schema=$source_dir/../shared/reference/schemas/sarif-schema-2.1.0.json
+if [[ -f $sarif_schema ]]; then
+  python3 -c 'import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' \
+    "$here/golden/aws-p4d.compare.sarif" "$sarif_schema" || fail "SARIF schema"
+fi
+if command -v xmllint >/dev/null; then
+  xmllint --noout --schema "$source_dir/tests/reports/junit-10.xsd" "$here/golden/aws-p4d.compare.junit" 2>/dev/null ||
+    fail "JUnit schema"
+fi
 timeout 60 "$binary" inventory --sysfs "$work/aws-p4d" -o sarif >"$work/out" 2>"$work/err"
 [[ $? == 2 ]] && grep -q "writes the findings of --compare-slices or --cluster" "$work/err" || fail "sarif without slices"
 timeout 60 "$binary" inventory --sysfs "$work/aws-p4d" --compare-slices x >"$work/out" 2>"$work/err"
