@@ -1,5 +1,6 @@
 #include "topoguard/hardware/evidence.h"
 
+#include <array>
 #include <set>
 
 namespace topoguard::hardware {
