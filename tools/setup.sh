@@ -83,6 +83,12 @@ if ! bash "$(dirname "${BASH_SOURCE[0]}")/helm/build.sh" >/dev/null; then
   echo "setup: helm was not built: the deploy_helm_chart and e2e_helm tests will be skipped" >&2
 fi
 
+# Kubernetes' deviceattribute helper on a sysfs tree (tools/pcieroot), which the inventory's
+# pcieRoot is checked against: built here (about 2 minutes cold) so the test only runs it.
+if ! bash "$(dirname "${BASH_SOURCE[0]}")/pcieroot/build.sh" >/dev/null; then
+  echo "setup: tools/pcieroot was not built: inventory_pcieroot_matches_kubernetes will build it" >&2
+fi
+
 # Test-only tools from npm (reference CEL implementation, schema and SARIF validators, Kubernetes
 # models), pinned by tests/node/package-lock.json, and the Node.js they run on: Debian 12's
 # nodejs is 18, older than the tools declare, so the lockfile also pins an official Node 22 build

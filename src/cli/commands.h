@@ -35,6 +35,12 @@ void add_fix_command(CLI::App& app, int& exit_code);
 void add_serve_command(CLI::App& app, int& exit_code);
 void add_review_command(CLI::App& app, int& exit_code);
 void add_topology_command(CLI::App& app, int& exit_code);
+// `inventory`: the node's GPUs and RDMA NICs from sysfs (src/hardware).
+void add_inventory_command(CLI::App& app, int& exit_code);
+// `ab`: claim templates and Jobs for an aligned and two misaligned GPU-NIC pairs on one node.
+void add_ab_command(CLI::App& app, int& exit_code);
+// `evidence`: a live claim's allocation with its devices' attributes and a verdict.
+void add_evidence_command(CLI::App& app, int& exit_code);
 // `version`: build information. `completion`: shell completion scripts from the command tree
 // `app` holds when it runs (so it is added last).
 void add_version_command(CLI::App& app, int& exit_code);

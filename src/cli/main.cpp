@@ -91,6 +91,9 @@ int main(int argc, char** argv) {
   topoguard::cli::add_serve_command(app, exit_code);
   topoguard::cli::add_review_command(app, exit_code);
   topoguard::cli::add_topology_command(app, exit_code);
+  topoguard::cli::add_inventory_command(app, exit_code);
+  topoguard::cli::add_ab_command(app, exit_code);
+  topoguard::cli::add_evidence_command(app, exit_code);
   topoguard::cli::add_version_command(app, exit_code);
   topoguard::cli::add_completion_command(app, exit_code);
   topoguard::cli::add_output_settings_options(app);

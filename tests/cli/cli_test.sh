@@ -82,13 +82,13 @@ check "fix: missing path worded as audit's" test "$(head -1 "$work/err")" == "$(
 # A mistyped subcommand is named, with the ones there are.
 run frobnicate
 check "unknown subcommand exit 2" test "$code" -eq 2
-check "unknown subcommand named" grep -q '^topoguard: unknown subcommand "frobnicate"; the subcommands are: audit, fix, explain, policy, serve, review, topology, version, completion$' "$work/err"
+check "unknown subcommand named" grep -q '^topoguard: unknown subcommand "frobnicate"; the subcommands are: audit, fix, explain, policy, serve, review, topology, inventory, ab, evidence, version, completion$' "$work/err"
 run policy frobnicate
 check "unknown policy subcommand exit 2" test "$code" -eq 2
 check "unknown policy subcommand named" grep -q '^topoguard policy: unknown subcommand "frobnicate"; the subcommands are: lint, show, test, compile, show-default$' "$work/err"
 run
 check "no subcommand is a usage error" test "$code" -eq 2
-check "no subcommand lists them" grep -q '^topoguard: a subcommand is needed: audit, fix, explain, policy, serve, review, topology, version, completion$' "$work/err"
+check "no subcommand lists them" grep -q '^topoguard: a subcommand is needed: audit, fix, explain, policy, serve, review, topology, inventory, ab, evidence, version, completion$' "$work/err"
 run policy
 check "no policy subcommand is a usage error" test "$code" -eq 2
 check "no policy subcommand lists them" grep -q '^topoguard policy: a subcommand is needed: lint, show, test, compile, show-default$' "$work/err"

@@ -123,7 +123,7 @@ complete_bash() {  # complete_bash "WORDS..." -> the words offered for the last 
 }
 check "bash: sourcing registers topoguard" \
   test "$(bash -c 'source "$1" && complete -p topoguard' _ "$work/completion.bash")" == "complete -F _topoguard topoguard"
-check "bash: subcommands" test "$(complete_bash "topoguard ")" == "audit fix explain policy serve review topology version completion -h --help --version"
+check "bash: subcommands" test "$(complete_bash "topoguard ")" == "audit fix explain policy serve review topology inventory ab evidence version completion -h --help --version"
 check "bash: nested subcommand" test "$(complete_bash "topoguard policy co")" == "compile"
 check "bash: options of a subcommand" test "$(complete_bash "topoguard audit --fail")" == "--fail-on --fail-on-unknown"
 check "bash: -o offers the command's formats" test "$(complete_bash "topoguard audit -o ")" == "text json sarif openreports policyreport junit"
