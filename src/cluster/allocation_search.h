@@ -10,10 +10,10 @@
 // devices of a value are assigned by backtracking over them in order (a request's devices in
 // increasing order, a shareable device reused across requests while its capacity lasts), with the
 // same step budget.
-// Where the allocator's answer depends on the order it tries devices in (a distinctAttribute
-// constraint, or a matchAttribute over list values with more than one element), the search is the
-// allocator's own: its order and its constraint bookkeeping (constraint.go), with no value picked
-// beforehand (see Searcher::run_literal).
+// With a distinctAttribute constraint, or a matchAttribute over list values with more than one
+// element (where the allocator's answer depends on the order it tries devices in), the search is
+// the allocator's own: its order and its constraint bookkeeping (constraint.go), with no value
+// picked beforehand (see Searcher::run_literal).
 #pragma once
 
 #include <cstddef>
@@ -62,9 +62,9 @@ struct Constraint {
   std::string attribute;
   // (request index, choice index); a choice index of kAnyChoice covers every choice.
   std::vector<std::pair<std::size_t, std::size_t>> covers;
-  // distinctAttribute: a device's value must be disjoint from the last value taken for each
-  // request under the constraint (Searcher::run_literal), instead of all values sharing one
-  // element (matchAttribute).
+  // distinctAttribute: a device's value must be disjoint from the value of every device the
+  // constraint holds (Searcher::run_literal), instead of all values sharing one element
+  // (matchAttribute).
   bool distinct = false;
   static constexpr std::size_t kAnyChoice = static_cast<std::size_t>(-1);
 
