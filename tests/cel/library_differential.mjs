@@ -12,8 +12,10 @@
 // (the API server refuses to store such a selector, so no allocator evaluates it; topoguard
 // evaluates dynamically and has no type checker: docs/dra.md).
 //
-//   node library_differential.mjs --driver CEL_EVAL_DRIVER --oracle CEL_ORACLE --repo DIR
-//        --corpus DIR [--count 10000] [--generated-devices 40] [--seed 42]
+//   node library_differential.mjs --driver CEL_EVAL_DRIVER --repo DIR --corpus DIR
+//        [--count 10000] [--generated-devices 40] [--seed 42]
+// The oracle is built (or found built) by tools/dra-oracle/build.sh; exit 77 (skipped) when
+// there is no Go toolchain to build it.
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { readFileSync, readdirSync } from "node:fs";
@@ -32,6 +34,16 @@ const args = Object.fromEntries(
 const repo = args.repo;
 const yaml = createRequire(path.join(repo, "tests/node/package.json"))("js-yaml");
 const count = Number(args.count ?? 10000);  // generated expressions compared
+const build = spawnSync("bash", [path.join(repo, "tools/dra-oracle/build.sh")], { encoding: "utf8" });
+if (build.status === 77) {
+  console.log(`SKIP: ${build.stderr.trim()}`);
+  process.exit(77);
+}
+if (build.status !== 0) {
+  console.error(`tools/dra-oracle/build.sh failed (${build.status}): ${build.stderr}`);
+  process.exit(1);
+}
+const oracle = path.join(build.stdout.trim().split("\n").at(-1), "cel-oracle");
 seedRandom(Number(args.seed ?? 42));
 
 // ---- devices ----------------------------------------------------------------------------------
@@ -157,7 +169,7 @@ const comparedGenerated = new Set();
 
 function compare(pairs) {
   const ours = answers(args.driver, pairs.map((p) => ({ expr: p.expr, device: p.device, selector: true })));
-  const theirs = answers(args.oracle, pairs.map((p) => ({ expr: p.expr, device: p.device })));
+  const theirs = answers(oracle, pairs.map((p) => ({ expr: p.expr, device: p.device })));
   counts.evaluations += pairs.length;
   pairs.forEach((pair, i) => {
     const mine = ours[i].syntax_error !== undefined ? "syntax_error" : ours[i].outcome;
