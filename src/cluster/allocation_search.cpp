@@ -428,8 +428,10 @@ class Searcher {
 
   // Whether only the allocator's own search gives its answer: a distinctAttribute (its pairwise
   // comparison of every device held, restated in add(), has no value to fix beforehand as a
-  // matchAttribute has), or a matchAttributeConstraint over lists, whose common elements narrow
-  // with every device (no single value to fix beforehand either).
+  // matchAttribute has); a constraint over an allocationMode All request (whether the allocator
+  // aborts, when All must take a device the constraint refuses, depends on what it tried
+  // before); or a matchAttributeConstraint over lists, whose common elements narrow with every
+  // device (no single value to fix beforehand either).
   bool order_dependent() const {
     for (const Constraint& constraint : constraints_) {
       if (constraint.covers.empty()) {
@@ -437,6 +439,13 @@ class Searcher {
       }
       if (constraint.distinct) {
         return true;
+      }
+      for (std::size_t r = 0; r < requests_.size(); ++r) {
+        for (std::size_t c = 0; c < requests_[r].choices.size(); ++c) {
+          if (requests_[r].choices[c].all && constraint.covers_choice(r, c)) {
+            return true;
+          }
+        }
       }
       for (std::size_t r = 0; r < requests_.size(); ++r) {
         for (std::size_t c = 0; c < requests_[r].choices.size(); ++c) {
@@ -583,7 +592,10 @@ class Searcher {
         for (std::size_t e = 0; e < k; ++e) {
           remove(e, r);
         }
-        aborted_ = aborted_ || must;
+        if (must && !aborted_) {
+          aborted_ = true;
+          result_.aborted = SearchResult::Abort{r, chosen_[r], device, k};
+        }
         return false;
       }
     }

@@ -66,6 +66,7 @@ struct Constraint {
   // constraint holds (Searcher::run_literal), instead of all values sharing one element
   // (matchAttribute).
   bool distinct = false;
+  std::string pointer = {};  // where the claim has it (/.../devices/constraints/<i>)
   static constexpr std::size_t kAnyChoice = static_cast<std::size_t>(-1);
 
   [[nodiscard]] bool covers_choice(std::size_t request, std::size_t choice) const;
@@ -97,6 +98,15 @@ struct SearchResult {
   // candidates changes the order it tries devices in, and with it the answer, so neither kFound
   // (pessimistic) nor kNotFound (optimistic) is certain.
   bool order_uncertain = false;
+  // The allocator's search (run_literal) reached a device an allocationMode All request must
+  // take and a constraint (by index) refused it: the allocator's Allocate fails with an error.
+  struct Abort {
+    std::size_t request = 0;
+    std::size_t choice = 0;
+    std::size_t device = 0;
+    std::size_t constraint = 0;
+  };
+  std::optional<Abort> aborted;
   std::vector<std::size_t> choices;               // per request, when found
   std::vector<std::vector<std::size_t>> devices;  // per request, when found
   std::size_t steps = 0;

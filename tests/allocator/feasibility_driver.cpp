@@ -5,7 +5,8 @@
 // that cluster state (cluster::check_feasibility, as `audit --cluster-state` and the webhook run
 // it): {"outcome": "fits" | "now" (not with the state's allocations, but on the same hardware
 // without them) | "never" | "error" (the allocation fails with an error) | "unknown",
-// "reason": ...}. A request that cannot be read prints {"bad_request": "..."}.
+// "reason": ..., "nodes": {node: why it cannot, or why unknown}}. A request that cannot be read
+// prints {"bad_request": "..."}.
 #include <iostream>
 #include <string>
 
@@ -33,6 +34,15 @@ std::string unknown_reason(const cluster::ClaimFeasibility& result) {
   return reason;
 }
 
+Json with_nodes(Json out, const cluster::ClaimFeasibility& result) {
+  Json nodes = Json::object();
+  for (const cluster::NodeFeasibility& node : result.nodes) {
+    nodes[node.node] = node.reason;
+  }
+  out["nodes"] = std::move(nodes);
+  return out;
+}
+
 Json answer(const Json& request) {
   cluster::ClusterStateBuilder builder;
   for (const Json& object : request.at("objects")) {
@@ -52,16 +62,17 @@ Json answer(const Json& request) {
   const cluster::ClaimFeasibility result = cluster::check_feasibility(*spec, state, options);
   switch (result.verdict) {
     case cluster::Verdict::kSatisfiable:
-      return Json{{"outcome", "fits"}};
+      return with_nodes(Json{{"outcome", "fits"}}, result);
     case cluster::Verdict::kUnsatisfiable:
       if (result.allocation_error) {
-        return Json{{"outcome", "error"}, {"reason", result.allocation_error->message}};
+        return with_nodes(Json{{"outcome", "error"}, {"reason", result.allocation_error->message}},
+                          result);
       }
-      return Json{{"outcome", result.only_now ? "now" : "never"}};
+      return with_nodes(Json{{"outcome", result.only_now ? "now" : "never"}}, result);
     case cluster::Verdict::kUnknown:
       break;
   }
-  return Json{{"outcome", "unknown"}, {"reason", unknown_reason(result)}};
+  return with_nodes(Json{{"outcome", "unknown"}, {"reason", unknown_reason(result)}}, result);
 }
 
 }  // namespace
