@@ -19,6 +19,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 
@@ -165,6 +166,9 @@ func fits(ctx context.Context, state cluster, held structured.AllocatedState,
 		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name,
 			Labels: map[string]string{"kubernetes.io/hostname": name}}}
 		results, err := allocator.Allocate(ctx, node, []*resourceapi.ResourceClaim{claim.DeepCopy()})
+		if errors.Is(err, structured.ErrFailedAllocationOnNode) {
+			continue // the scheduler: unschedulable on this node only (invalid pools)
+		}
 		if err != nil {
 			return name, err
 		}
