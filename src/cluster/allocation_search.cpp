@@ -442,17 +442,13 @@ class Searcher {
       }
       for (std::size_t r = 0; r < requests_.size(); ++r) {
         for (std::size_t c = 0; c < requests_[r].choices.size(); ++c) {
-          if (requests_[r].choices[c].all && constraint.covers_choice(r, c)) {
-            return true;
-          }
-        }
-      }
-      for (std::size_t r = 0; r < requests_.size(); ++r) {
-        for (std::size_t c = 0; c < requests_[r].choices.size(); ++c) {
           if (!constraint.covers_choice(r, c)) {
             continue;
           }
           const Choice& choice = requests_[r].choices[c];
+          if (choice.all) {
+            return true;
+          }
           for (const auto* list : {&choice.definite, &choice.maybe}) {
             for (std::size_t index : *list) {
               const AttributeValue* published =

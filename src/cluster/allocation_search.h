@@ -10,10 +10,11 @@
 // devices of a value are assigned by backtracking over them in order (a request's devices in
 // increasing order, a shareable device reused across requests while its capacity lasts), with the
 // same step budget.
-// With a distinctAttribute constraint, or a matchAttribute over list values with more than one
-// element (where the allocator's answer depends on the order it tries devices in), the search is
-// the allocator's own: its order and its constraint bookkeeping (constraint.go), with no value
-// picked beforehand (see Searcher::run_literal).
+// With a distinctAttribute constraint, an allocationMode All request under a constraint, or a
+// matchAttribute over list values with more than one element (where the allocator's answer
+// depends on the order it tries devices in), the search is the allocator's own: its order and its
+// constraint bookkeeping (constraint.go), with no value picked beforehand (see
+// Searcher::run_literal).
 #pragma once
 
 #include <cstddef>
