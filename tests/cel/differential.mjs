@@ -9,15 +9,11 @@ import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import path from "node:path";
 import {
-  collect, completeDomains, devices, domainsInExpressions, atomOrCompound, pick, seedRandom,
+  collect, commandLine, completeDomains, devices, domainsInExpressions, atomOrCompound, pick,
+  seedRandom,
 } from "./expressions.mjs";
 
-const args = Object.fromEntries(
-  process.argv.slice(2).reduce((pairs, arg, i, all) => {
-    if (arg.startsWith("--")) pairs.push([arg.slice(2), all[i + 1]]);
-    return pairs;
-  }, []),
-);
+const args = commandLine(process.argv.slice(2));
 const repo = args.repo;
 const require = createRequire(path.join(repo, "tests/node/package.json"));
 const { run, parse, isCelError } = require("@bufbuild/cel");

@@ -5,6 +5,16 @@
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 
+// The command line's --name value pairs.
+export function commandLine(argv) {
+  return Object.fromEntries(
+    argv.reduce((pairs, arg, i, all) => {
+      if (arg.startsWith("--")) pairs.push([arg.slice(2), all[i + 1]]);
+      return pairs;
+    }, []),
+  );
+}
+
 // ---- expressions from files -------------------------------------------------------------------
 
 export function* files(dir) {

@@ -21,16 +21,11 @@ import { createRequire } from "node:module";
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import {
-  atomOrCompound, bool, boolAttributes, collect, devices as handWritten, drivers, files, int,
-  intAttributes, pick, random, seedRandom, str, stringAttributes, strings,
+  atomOrCompound, bool, boolAttributes, collect, commandLine, devices as handWritten, drivers,
+  files, int, intAttributes, pick, random, seedRandom, str, stringAttributes, strings,
 } from "./expressions.mjs";
 
-const args = Object.fromEntries(
-  process.argv.slice(2).reduce((pairs, arg, i, all) => {
-    if (arg.startsWith("--")) pairs.push([arg.slice(2), all[i + 1]]);
-    return pairs;
-  }, []),
-);
+const args = commandLine(process.argv.slice(2));
 const repo = args.repo;
 const yaml = createRequire(path.join(repo, "tests/node/package.json"))("js-yaml");
 const count = Number(args.count ?? 10000);  // generated expressions compared

@@ -72,6 +72,17 @@ def device_class(name, expression):
             "spec": {"selectors": [{"cel": {"expression": expression}}]}}
 
 
+def default_classes():
+    """DeviceClasses for the captures' devices: the corpus's EFA class (AWS), gpu.nvidia.com,
+    dranet.net (RDMA NICs of DRANET) and the SR-IOV VFs'."""
+    efa = list(documents(os.path.join(DRANET_EXAMPLES, "aws_eks_examples", "gpu-efa",
+                                      "device-class.yaml")))
+    return efa + [device_class("gpu.nvidia.com", 'device.driver == "gpu.nvidia.com"'),
+                  device_class("dranet.net", 'device.driver == "dra.net" && '
+                                             'device.attributes["dra.net"].rdma == true'),
+                  device_class(SRIOV_DRIVER, 'device.driver == "%s"' % SRIOV_DRIVER)]
+
+
 def publish(plane, slices):
     """Creates a Node (no kubelet) for every nodeName the slices name, then the slices."""
     nodes = sorted({piece["spec"]["nodeName"] for piece in slices})

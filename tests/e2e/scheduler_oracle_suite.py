@@ -32,7 +32,7 @@ from admission_support import (Cluster, Results, check, documents,  # noqa: E402
                                expected_outcome, review)
 from control_plane import SKIP, BinariesMissing, ControlPlane, wait_until  # noqa: E402
 from fake_nodes import (CAPTURES, DRANET_EXAMPLES, H100, NUMA_NODE, PCIE_ROOT,  # noqa: E402
-                        SRIOV_DRIVER, captured_slices, device_attributes, device_class,
+                        SRIOV_DRIVER, captured_slices, default_classes, device_attributes,
                         dgx_h100_slices, publish)
 
 BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
@@ -88,15 +88,8 @@ class Suite(Results):
 
     def set_up(self):
         publish(self.cluster.plane, self.slices)
-        efa_class = [obj for obj in documents(os.path.join(
-            DRANET_EXAMPLES, "aws_eks_examples", "gpu-efa", "device-class.yaml"))]
-        classes = efa_class + [
-            device_class("gpu.nvidia.com", 'device.driver == "gpu.nvidia.com"'),
-            device_class("dranet.net", 'device.driver == "dra.net" && '
-                                       'device.attributes["dra.net"].rdma == true'),
-            device_class(SRIOV_DRIVER, 'device.driver == "%s"' % SRIOV_DRIVER)]
         self.cluster.ensure_namespace(NAMESPACE)
-        self.create(*classes)
+        self.create(*default_classes())
         aligned_p4d = [obj for obj in documents(os.path.join(
             DRANET_EXAMPLES, "aws_eks_examples", "gpu-efa", "resource-claim-template.yaml"))
             if obj["metadata"]["name"] == "gpu-efa-aligned"][0]

@@ -31,9 +31,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from admission_support import (Cluster, Serve, devices_of, documents,  # noqa: E402
                                register_webhooks, unaligned_template)
 from control_plane import SKIP, BinariesMissing, ControlPlane, wait_until  # noqa: E402
-from fake_nodes import (CAPTURES, DRANET_EXAMPLES, NUMA_NODE, PCIE_ROOT, SRIOV_DRIVER,  # noqa: E402
-                        captured_slices, device_attributes, device_class, dgx_h100_slices,
-                        publish)
+from fake_nodes import (CAPTURES, NUMA_NODE, PCIE_ROOT, captured_slices,  # noqa: E402
+                        default_classes, device_attributes, dgx_h100_slices, publish)
 
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHOICES = sorted(CAPTURES) + ["dgx-h100"]
@@ -46,15 +45,6 @@ def capture_slices(names):
         slices += dgx_h100_slices("dgx-h100") if name == "dgx-h100" else captured_slices(
             CAPTURES[name])
     return slices
-
-
-def default_classes():
-    efa = list(documents(os.path.join(DRANET_EXAMPLES, "aws_eks_examples", "gpu-efa",
-                                      "device-class.yaml")))
-    return efa + [device_class("gpu.nvidia.com", 'device.driver == "gpu.nvidia.com"'),
-                  device_class("dranet.net", 'device.driver == "dra.net" && '
-                                             'device.attributes["dra.net"].rdma == true'),
-                  device_class(SRIOV_DRIVER, 'device.driver == "%s"' % SRIOV_DRIVER)]
 
 
 def describe_allocation(cluster, pod, attributes):
