@@ -29,9 +29,17 @@ TAINT_KEY = "example.com/unhealthy"
 SKIP = 77
 
 
+# A derived attribute standing for the pcieRoot (KEP-6080): bare, it fails on a device without
+# one (a CEL runtime error, which aborts the allocation); guarded, it gives such a device "none".
+DERIVED_ROOT = "derived.example.com/root"
+ROOT_READ = 'device.attributes["resource.kubernetes.io"].pcieRoot'
+ROOT_EXPRESSIONS = [ROOT_READ, 'has(%s) ? %s : "none"' % (ROOT_READ, ROOT_READ)]
+
+
 class Generator:
-    def __init__(self, seed):
+    def __init__(self, seed, derived=False):
         self.random = random.Random(seed)
+        self.derived = derived
 
     def chance(self, probability):
         return self.random.random() < probability
@@ -147,6 +155,15 @@ class Generator:
             constraints.append({"requests": names, "matchAttribute": PCIE_ROOT})
         elif roll < 0.75:
             constraints.append({"requests": names, "matchAttribute": NUMA_NODE})
+        if self.derived and constraints and self.chance(0.5):
+            # The same constraint through a derived attribute on every request it covers.
+            constraints[0]["matchAttribute"] = DERIVED_ROOT
+            expression = self.random.choice(ROOT_EXPRESSIONS)
+            for request in requests:
+                for choice in [request.get("exactly")] + request.get("firstAvailable", []):
+                    if choice:
+                        choice["derivedAttributes"] = [{"name": DERIVED_ROOT,
+                                                        "expression": expression}]
         if self.chance(0.2):
             constraints.append({"requests": ["gpu"], "distinctAttribute": PCIE_ROOT})
         devices = {"requests": requests}
@@ -219,6 +236,9 @@ def main():
     parser.add_argument("--pairs", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--show", type=int, default=10, help="differences printed in full")
+    parser.add_argument("--derived-attributes", action="store_true",
+                        help="half the pcieRoot constraints through a derived attribute, with "
+                        "DRADerivedAttributes on in the allocator")
     options = parser.parse_args()
     build = subprocess.run(["bash", os.path.join(options.source, "tools/dra-oracle/build.sh")],
                            capture_output=True, text=True)
@@ -229,10 +249,11 @@ def main():
         sys.exit("tools/dra-oracle/build.sh: %s" % build.stderr)
     oracle = os.path.join(build.stdout.strip().splitlines()[-1], "allocator-oracle")
 
-    generator = Generator(options.seed)
+    generator = Generator(options.seed, options.derived_attributes)
     pairs = [generator.pair() for _ in range(options.pairs)]
     ours = run([options.driver], pairs)
-    theirs = run([oracle], pairs)
+    theirs = run([oracle] + (["--derived-attributes"] if options.derived_attributes else []),
+                 pairs)
 
     same = collections.Counter()
     unknown = collections.Counter()

@@ -13,6 +13,7 @@
 // Allocate fails on some node (the scheduler then fails the Pod, whatever other nodes offer); "now"
 // when no node fits with the held devices but one does on the same hardware without them;
 // "never" otherwise ("free": "error" when Allocate fails on that hardware).
+// --derived-attributes turns DRADerivedAttributes on.
 package main
 
 import (
@@ -20,6 +21,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 
@@ -211,6 +213,9 @@ func evaluate(cache *cel.Cache, line []byte) answer {
 }
 
 func main() {
+	flag.BoolVar(&features.DerivedAttributes, "derived-attributes", false,
+		"turn DRADerivedAttributes on (alpha in 1.37, off by default)")
+	flag.Parse()
 	cache := cel.NewCache(100, cel.Features{EnableConsumableCapacity: true})
 	scanner := bufio.NewScanner(os.Stdin)
 	scanner.Buffer(make([]byte, 1<<20), 64<<20)
