@@ -43,5 +43,8 @@ if ((${#missing[@]})); then
     (cd "$here" && CGO_ENABLED=0 go build -trimpath -o "$bin_dir/$name.partial" "./$name")
     mv "$bin_dir/$name.partial" "$bin_dir/$name"
   done
+  # Builds of other sources are stale (55 MB each): keep only this one.
+  find "$cache_root" -mindepth 1 -maxdepth 1 -name 'dra-v*' ! -name "${bin_dir##*/}" \
+    -exec rm -rf {} +
 fi
 echo "$bin_dir"
