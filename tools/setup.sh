@@ -89,6 +89,13 @@ if ! bash "$(dirname "${BASH_SOURCE[0]}")/pcieroot/build.sh" >/dev/null; then
   echo "setup: tools/pcieroot was not built: inventory_pcieroot_matches_kubernetes will build it" >&2
 fi
 
+# The DRA oracles the differential tests compare topoguard with (tools/dra-oracle: the scheduler's
+# CEL library and structured allocator), built into a cache outside the clone; about a minute
+# cold. Without them cel_library_differential and allocator_differential report themselves skipped.
+if ! bash "$(dirname "${BASH_SOURCE[0]}")/dra-oracle/build.sh" >/dev/null; then
+  echo "setup: the DRA oracles were not built: the *_differential tests against them will be skipped" >&2
+fi
+
 # Test-only tools from npm (reference CEL implementation, schema and SARIF validators, Kubernetes
 # models), pinned by tests/node/package-lock.json, and the Node.js they run on: Debian 12's
 # nodejs is 18, older than the tools declare, so the lockfile also pins an official Node 22 build

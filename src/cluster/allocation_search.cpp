@@ -426,11 +426,12 @@ class Searcher {
     apply(count == 0 && !sharing_.ignore ? counters_of(device) : nullptr, false);
   }
 
-  // Whether the allocator's answer depends on the order it tries devices in, so that only its
-  // own search gives it: constraint.go's distinctAttributeConstraint compares a device with the
-  // last device added for each request, and forgets a request's entry when any of its devices is
-  // taken back; matchAttributeConstraint narrows its set of common list elements and does not
-  // widen it again when it takes a device back.
+  // Whether only the allocator's own search gives its answer: a distinctAttribute (its pairwise
+  // comparison of every device held, restated in add(), has no value to fix beforehand as a
+  // matchAttribute has); a constraint over an allocationMode All request (whether the allocator
+  // aborts, when All must take a device the constraint refuses, depends on what it tried
+  // before); or a matchAttributeConstraint over lists, whose common elements narrow with every
+  // device (no single value to fix beforehand either).
   bool order_dependent() const {
     for (const Constraint& constraint : constraints_) {
       if (constraint.covers.empty()) {
@@ -445,6 +446,9 @@ class Searcher {
             continue;
           }
           const Choice& choice = requests_[r].choices[c];
+          if (choice.all) {
+            return true;
+          }
           for (const auto* list : {&choice.definite, &choice.maybe}) {
             for (std::size_t index : *list) {
               const AttributeValue* published =
@@ -584,7 +588,10 @@ class Searcher {
         for (std::size_t e = 0; e < k; ++e) {
           remove(e, r);
         }
-        aborted_ = aborted_ || must;
+        if (must && !aborted_) {
+          aborted_ = true;
+          result_.aborted = SearchResult::Abort{r, chosen_[r], device, k};
+        }
         return false;
       }
     }
@@ -600,9 +607,10 @@ class Searcher {
   }
 
   // constraint.go's add(): a device without the value is refused; the first device of a
-  // constraint is always accepted. matchAttribute keeps the elements every device so far shares;
-  // distinctAttribute compares the device with the value kept per request (the last one added
-  // for it, under the parent request's name for a subrequest) and then keeps the device's.
+  // constraint is always accepted. matchAttribute keeps, per device added, the elements every
+  // device so far shares (v0.37.2's intersectionStack);
+  // distinctAttribute (v0.37.2) keeps the value of every device it holds and refuses a device
+  // whose value shares an element with any of them (pairwise distinct).
   bool add(std::size_t k, std::size_t r, std::size_t device) {
     const Constraint& constraint = constraints_[k];
     if (!constraint.covers_choice(r, chosen_[r])) {
@@ -618,13 +626,13 @@ class Searcher {
         if (published->values.empty()) {
           return false;  // attributeAsSet: no type, so no set to compare
         }
-        for (const auto& [request, kept] : state.last) {
+        for (const AttributeValue* kept : state.held) {
           if (!kept->values.empty() && published->shares_element(*kept)) {
             return false;
           }
         }
       }
-      state.last.insert_or_assign(r, published);
+      state.held.push_back(published);
       ++state.devices;
       return true;
     }
@@ -632,21 +640,24 @@ class Searcher {
       return false;
     }
     if (state.devices == 0) {
-      state.common = *published;
+      state.common.assign(1, *published);
     } else {
-      if (!state.common.shares_element(*published)) {
+      if (!state.common.back().shares_element(*published)) {
         return false;
       }
-      std::erase_if(state.common.values, [&](const AttributeValue::Scalar& element) {
+      AttributeValue narrowed = state.common.back();
+      std::erase_if(narrowed.values, [&](const AttributeValue::Scalar& element) {
         return !published->contains(element);
       });
+      state.common.push_back(std::move(narrowed));
     }
     ++state.devices;
     return true;
   }
 
-  // constraint.go's remove(): distinctAttribute forgets the request's value altogether (even
-  // when devices of the request remain); matchAttribute only counts the device out.
+  // constraint.go's remove(): the device taken back is the last one added (devices are taken
+  // back in reverse order): distinctAttribute drops its value, matchAttribute the intersection it
+  // narrowed to.
   void remove(std::size_t k, std::size_t r) {
     const Constraint& constraint = constraints_[k];
     if (!constraint.covers_choice(r, chosen_[r])) {
@@ -654,7 +665,9 @@ class Searcher {
     }
     ConstraintState& state = states_[k];
     if (constraint.distinct) {
-      state.last.erase(r);
+      state.held.pop_back();
+    } else {
+      state.common.pop_back();
     }
     --state.devices;
   }
@@ -698,8 +711,8 @@ class Searcher {
   // run_literal(): each constraint's bookkeeping, as constraint.go keeps it.
   struct ConstraintState {
     std::size_t devices = 0;
-    AttributeValue common;                              // matchAttribute
-    std::map<std::size_t, const AttributeValue*> last;  // distinctAttribute, by request
+    std::vector<AttributeValue> common;       // matchAttribute: shared elements, per device
+    std::vector<const AttributeValue*> held;  // distinctAttribute: every device's, in order
   };
   std::vector<ConstraintState> states_;
   std::unordered_set<std::size_t> reserved_;

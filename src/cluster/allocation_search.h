@@ -10,10 +10,11 @@
 // devices of a value are assigned by backtracking over them in order (a request's devices in
 // increasing order, a shareable device reused across requests while its capacity lasts), with the
 // same step budget.
-// Where the allocator's answer depends on the order it tries devices in (a distinctAttribute
-// constraint, or a matchAttribute over list values with more than one element), the search is the
-// allocator's own: its order and its constraint bookkeeping (constraint.go), with no value picked
-// beforehand (see Searcher::run_literal).
+// With a distinctAttribute constraint, an allocationMode All request under a constraint, or a
+// matchAttribute over list values with more than one element (where the allocator's answer
+// depends on the order it tries devices in), the search is the allocator's own: its order and its
+// constraint bookkeeping (constraint.go), with no value picked beforehand (see
+// Searcher::run_literal).
 #pragma once
 
 #include <cstddef>
@@ -62,10 +63,11 @@ struct Constraint {
   std::string attribute;
   // (request index, choice index); a choice index of kAnyChoice covers every choice.
   std::vector<std::pair<std::size_t, std::size_t>> covers;
-  // distinctAttribute: a device's value must be disjoint from the last value taken for each
-  // request under the constraint (Searcher::run_literal), instead of all values sharing one
-  // element (matchAttribute).
+  // distinctAttribute: a device's value must be disjoint from the value of every device the
+  // constraint holds (Searcher::run_literal), instead of all values sharing one element
+  // (matchAttribute).
   bool distinct = false;
+  std::string pointer = {};  // where the claim has it (/.../devices/constraints/<i>)
   static constexpr std::size_t kAnyChoice = static_cast<std::size_t>(-1);
 
   [[nodiscard]] bool covers_choice(std::size_t request, std::size_t choice) const;
@@ -97,6 +99,15 @@ struct SearchResult {
   // candidates changes the order it tries devices in, and with it the answer, so neither kFound
   // (pessimistic) nor kNotFound (optimistic) is certain.
   bool order_uncertain = false;
+  // The allocator's search (run_literal) reached a device an allocationMode All request must
+  // take and a constraint (by index) refused it: the allocator's Allocate fails with an error.
+  struct Abort {
+    std::size_t request = 0;
+    std::size_t choice = 0;
+    std::size_t device = 0;
+    std::size_t constraint = 0;
+  };
+  std::optional<Abort> aborted;
   std::vector<std::size_t> choices;               // per request, when found
   std::vector<std::vector<std::size_t>> devices;  // per request, when found
   std::size_t steps = 0;

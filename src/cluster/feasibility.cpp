@@ -532,6 +532,7 @@ class ClaimChecker {
       search::Constraint out;
       out.distinct = !constraint.distinct_attribute.empty();
       out.attribute = out.distinct ? constraint.distinct_attribute : constraint.match_attribute;
+      out.pointer = constraint.pointer;
       if (constraint.requests.empty()) {
         for (std::size_t r = 0; r < spec_.requests.size(); ++r) {
           out.covers.emplace_back(r, search::Constraint::kAnyChoice);
@@ -706,6 +707,28 @@ class ClaimChecker {
       return result;
     }
     describe_requests(node, requests, result);
+    if (optimistic.aborted && !optimistic.order_uncertain) {
+      const search::SearchResult::Abort& abort = *optimistic.aborted;
+      const search::Constraint& constraint = constraints_[abort.constraint];
+      AllocationError error{requests[abort.request].choices[abort.choice].label,
+                            constraint.attribute,
+                            devices[abort.device].id(),
+                            node.name,
+                            "the constraint refuses it",
+                            constraint.pointer,
+                            AllocationError::Cause::kAllModeConstraint};
+      result.verdict = Verdict::kUnsatisfiable;
+      result.shortfall = Shortfall::kAllocationError;
+      // (The device is named at the claim, from the first such node: a node's reason is shared
+      // by the nodes of its shape.)
+      result.reason = "request " + in_quotes(error.request) +
+                      " (allocationMode All) must take a device the " + error.attribute +
+                      " constraint refuses: the allocator fails with an error";
+      if (!out_.allocation_error) {
+        out_.allocation_error = std::move(error);
+      }
+      return result;
+    }
     if (optimistic.outcome == search::Outcome::kBoundHit) {
       result.reason = "search bound of " + std::to_string(options_.max_steps_per_node) +
                       " steps reached";

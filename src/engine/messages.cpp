@@ -243,6 +243,13 @@ std::string unsatisfiable(const cluster::ClaimFeasibility& feasibility, bool wha
 }
 
 std::string allocation_fails(const cluster::AllocationError& error) {
+  if (error.cause == cluster::AllocationError::Cause::kAllModeConstraint) {
+    return "the scheduler cannot allocate this claim: request \"" + error.request +
+           "\" (allocationMode All) must take device " + error.device + " (node " + error.node +
+           "), which the " + error.attribute +
+           " constraint refuses; the allocator treats that as an error, so its pods would not "
+           "be scheduled";
+  }
   return "the scheduler cannot allocate this claim: derived attribute \"" + error.attribute +
          "\" of request \"" + error.request + "\" fails on device " + error.device + " (node " +
          error.node + "): " + error.message +

@@ -5,6 +5,9 @@
 // "Infinity" | "-Infinity"}, {"string": "s"}, {"bytes": [1, 2]}, {"bool": true}, {"null": null},
 // {"list": [...]}, {"map": [[key, value], ...]}; a device attribute may also be
 // {"version": "1.2.3"}, a capacity a quantity string. A syntax error prints {"syntax_error": ...}.
+// With "selector": true the expression is evaluated as the engine evaluates a device selector
+// (cel::evaluate: the per-call cost and memory limits, unknown past them) and only the outcome
+// and its message are printed.
 #include <cmath>
 #include <iostream>
 #include <string>
@@ -197,6 +200,10 @@ Json answer(const Json& request) {
     if (!device) {
       return Json{{"bad_request", "unsupported device"}};
     }
+  }
+  if (request.value("selector", false)) {
+    const cel::Evaluation evaluation = cel::evaluate(*program, device ? *device : cel::Activation{});
+    return Json{{"outcome", cel::outcome_name(evaluation.outcome)}, {"message", evaluation.message}};
   }
   const cel::Value value =
       cel::evaluate_value(*program, device ? &*device : nullptr, variables);

@@ -89,16 +89,19 @@ struct AttributePublication {
   std::vector<std::string> nonstandard_values;
 };
 
-// A derived attribute whose expression fails (a CEL runtime error, or a value of a type no
-// attribute has) on a device a request can get: the allocator aborts with that error, so the Pod
-// fails scheduling, whatever other nodes offer.
+// Where the allocator aborts with an error, so the Pod fails scheduling, whatever other nodes
+// offer: a derived attribute whose expression fails (a CEL runtime error, or a value of a type no
+// attribute has) on a device a request can get; or a device an allocationMode All request must
+// take that a constraint refuses, reached in the allocator's order.
 struct AllocationError {
+  enum class Cause { kDerivedAttribute, kAllModeConstraint };
   std::string request;    // "gpu" or "gpu/sub"
-  std::string attribute;  // the derived attribute's name
+  std::string attribute;  // the derived attribute's name, or the constraint's attribute
   std::string device;     // Device::id()
   std::string node;
   std::string message;  // what the evaluation says
-  std::string pointer;  // the derived attribute in the claim
+  std::string pointer;  // the derived attribute (the constraint) in the claim
+  Cause cause = Cause::kDerivedAttribute;
 };
 
 struct ClaimFeasibility {

@@ -295,23 +295,25 @@ INSTANTIATE_TEST_SUITE_P(
                           ", constraints: [{matchAttribute: resource.kubernetes.io/pcieRoot}, "
                           "{distinctAttribute: driver-a/port}]}",
                       Verdict::kUnsatisfiable, Shortfall::kConflict},
-        // Three devices of one request, values 0, 1, 0: not pairwise distinct, but constraint.go
-        // keeps one value per request, so the allocator compares the third only with the second.
-        AllocatorCase{"distinct_within_one_request_compares_with_the_last",
+        // Three devices of one request, values 0, 1, 0: not pairwise distinct. constraint.go
+        // v0.37.2 compares a device with every device it holds (an older commit kept only the
+        // last value per request, which let this pass); allocator-oracle agrees.
+        AllocatorCase{"distinct_within_one_request_compares_with_every_device",
                       slice_a(numa_devices({0, 1, 0})),
                       "{requests: [{name: req-0, exactly: {deviceClassName: class-a, count: 3}}], "
                       "constraints: [{distinctAttribute: driver-a/numa}]}",
-                      Verdict::kSatisfiable, Shortfall::kNone, false,
-                      {"device-1", "device-2", "device-3"}},
+                      Verdict::kUnsatisfiable, Shortfall::kConflict},
         AllocatorCase{"distinct_within_one_request_next_values_equal",
                       slice_a(numa_devices({0, 0})),
                       "{requests: [{name: req-0, exactly: {deviceClassName: class-a, count: 2}}], "
                       "constraints: [{distinctAttribute: driver-a/numa}]}",
                       Verdict::kUnsatisfiable, Shortfall::kConflict},
-        // Two requests of two devices over values 0, 1, 0, 2: no four are pairwise distinct, but
-        // req-1's 0 is compared only with req-0's last (1), and its 2 with 1 and 0.
-        AllocatorCase{"distinct_two_requests_of_two_last_values_differ",
+        // Two requests of two devices over values 0, 1, 0, 2: no four are pairwise distinct.
+        AllocatorCase{"distinct_two_requests_of_two_values_repeat",
                       slice_a(numa_devices({0, 1, 0, 2})), kTwoOfTwo,
+                      Verdict::kUnsatisfiable, Shortfall::kConflict},
+        AllocatorCase{"distinct_two_requests_of_two_four_values",
+                      slice_a(numa_devices({0, 1, 2, 3})), kTwoOfTwo,
                       Verdict::kSatisfiable, Shortfall::kNone, false, {"device-1", "device-2"}},
         // Over 0, 0, 1, 1: req-1's second device must differ from its first and from req-0's
         // last, and req-1's first from req-0's last: two values cannot do that.
@@ -322,10 +324,9 @@ INSTANTIATE_TEST_SUITE_P(
         AllocatorCase{"distinct_two_requests_of_two_three_devices",
                       slice_a(numa_devices({0, 1, 2})), kTwoOfTwo, Verdict::kUnsatisfiable,
                       Shortfall::kNoSharedValue},
-        // req-0 takes device-1 (0) and device-2 (1), req-1's only device (1) fails, and taking
-        // device-2 back forgets req-0's value altogether: device-3 (0) is then compared with
-        // nothing, so req-0 gets device-1 and device-3, both 0.
-        AllocatorCase{"distinct_forgets_a_request_taken_back",
+        // req-0 takes device-1 (0) and device-2 (1), req-1's only device (1) fails; taking
+        // device-2 back drops only its value, so device-3 (0) repeats device-1's: no allocation.
+        AllocatorCase{"distinct_taken_back_drops_only_that_device",
                       slice_a(numa_devices({0, 1, 0}),
                               "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\n"
                               "metadata: {name: slice-b}\nspec: {driver: driver-b, nodeName: "
@@ -334,17 +335,17 @@ INSTANTIATE_TEST_SUITE_P(
                       "{requests: [{name: req-0, exactly: {deviceClassName: class-a, count: 2}}, "
                       "{name: req-1, exactly: {deviceClassName: class-b}}], constraints: "
                       "[{distinctAttribute: driver-a/numa}]}",
-                      Verdict::kSatisfiable, Shortfall::kNone, false, {"device-1", "device-3"}},
+                      Verdict::kUnsatisfiable, Shortfall::kConflict},
         // A constraint that refuses a device makes the constraints before it take the device
-        // back: here distinctAttribute forgets req-0's first value (device-1, 0) when the
-        // matchAttribute after it refuses device-2, so device-3 (0) passes.
-        AllocatorCase{"distinct_forgets_when_a_later_constraint_refuses",
+        // back: distinctAttribute drops device-2's value when the matchAttribute after it
+        // refuses device-2, and keeps device-1's (0), which device-3 repeats.
+        AllocatorCase{"distinct_taken_back_when_a_later_constraint_refuses",
                       slice_a(kRootedDevices, kOneRootedB),
                       "{requests: [{name: req-0, exactly: {deviceClassName: class-a, count: 2}}, "
                       "{name: req-1, exactly: {deviceClassName: class-b}}], constraints: "
                       "[{distinctAttribute: driver-a/numa, requests: [req-0]}, {matchAttribute: "
                       "example.com/root}]}",
-                      Verdict::kSatisfiable, Shortfall::kNone, false, {"device-1", "device-3"}},
+                      Verdict::kUnsatisfiable, Shortfall::kConflict},
         // The same with matchAttribute first: it refuses device-2 before distinctAttribute sees
         // it, device-1's value stays, and device-3 repeats it.
         AllocatorCase{"distinct_keeps_when_an_earlier_constraint_refuses",

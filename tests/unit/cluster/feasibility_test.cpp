@@ -336,8 +336,15 @@ spec:
     - {requests: [gpu, nics], matchAttribute: resource.kubernetes.io/pcieRoot}
 )"),
                                                  state);
+  // The allocator takes gpu-0 (pci0000:00), then All must take vf-1 (pci0000:80), which the
+  // constraint refuses: Allocate fails with an error (allocator-oracle agrees), so the Pod is
+  // never scheduled.
   EXPECT_EQ(all.verdict, Verdict::kUnsatisfiable);
-  EXPECT_EQ(all.nodes.at(0).shortfall, Shortfall::kNoSharedValue) << all.nodes[0].reason;
+  EXPECT_EQ(all.nodes.at(0).shortfall, Shortfall::kAllocationError) << all.nodes[0].reason;
+  ASSERT_TRUE(all.allocation_error.has_value());
+  EXPECT_EQ(all.allocation_error->cause, AllocationError::Cause::kAllModeConstraint);
+  EXPECT_EQ(all.allocation_error->request, "nics");
+  EXPECT_EQ(all.allocation_error->device, "sriovnetwork.k8snetworkplumbingwg.io/node-a/vf-1");
 }
 
 // No slice at all: the answer is unknown, not "no node can".
