@@ -1,7 +1,8 @@
 # Sourced by the scripts that build test tools from pinned Go wrapper modules into a cache
 # outside the clone, keyed by version and by the wrapper modules' hash (as setup-envtest keeps
-# its binaries): tools/control-plane/build.sh and tools/helm/build.sh. Only missing binaries are
-# built; each build prints the binary's size and build time on stderr.
+# its binaries): tools/control-plane/build.sh, tools/helm/build.sh, tools/dra-oracle/build.sh
+# and tools/pcieroot/build.sh. Only missing binaries are built; each build prints the binary's
+# size and build time on stderr.
 
 # required_version GO_MOD MODULE: the version GO_MOD requires of MODULE, without the v.
 required_version() {

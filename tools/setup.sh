@@ -86,7 +86,7 @@ fi
 # Kubernetes' deviceattribute helper on a sysfs tree (tools/pcieroot), which the inventory's
 # pcieRoot is checked against: built here (about 2 minutes cold) so the test only runs it.
 if ! bash "$(dirname "${BASH_SOURCE[0]}")/pcieroot/build.sh" >/dev/null; then
-  echo "setup: tools/pcieroot was not built: inventory_pcieroot_matches_kubernetes will build it" >&2
+  echo "setup: tools/pcieroot was not built: inventory_pcieroot_matches_kubernetes will be skipped" >&2
 fi
 
 # The DRA oracles the differential tests compare topoguard with (tools/dra-oracle: the scheduler's

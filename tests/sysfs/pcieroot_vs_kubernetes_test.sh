@@ -1,18 +1,15 @@
 #!/usr/bin/env bash
 # The inventory's pcieRoot and numaNode equal what Kubernetes' own helper computes
 # (k8s.io/dynamic-resource-allocation/deviceattribute, through tools/pcieroot) on every fixture
-# machine. Exit 77 (skipped) without Go.
+# machine. Exit 77 (skipped) when tools/setup.sh could not build it (no Go 1.26).
 #
 #   pcieroot_vs_kubernetes_test.sh TOPOGUARD_BINARY SOURCE_DIR
 set -uo pipefail
 binary=$1
 source_dir=$2
 here=$source_dir/tests/sysfs
-for go_root in /usr/local/go /usr/lib/go-1.26; do
-  [[ -x $go_root/bin/go ]] && { PATH=$go_root/bin:$PATH; break; }
-done
-command -v go >/dev/null || { echo "SKIP: no Go toolchain"; exit 77; }
-helper=$("$source_dir/tools/pcieroot/build.sh") || { echo "FAIL: building tools/pcieroot"; exit 1; }
+helper=$("$source_dir/tools/pcieroot/build.sh" --cached) ||
+  { echo "SKIP: tools/pcieroot is not built (tools/setup.sh builds it)"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0

@@ -12,6 +12,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../go-tool-cache.sh
+source "$here/../go-tool-cache.sh"
 cached_only=0
 case ${1:-} in
   --cached) cached_only=1 ;;
@@ -20,31 +22,20 @@ case ${1:-} in
   *) echo "build.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
 esac
 
-for go_root in /usr/local/go /usr/lib/go-1.26; do
-  [[ -x $go_root/bin/go ]] && { PATH=$go_root/bin:$PATH; break; }
-done
 commands=(cel-oracle allocator-oracle)
-key=$(cd "$here" && cat go.mod go.sum $(find "${commands[@]}" -name '*.go' | sort) | sha256sum | cut -c1-12)
+version=$(required_version "$here/go.mod" k8s.io/dynamic-resource-allocation)
 cache_root=${TOPOGUARD_DRA_ORACLE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/topoguard/dra-oracle}
-bin_dir=$cache_root/dra-v0.37.2-$key
-
-missing=()
-for name in "${commands[@]}"; do
-  [[ -x $bin_dir/$name ]] || missing+=("$name")
-done
-if ((${#missing[@]})); then
-  if ((cached_only)); then
-    echo "build.sh: $bin_dir lacks ${missing[*]} (run tools/dra-oracle/build.sh)" >&2
-    exit 3
-  fi
-  command -v go >/dev/null || { echo "build.sh: no Go toolchain on PATH (need Go >= 1.26)" >&2; exit 77; }
-  mkdir -p "$bin_dir"
-  for name in "${missing[@]}"; do
-    (cd "$here" && CGO_ENABLED=0 go build -trimpath -o "$bin_dir/$name.partial" "./$name")
-    mv "$bin_dir/$name.partial" "$bin_dir/$name"
-  done
-  # Builds of other sources are stale (55 MB each): keep only this one.
-  find "$cache_root" -mindepth 1 -maxdepth 1 -name 'dra-v*' ! -name "${bin_dir##*/}" \
-    -exec rm -rf {} +
+bin_dir=$cache_root/dra-v$version-$(cd "$here" &&
+  module_key go.mod go.sum $(find "${commands[@]}" -name '*.go' | sort))
+if ((cached_only)); then
+  require_built tools/dra-oracle/build.sh "$bin_dir" "${commands[@]}"
+  exit 0
 fi
+go_on_path || { echo "build.sh: no Go toolchain on PATH (need Go >= 1.26)" >&2; exit 77; }
+for name in "${commands[@]}"; do
+  build_cached "$bin_dir" "$name" "$here" "./$name" ""
+done
+# Builds of other sources are stale (55 MB each): keep only this one.
+find "$cache_root" -mindepth 1 -maxdepth 1 -name 'dra-v*' ! -name "${bin_dir##*/}" \
+  -exec rm -rf {} +
 echo "$bin_dir"

@@ -1,18 +1,31 @@
 #!/usr/bin/env bash
-# Builds tools/pcieroot (Kubernetes' deviceattribute helper on a sysfs tree, for the tests) into
-# a cache outside the clone keyed by the module's hash; prints the binary's path. Offline when
-# the module cache holds the pinned modules (GOFLAGS=-mod=mod is not needed: go.sum is committed).
+# Builds tools/pcieroot (Kubernetes' deviceattribute helper on a sysfs tree, for the inventory
+# tests) from the wrapper module pinned here into a cache outside the clone keyed by the module's
+# hash, the same way as tools/control-plane/build.sh. A no-op once built. The last line of stdout
+# is the binary's path.
+#
+#   tools/pcieroot/build.sh            # builds it if it is missing (about 2 minutes cold)
+#   tools/pcieroot/build.sh --cached   # builds nothing: prints the path when it is there, else
+#                                      # exits 3 (what the test runs, to skip)
 set -euo pipefail
+
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-for go_root in /usr/local/go /usr/lib/go-1.26; do
-  [[ -x $go_root/bin/go ]] && { PATH=$go_root/bin:$PATH; break; }
-done
-key=$(cat "$here/go.mod" "$here/go.sum" "$here/main.go" | sha256sum | cut -c1-16)
+# shellcheck source=../go-tool-cache.sh
+source "$here/../go-tool-cache.sh"
+cached_only=0
+case ${1:-} in
+  "") ;;
+  --cached) cached_only=1 ;;
+  -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "build.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+esac
+
 cache_root=${XDG_CACHE_HOME:-$HOME/.cache}/topoguard/pcieroot
-binary=$cache_root/$key/pcieroot
-if [[ ! -x $binary ]]; then
-  mkdir -p "$cache_root/$key"
-  (cd "$here" && go build -o "$binary.tmp" .) >&2
-  mv "$binary.tmp" "$binary"
+bin_dir=$cache_root/$(module_key "$here/go.mod" "$here/go.sum" "$here/main.go")
+if ((cached_only)); then
+  require_built tools/pcieroot/build.sh "$bin_dir" pcieroot >/dev/null
+else
+  go_on_path || { echo "build.sh: no Go toolchain on PATH (need Go >= 1.26)" >&2; exit 1; }
+  build_cached "$bin_dir" pcieroot "$here" . ""
 fi
-echo "$binary"
+echo "$bin_dir/pcieroot"
