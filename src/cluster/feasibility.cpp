@@ -564,21 +564,30 @@ class ClaimChecker {
   // selectors see, for every device of the node whose selectors match a choice that defines it
   // (the API documentation of DeviceDerivedAttribute: after the selectors, for each candidate),
   // except devices other claims hold, which the allocator passes over before it looks at
-  // selectors. An error on a device the request can get fails the allocation; on a device that
-  // may match, or that a taint or its capacity keeps from the request (topoguard does not know
-  // whether the allocator evaluates the expression before those checks), it may.
+  // selectors. The allocator evaluates them when its search reaches a device and aborts on an
+  // error there. So an error fails the allocation for certain only where the search must reach
+  // a failing device: an allocationMode All request takes every device it matches, and a
+  // counted one whose devices that do not fail are fewer than its count tries a failing one.
+  // Otherwise (the search may find its devices first; a device that may match; one a taint or
+  // its capacity keeps from the request, where topoguard does not know whether the allocator
+  // evaluates before those checks) it may: the answer is unknown, never a denial on a guess.
   DerivedOnNode derive_on(const Node& node) {
     DerivedOnNode out;
     for (std::size_t r = 0; r < choices_.size(); ++r) {
       for (ChoiceMatch& match : choices_[r]) {
         const auto& attributes = match.choice->derived_attributes;
+        const bool all = match.choice->allocation_mode == k8s::AllocationMode::kAll;
+        const auto needed = static_cast<std::size_t>(std::max<std::int64_t>(match.choice->count, 1));
+        std::optional<AllocationError> first_definite;  // a failing device the request can get
+        std::size_t not_failing = 0;                     // devices it may get that do not fail
         for (std::size_t d : node.devices) {
           if (match.matches[d] == Match::kNo || match.blocks[d] == Block::kHeld) {
             continue;
           }
-          const bool certain = match.matches[d] == Match::kYes && match.blocks[d] == Block::kNone;
+          const bool definite = match.matches[d] == Match::kYes && match.blocks[d] == Block::kNone;
           const bool candidate =
               match.blocks[d] == Block::kNone || match.blocks[d] == Block::kUnknown;
+          bool fails = false;
           for (std::size_t i = 0; i < attributes.size(); ++i) {
             ++out.evaluations;
             auto [it, fresh] = match.derived[i].try_emplace(d);
@@ -589,12 +598,14 @@ class ClaimChecker {
             }
             const derived::Outcome& outcome = it->second;
             if (outcome.state == derived::State::kError) {
+              fails = true;
               const Device& device = state_.devices()[d];
-              if (certain && !out.failure) {
-                out.failure =
+              if (definite && !first_definite) {
+                first_definite =
                     AllocationError{match.label, attributes[i].name, device.id(),
                                     node.name,   outcome.message,    attributes[i].pointer};
-              } else if (!certain && out.possible_failure.empty()) {
+              }
+              if (out.possible_failure.empty()) {
                 out.possible_failure = "derived attribute " + in_quotes(attributes[i].name) +
                                        " of request " + in_quotes(match.label) + " fails on " +
                                        device.id() + " (" + outcome.message + ")";
@@ -609,6 +620,10 @@ class ClaimChecker {
               }
             }
           }
+          not_failing += candidate && !fails ? 1 : 0;
+        }
+        if (first_definite && !out.failure && (all || not_failing < needed)) {
+          out.failure = std::move(first_definite);
         }
       }
     }
