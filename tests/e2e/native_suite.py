@@ -29,6 +29,8 @@ import subprocess
 import sys
 import uuid
 
+import yaml
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from admission_support import (EXAMPLES, AdminClient, Cluster, Results, check,  # noqa: E402
                                devices_of, documents, expected_outcome, golden_cases,
@@ -62,6 +64,7 @@ TRAITS = {
 }
 GENERATED_COUNT, GENERATED_SEED = 600, 37
 NODE = shutil.which("node") or "node"
+GENERATOR = [NODE, os.path.join(SOURCE, "tests", "native", "claim_generator.mjs")]
 NATIVE_KINDS = ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
                 "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding")
 
@@ -79,14 +82,19 @@ def verdict(allowed, warnings):
     return "deny" if not allowed else ("warn" if warnings else "allow")
 
 
-def probe(namespace):
-    """An unaligned template: every policy set's MutatingAdmissionPolicy or deny policy has
-    something to say about it, so its answer tells when a set has taken effect."""
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-            "metadata": {"name": "probe-%s" % uuid.uuid4().hex[:8], "namespace": namespace},
-            "spec": {"spec": {"devices": {"requests": [
-                {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}},
-                {"name": "nic", "exactly": {"deviceClassName": "dranet"}}]}}}}
+def probes(namespace):
+    """Two templates every policy set has something to say about where it applies: an unaligned
+    GPU and NIC (the fix patches it) and two GPUs with one NIC (no pairing to infer: denied, not
+    patched). Their answers in a namespace tell when a set's mutating and its validating
+    policies have both taken effect there, or both stopped."""
+    def template(gpus):
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "probe-%s" % uuid.uuid4().hex[:8], "namespace": namespace},
+                "spec": {"spec": {"devices": {"requests": [
+                    {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com",
+                                                "count": gpus}},
+                    {"name": "nic", "exactly": {"deviceClassName": "dranet"}}]}}}}
+    return [template(1), template(2)]
 
 
 class Suite(Results):
@@ -107,9 +115,9 @@ class Suite(Results):
         warnings = [warning for warning in warnings if warning.startswith(POLICY_WARNING)]
         return verdict(True, warnings), warnings, stored
 
-    def install(self, label, policies):
-        """Creates the compiled objects; returns them once the probe is answered as topoguard
-        answers it (the API server has picked them up)."""
+    def install(self, label, policies, namespaces):
+        """Creates the compiled objects; returns them once the probes in `namespaces` are
+        answered as topoguard answers them (the API server has picked them all up)."""
         items = compile_policies(policies)
         check(items and all(item["kind"] in NATIVE_KINDS for item in items),
               "unexpected compile output: %s" % [item["kind"] for item in items])
@@ -131,25 +139,42 @@ class Suite(Results):
             wait_until(checked, "the type check of %s" % name, 30)
             warnings = checked()["status"].get("typeChecking", {}).get("expressionWarnings")
             check(not warnings, "%s: type-check warnings on %s: %s" % (label, name, warnings))
-        self.cluster.ensure_namespace("probe")
-        expected = expected_outcome(BINARY, probe("probe"), policies)
-        want = verdict(expected[0], expected[2]), devices_of(expected[3]).get("constraints")
-
-        def effective():
-            answer, _, stored = self.native_outcome(probe("probe"), "--dry-run=server")
-            return (answer, devices_of(stored).get("constraints") if stored else None) == want
-        wait_until(effective, "the %s policies to take effect" % label, 30)
+        self.wait_for_answers(label, policies, namespaces)
         return items
 
-    def remove(self, items):
+    def answers(self, namespaces):
+        """The API server's answers to the probes in each namespace: [(verdict, constraints)]."""
+        found = []
+        for namespace in namespaces:
+            for obj in probes(namespace):
+                answer, _, stored = self.native_outcome(obj, "--dry-run=server")
+                found.append((answer, devices_of(stored).get("constraints") if stored else None))
+        return found
+
+    def wait_for_answers(self, label, policies, namespaces):
+        """Until the probes in every namespace the cases use are answered as topoguard answers
+        them under `policies` (None: as with no policy at all, allowed and unpatched)."""
+        namespaces = sorted(set(namespaces) | {"probe"})
+        for namespace in namespaces:
+            self.cluster.ensure_namespace(namespace)
+        labels = self.cluster.namespace_labels()
+        wanted = []
+        for namespace in namespaces:
+            for obj in probes(namespace):
+                if policies is None:
+                    wanted.append(("allow", None))
+                    continue
+                allowed, _, warnings, patched = expected_outcome(BINARY, obj, policies, labels)
+                wanted.append((verdict(allowed, warnings), devices_of(patched).get("constraints")))
+        wait_until(lambda: self.answers(namespaces) == wanted,
+                   "the %s policies to %s in %s" % (
+                       label, "stop taking effect" if policies is None else "take effect",
+                       ", ".join(namespaces)), 30)
+
+    def remove(self, label, items, namespaces):
         for item in items:
             self.cluster.kubectl("delete", item["kind"].lower(), item["metadata"]["name"])
-        # Gone from the API server's view: the probe is admitted unpatched again.
-
-        def gone():
-            answer, _, stored = self.native_outcome(probe("probe"), "--dry-run=server")
-            return answer == "allow" and not devices_of(stored).get("constraints")
-        wait_until(gone, "the policies to stop taking effect", 30)
+        self.wait_for_answers(label, None, namespaces)
 
     def compare(self, label, path, policies):
         created = []
@@ -173,13 +198,7 @@ class Suite(Results):
     def compare_generated(self, client, count, seed):
         """Generated claims and templates (tests/native/claim_generator.mjs, what the JavaScript
         differential judges) created by server-side dry run under the default policy."""
-        generator = [NODE, os.path.join(SOURCE, "tests", "native", "claim_generator.mjs")]
-        namespaces = subprocess.run(generator + ["--namespaces"], capture_output=True,
-                                    text=True, check=True).stdout.splitlines()
-        for line in namespaces:
-            namespace = json.loads(line)["metadata"]
-            self.cluster.ensure_namespace(namespace["name"], namespace["labels"])
-        cases = subprocess.run(generator + ["--count", str(count), "--seed", str(seed)],
+        cases = subprocess.run(GENERATOR + ["--count", str(count), "--seed", str(seed)],
                                capture_output=True, text=True, check=True).stdout.splitlines()
         labels = self.cluster.namespace_labels()
         connection = client.connection()
@@ -239,6 +258,36 @@ class Suite(Results):
             stricter or other_patch or not known, bool(known)))
 
 
+def namespaces_with_labels(paths):
+    """{name: labels} of the namespaces the cases use: as the first case input declaring a
+    Namespace labels it, else as the claim generator labels it, else none."""
+    labels = {}
+    for path in paths:
+        try:
+            declared = [obj for obj in documents(path) if obj.get("kind") == "Namespace"]
+        except yaml.YAMLError:  # a case about unreadable YAML declares nothing
+            continue
+        for obj in declared:
+            labels.setdefault(obj["metadata"]["name"], obj["metadata"].get("labels") or {})
+    for line in subprocess.run(GENERATOR + ["--namespaces"], capture_output=True, text=True,
+                               check=True).stdout.splitlines():
+        namespace = json.loads(line)["metadata"]
+        labels.setdefault(namespace["name"], namespace["labels"])
+    return labels
+
+
+def case_namespaces(cases):
+    """The namespaces of the cases' claims and templates."""
+    found = set()
+    for _, path in cases:
+        try:
+            found |= {obj["metadata"].get("namespace", "default") for obj in documents(path)
+                      if obj.get("kind") in CLAIM_KINDS}
+        except yaml.YAMLError:
+            continue
+    return found
+
+
 def run(plane, work, started):
     cluster = Cluster(plane, work)
     suite = Suite(cluster)
@@ -247,14 +296,21 @@ def run(plane, work, started):
                    for name in sorted(os.listdir(EXAMPLES))]}
     for case, path, policies in golden_cases():
         groups.setdefault(tuple(policies), []).append(("golden/" + case, path))
+    # Every namespace made first, with its labels, so that the native policies' namespace
+    # selectors and topoguard (given the same labels) judge each case alike.
+    for name, labels in namespaces_with_labels(
+            path for cases in groups.values() for _, path in cases).items():
+        cluster.ensure_namespace(name, labels)
     for policies, cases in groups.items():
         label = "default policy" if not policies else \
             "+".join(os.path.relpath(p, os.path.join(SOURCE, "tests/golden/cases"))
                      for p in policies)
         installed = []
 
-        def install(policies=policies, label=label):
-            installed.extend(suite.install(label, list(policies)))
+        namespaces = case_namespaces(cases)
+
+        def install(policies=policies, label=label, namespaces=namespaces):
+            installed.extend(suite.install(label, list(policies), namespaces))
         suite.run("compiled %s: accepted, type-checked, in effect" % label, install)
         if not installed:
             continue
@@ -264,7 +320,7 @@ def run(plane, work, started):
             suite.run("verdicts of %d generated claims and templates" % GENERATED_COUNT,
                       suite.compare_generated, AdminClient(plane, work), GENERATED_COUNT,
                       GENERATED_SEED)
-        suite.run("removed %s" % label, suite.remove, copy.copy(installed))
+        suite.run("removed %s" % label, suite.remove, label, copy.copy(installed), namespaces)
     failing = [d for d in suite.differences if d[3]]
     known = [d for d in suite.differences if d[4]]
     print("\ncompiled objects accepted by the API server: %d" % suite.objects_accepted)
