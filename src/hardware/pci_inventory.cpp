@@ -118,7 +118,8 @@ InventoryDevice make_device(const PciFunctionFacts& facts, DeviceKind kind,
   Result<std::string> root = pcie_root_from_link(facts.address, facts.link_target);
   if (root) {
     device.pcie_root = *root;
-    const std::vector<std::string_view> parts = split_path(resolved_link(facts.link_target));
+    const std::string resolved = resolved_link(facts.link_target);  // the views below point in
+    const std::vector<std::string_view> parts = split_path(resolved);
     // devices/<root>/<bridge>/.../<address>
     for (std::size_t i = 2; i + 1 < parts.size(); ++i) {
       device.bridges.emplace_back(parts[i]);
