@@ -13,15 +13,12 @@ Usage: ab_suite.py TOPOGUARD_BINARY SOURCE_DIR. Exit 77 when the control plane i
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from admission_support import Results, check  # noqa: E402
-from control_plane import SKIP, BinariesMissing, ControlPlane, wait_until  # noqa: E402
+from admission_support import Results, check, suite_main  # noqa: E402
+from control_plane import wait_until  # noqa: E402
 
 BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
 NODE, DECOY = "hgx-0", "hgx-1"
@@ -171,35 +168,23 @@ class Suite(Results):
               "gb200: exit %d, stderr %s" % (done.returncode, done.stderr))
 
 
-def main():
-    started = time.monotonic()
-    try:
-        plane = ControlPlane(scheduler=True, controller_manager=True)
-    except BinariesMissing as missing:
-        print("SKIP: control-plane binaries not built: %s" % missing)
-        return SKIP
-    work = tempfile.mkdtemp(prefix="topoguard-e2e-ab-")
-    try:
-        with plane:
-            print("control plane up in %.1f s" % (time.monotonic() - started), flush=True)
-            suite = Suite(plane, work)
-            plane.create_nodes([NODE, DECOY])
-            plane.kubectl("create", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": [
-                device_class("gpu", "gpu.nvidia.com"), device_class("rdma", "dra.net"),
-                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bench"}}] + suite.slices}))
-            suite.run("ab from the inventory = ab from the node's ResourceSlices",
-                      suite.same_from_inventory_and_slices)
-            suite.run("3 ResourceClaimTemplates and 3 Jobs accepted by the API server", suite.accepted)
-            suite.run("the scheduler allocates each variant as intended, on the pinned node",
-                      suite.allocated_as_intended)
-            suite.run("evidence: each Pod's allocation with its verdict", suite.evidence_gives_each_verdict)
-            suite.run("inventory --cluster: the node's slices agree with its sysfs",
-                      suite.inventory_agrees_with_the_cluster)
-            suite.run("GB200-like node: no aligned pair, said so", suite.one_root_node_says_so)
-        return suite.summary(started)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+def run_suite(plane, work, started):
+    suite = Suite(plane, work)
+    plane.create_nodes([NODE, DECOY])
+    plane.kubectl("create", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        device_class("gpu", "gpu.nvidia.com"), device_class("rdma", "dra.net"),
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bench"}}] + suite.slices}))
+    suite.run("ab from the inventory = ab from the node's ResourceSlices",
+              suite.same_from_inventory_and_slices)
+    suite.run("3 ResourceClaimTemplates and 3 Jobs accepted by the API server", suite.accepted)
+    suite.run("the scheduler allocates each variant as intended, on the pinned node",
+              suite.allocated_as_intended)
+    suite.run("evidence: each Pod's allocation with its verdict", suite.evidence_gives_each_verdict)
+    suite.run("inventory --cluster: the node's slices agree with its sysfs",
+              suite.inventory_agrees_with_the_cluster)
+    suite.run("GB200-like node: no aligned pair, said so", suite.one_root_node_says_so)
+    return suite.summary(started)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("ab", run_suite, scheduler=True, controller_manager=True))

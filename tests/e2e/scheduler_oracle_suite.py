@@ -21,16 +21,13 @@ not built."""
 import copy
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from admission_support import (Cluster, Results, check, documents,  # noqa: E402
-                               expected_outcome, review)
-from control_plane import SKIP, BinariesMissing, ControlPlane, wait_until  # noqa: E402
+                               expected_outcome, review, suite_main)
+from control_plane import wait_until  # noqa: E402
 from fake_nodes import (CAPTURES, DRANET_EXAMPLES, H100, NUMA_NODE, PCIE_ROOT,  # noqa: E402
                         SRIOV_DRIVER, captured_slices, default_classes, device_attributes,
                         dgx_h100_slices, publish)
@@ -226,33 +223,21 @@ class Suite(Results):
         print("     gb300-aligned Pending: %s" % message)
 
 
-def main():
-    started = time.monotonic()
-    try:
-        plane = ControlPlane(scheduler=True, controller_manager=True)
-    except BinariesMissing as missing:
-        print("SKIP: control-plane binaries not built: %s" % missing)
-        return SKIP
-    work = tempfile.mkdtemp(prefix="topoguard-e2e-oracle-")
-    try:
-        with plane:
-            print("control plane up in %.1f s" % (time.monotonic() - started), flush=True)
-            suite = Suite(Cluster(plane, work), work)
-            suite.set_up()
-            suite.run("p4d capture: the corpus's aligned template gets GPU and EFA on one root",
-                      suite.aligned_p4d)
-            suite.run("H100: NUMA-only template gets GPU and VF on two roots of one NUMA node",
-                      suite.numa_only_split_by_scheduler)
-            suite.run("H100: topoguard denies the NUMA-only template, /mutate adds pcieRoot",
-                      suite.numa_only_denied_and_fixed)
-            suite.run("H100: the template as topoguard fixes it gets GPU and VF on one root",
-                      suite.fixed_template_aligned)
-            suite.run("GB300: unsatisfiable-alignment for topoguard, Pending for the scheduler",
-                      suite.unsatisfiable_stays_pending)
-        return suite.summary(started)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+def run_suite(plane, work, started):
+    suite = Suite(Cluster(plane, work), work)
+    suite.set_up()
+    suite.run("p4d capture: the corpus's aligned template gets GPU and EFA on one root",
+              suite.aligned_p4d)
+    suite.run("H100: NUMA-only template gets GPU and VF on two roots of one NUMA node",
+              suite.numa_only_split_by_scheduler)
+    suite.run("H100: topoguard denies the NUMA-only template, /mutate adds pcieRoot",
+              suite.numa_only_denied_and_fixed)
+    suite.run("H100: the template as topoguard fixes it gets GPU and VF on one root",
+              suite.fixed_template_aligned)
+    suite.run("GB300: unsatisfiable-alignment for topoguard, Pending for the scheduler",
+              suite.unsatisfiable_stays_pending)
+    return suite.summary(started)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(suite_main("oracle", run_suite, scheduler=True, controller_manager=True))
