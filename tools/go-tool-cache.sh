@@ -49,3 +49,16 @@ build_cached() {
   mv "$dir/$name.partial" "$dir/$name"
   printf '%-24s built   %4d MB  %4d s\n' "$name" "$(( $(stat -c %s "$dir/$name") / 1048576 ))" "$((SECONDS - start))" >&2
 }
+
+# parse_build_args SCRIPT LAST_HELP_LINE [ARG]: the one optional argument of these scripts:
+# --cached sets cached_only=1 (build nothing), --help prints the script's header comment.
+parse_build_args() {
+  local script=$1 last=$2
+  cached_only=0
+  case ${3:-} in
+    "") ;;
+    --cached) cached_only=1 ;;
+    -h|--help) sed -n "2,${last}p" "$script" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "build.sh: unknown argument '$3' (try --help)" >&2; exit 2 ;;
+  esac
+}

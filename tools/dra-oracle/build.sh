@@ -14,13 +14,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../go-tool-cache.sh
 source "$here/../go-tool-cache.sh"
-cached_only=0
-case ${1:-} in
-  --cached) cached_only=1 ;;
-  "") ;;
-  -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) echo "build.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
-esac
+parse_build_args "$0" 11 "$@"
 
 commands=(cel-oracle allocator-oracle)
 version=$(required_version "$here/go.mod" k8s.io/dynamic-resource-allocation)

@@ -12,13 +12,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../go-tool-cache.sh
 source "$here/../go-tool-cache.sh"
-cached_only=0
-case ${1:-} in
-  "") ;;
-  --cached) cached_only=1 ;;
-  -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) echo "build.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
-esac
+parse_build_args "$0" 9 "$@"
 
 cache_root=${XDG_CACHE_HOME:-$HOME/.cache}/topoguard/pcieroot
 bin_dir=$cache_root/$(module_key "$here/go.mod" "$here/go.sum" "$here/main.go")
