@@ -64,7 +64,8 @@ def suite_main(name, body, **plane_options):
     work = tempfile.mkdtemp(prefix="topoguard-e2e-%s-" % name)
     try:
         with plane:
-            print("control plane up in %.1f s" % (time.monotonic() - started), flush=True)
+            print("control plane v%s up in %.1f s" % (plane.release["version"],
+                                                      time.monotonic() - started), flush=True)
             return body(plane, work, started)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -29,6 +29,7 @@ import base64
 import ctypes
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -45,16 +46,48 @@ SOURCE_DIR = os.path.dirname(os.path.dirname(HERE))
 SKIP = 77
 
 # Identical for every component (a gate the API server and the scheduler see differently makes
-# an object the one stores and the other cannot read): the DRA features topoguard reads that
-# 1.37 ships off (pkg/features/kube_features.go), so the API server keeps the fields the golden
-# cases carry: derivedAttributes (KEP-6080, alpha), list-valued attributes (alpha), PodGroup and
-# Workload resourceClaims (beta, off; they need GenericWorkload).
-FEATURE_GATES = {"DRADerivedAttributes": True, "DRAListTypeAttributes": True,
-                 "DRAWorkloadResourceClaims": True, "GenericWorkload": True}
+# an object the one stores and the other cannot read): every feature topoguard reads that the
+# release ships off is turned on (each release's pkg/features/kube_features.go), so the API server
+# keeps the fields the golden cases carry. On 1.37 that is derivedAttributes (KEP-6080, alpha),
+# list-valued attributes (alpha), PodGroup and Workload resourceClaims (beta, off; they need
+# GenericWorkload); older releases also ship consumable capacity, partitionable devices, device
+# taints and MutatingAdmissionPolicy off. The release's own `--help` says which gates it knows
+# and their defaults.
+FEATURES_READ = ("DRAAdminAccess", "DRAConsumableCapacity", "DRADerivedAttributes",
+                 "DRADeviceTaints", "DRAListTypeAttributes", "DRAPartitionableDevices",
+                 "DRAPrioritizedList", "DRAWorkloadResourceClaims", "GenericWorkload",
+                 "MutatingAdmissionPolicy")
 # Beta API versions are served only when asked for: the DRA versions the webhook configurations
-# list, and the scheduling.k8s.io PodGroup and Workload.
-RUNTIME_CONFIG = ("resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true,"
-                  "scheduling.k8s.io/v1beta1=true")
+# list, MutatingAdmissionPolicy while it is beta (1.34, 1.35), and the scheduling.k8s.io version
+# of Workload and PodGroup in each release (k8s.io/api scheduling/*/types.go).
+DRA_BETA_VERSIONS = "resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true"
+WORKLOAD_VERSION = {35: "scheduling.k8s.io/v1alpha1", 36: "scheduling.k8s.io/v1alpha2",
+                    37: "scheduling.k8s.io/v1beta1"}
+GATE_HELP = re.compile(r"(?:\w+:)?(\w+)=true\|false \((ALPHA|BETA|GA|DEPRECATED) - default=(true|false)\)")
+
+
+def release(binaries):
+    """What the release in `binaries` is and ships: {"version": "1.36.3", "minor": 36,
+    "gates": {gate: default}} read from kube-apiserver itself."""
+    apiserver = os.path.join(binaries, "kube-apiserver")
+    version = subprocess.run([apiserver, "--version"], capture_output=True, text=True,
+                             check=True).stdout.split()[-1].lstrip("v")
+    usage = subprocess.run([apiserver, "--help"], capture_output=True, text=True).stdout
+    gates = {match.group(1): match.group(3) == "true" for match in GATE_HELP.finditer(usage)}
+    return {"version": version, "minor": int(version.split(".")[1]), "gates": gates}
+
+
+def release_settings(shipped):
+    """(feature gates, runtime config) for a `release()`, as described above."""
+    gates = {gate: True for gate in FEATURES_READ if shipped["gates"].get(gate) is False}
+    groups = [DRA_BETA_VERSIONS]
+    if gates.get("MutatingAdmissionPolicy"):
+        groups.append("admissionregistration.k8s.io/v1beta1=true")
+    if shipped["minor"] in WORKLOAD_VERSION:
+        groups.append(WORKLOAD_VERSION[shipped["minor"]] + "=true")
+    return gates, ",".join(groups)
+
+
 ADMIN = ("admin", ("system:masters",))
 # The scheduler and the controller manager act with full rights: their own bootstrap roles assume
 # per-controller service accounts, which nothing here mints.
@@ -498,16 +531,19 @@ class ControlPlane(Running):
     """A control plane for one suite, as a context manager (or start()/stop())."""
 
     def __init__(self, directory=None, scheduler=False, controller_manager=False, users=(),
-                 feature_gates=None, runtime_config=RUNTIME_CONFIG, watch_pid=None,
+                 feature_gates=None, runtime_config=None, watch_pid=None,
                  start_timeout=START_TIMEOUT, max_lifetime=3600.0):
         super().__init__({"binaries": find_binaries()})
+        self.release = release(self.binaries)
+        release_gates, release_runtime_config = release_settings(self.release)
         self.owns_directory = directory is None
         self.directory = directory or tempfile.mkdtemp(prefix="topoguard-e2e-")
         self.options = dict(scheduler=scheduler, controller_manager=controller_manager,
                             users=list(users), start_timeout=start_timeout,
                             max_lifetime=max_lifetime,
-                            feature_gates=FEATURE_GATES if feature_gates is None else feature_gates,
-                            runtime_config=runtime_config)
+                            feature_gates=release_gates if feature_gates is None else feature_gates,
+                            runtime_config=(release_runtime_config if runtime_config is None
+                                            else runtime_config))
         self.watch_pid = os.getpid() if watch_pid is None else watch_pid
         self.supervisor = None
 

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""The native policies against the real kube-apiserver, with no webhook: every object
-`topoguard policy compile --kubernetes-version 1.37` emits, for the default policy and for each
-golden case's policies, is created for real (the API server type-checks and costs each CEL
-expression at creation, and a ValidatingAdmissionPolicy's status then carries its type-check
-warnings, which must be none). Then every ResourceClaim and ResourceClaimTemplate of the golden
-cases and examples is created under them, and the API server's verdict (denied by the deny
-policy, admitted with the warn policy's warnings, stored with the MutatingAdmissionPolicy's
-patch) is set against topoguard's own (`topoguard review`, /mutate then /validate).
+"""The native policies against the real kube-apiserver, with no webhook: every object `topoguard
+policy compile --kubernetes-version 1.MINOR` emits for the release it runs against, for the
+default policy and for each golden case's policies, is created for real (the API server
+type-checks and costs each CEL expression at creation, and a ValidatingAdmissionPolicy's status
+then carries its type-check warnings, which must be none). Then every ResourceClaim and
+ResourceClaimTemplate of the golden cases and examples is created under them, and the API
+server's verdict (denied by the deny policy, admitted with the warn policy's warnings, stored
+with the MutatingAdmissionPolicy's patch) is set against topoguard's own (`topoguard review`,
+/mutate then /validate).
 
 Then 600 generated claims and templates (tests/native/claim_generator.mjs, the cases of the
 JavaScript differential), created by server-side dry run under the default policy.
@@ -69,8 +70,11 @@ NATIVE_KINDS = ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
                 "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding")
 
 
-def compile_policies(policies):
-    arguments = [BINARY, "policy", "compile", "--kubernetes-version", "1.37", "-o", "json"]
+def compile_policies(policies, minor):
+    """What `policy compile` emits for the release the suite runs against (1.34 and 1.35 get
+    MutatingAdmissionPolicy v1beta1, which the launcher enables there)."""
+    arguments = [BINARY, "policy", "compile", "--kubernetes-version", "1.%d" % minor,
+                 "-o", "json"]
     for path in policies:
         arguments += ["--policies", path]
     done = subprocess.run(arguments, capture_output=True, text=True)
@@ -98,9 +102,10 @@ def probes(namespace):
 
 
 class Suite(Results):
-    def __init__(self, cluster):
+    def __init__(self, cluster, minor):
         super().__init__()
         self.cluster = cluster
+        self.minor = minor
         self.compared = 0
         self.agreed = 0
         self.differences = []  # (where, topoguard, native, failing, known)
@@ -118,7 +123,7 @@ class Suite(Results):
     def install(self, label, policies, namespaces):
         """Creates the compiled objects; returns them once the probes in `namespaces` are
         answered as topoguard answers them (the API server has picked them all up)."""
-        items = compile_policies(policies)
+        items = compile_policies(policies, self.minor)
         check(items and all(item["kind"] in NATIVE_KINDS for item in items),
               "unexpected compile output: %s" % [item["kind"] for item in items])
         for item in items:
@@ -290,7 +295,7 @@ def case_namespaces(cases):
 
 def run(plane, work, started):
     cluster = Cluster(plane, work)
-    suite = Suite(cluster)
+    suite = Suite(cluster, plane.release["minor"])
     # Cases grouped by policy set, the default set first (examples and most cases).
     groups = {(): [("examples/" + name, os.path.join(EXAMPLES, name))
                    for name in sorted(os.listdir(EXAMPLES))]}
