@@ -3,7 +3,8 @@
 # For each release, builds its control plane with build.sh (or reuses the cached one) and runs
 # `ctest -L e2e` of a build folder with TOPOGUARD_CONTROL_PLANE_BIN pointing at it; the launcher
 # (tests/e2e/control_plane.py) turns on what that release ships off. Prints one line per suite
-# and release (passed / failed / skipped, seconds) and keeps each release's ctest log.
+# and release (passed / failed / skipped, seconds) and keeps each release's verbose ctest log
+# (every suite's own figures).
 #
 #   tools/control-plane/matrix.sh                      # 1.34.4, 1.35.4 and 1.36.3
 #   tools/control-plane/matrix.sh 1.36.3:3.6.8         # RELEASE:ETCD, one or more
@@ -28,7 +29,7 @@ while (($#)); do
     --out) out=${2:?}; shift 2 ;;
     -R) regex=${2:?}; shift 2 ;;
     -j) jobs=${2:?}; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     [0-9]*:[0-9]*) releases+=("$1"); shift ;;
     *) echo "matrix.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
@@ -50,7 +51,7 @@ for pair in "${releases[@]}"; do
   fi
   junit=$out/ctest-$kube.xml
   TOPOGUARD_CONTROL_PLANE_BIN=$bin_dir ctest --test-dir "$build_dir" -L e2e -j "$jobs" \
-    ${regex:+-R "$regex"} --output-on-failure --output-junit "$junit" \
+    ${regex:+-R "$regex"} -V --output-junit "$junit" \
     > "$out/ctest-$kube.log" 2>&1 || status=1
   python3 - "$kube" "$junit" <<'PY'
 import sys
