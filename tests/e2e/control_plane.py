@@ -58,8 +58,9 @@ FEATURES_READ = ("DRAAdminAccess", "DRAConsumableCapacity", "DRADerivedAttribute
                  "DRAPrioritizedList", "DRAWorkloadResourceClaims", "GenericWorkload",
                  "MutatingAdmissionPolicy")
 # Beta API versions are served only when asked for: the DRA versions the webhook configurations
-# list, MutatingAdmissionPolicy while it is beta (1.34, 1.35), and the scheduling.k8s.io version
-# of Workload and PodGroup in each release (k8s.io/api scheduling/*/types.go).
+# list, MutatingAdmissionPolicy while it is beta (1.34, 1.35), DeviceTaintRule while it is alpha,
+# and the scheduling.k8s.io version of Workload and PodGroup in each release (k8s.io/api
+# scheduling/*/types.go).
 DRA_BETA_VERSIONS = "resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true"
 WORKLOAD_VERSION = {35: "scheduling.k8s.io/v1alpha1", 36: "scheduling.k8s.io/v1alpha2",
                     37: "scheduling.k8s.io/v1beta1"}
@@ -83,6 +84,8 @@ def release_settings(shipped):
     groups = [DRA_BETA_VERSIONS]
     if gates.get("MutatingAdmissionPolicy"):
         groups.append("admissionregistration.k8s.io/v1beta1=true")
+    if gates.get("DRADeviceTaints"):  # alpha: DeviceTaintRule only in v1alpha3 (1.34, 1.35)
+        groups.append("resource.k8s.io/v1alpha3=true")
     if shipped["minor"] in WORKLOAD_VERSION:
         groups.append(WORKLOAD_VERSION[shipped["minor"]] + "=true")
     return gates, ",".join(groups)
