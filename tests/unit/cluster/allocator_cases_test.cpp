@@ -718,6 +718,36 @@ INSTANTIATE_TEST_SUITE_P(
                       gpu_nic(derives("root", R"('device.attributes["driver-a"].ports')"),
                               derives("root", kReadRoot), "{matchAttribute: root}"),
                       Verdict::kUnknown},
+        // The allocator evaluates a derived attribute where a constraint first compares the
+        // device: gpu-0 fits before the search reaches gpu-1, whose expression fails.
+        AllocatorCase{"error_on_a_device_the_search_never_reaches",
+                      gpus_and_nics("[" + placed("gpu-0", "pci0000:00", 0,
+                                                 ", root: {string: pci0000:00}") + ", " +
+                                        placed("gpu-1", "pci0000:00", 0) + "]",
+                                    "[" + placed("nic-0", "pci0000:00", 0) + "]"),
+                      gpu_nic(derives("root", R"('device.attributes["driver-a"].root')"),
+                              derives("root", kReadRoot), "{matchAttribute: root}"),
+                      Verdict::kSatisfiable, Shortfall::kNone, false, {"gpu-0"}},
+        // The NIC refuses gpu-0's root, so the search takes gpu-0 back and compares gpu-1.
+        AllocatorCase{"error_reached_after_a_refused_device",
+                      gpus_and_nics("[" + placed("gpu-0", "pci0000:00", 0,
+                                                 ", root: {string: pci0000:00}") + ", " +
+                                        placed("gpu-1", "pci0000:80", 0) + "]",
+                                    "[" + placed("nic-0", "pci0000:80", 0) + "]"),
+                      gpu_nic(derives("root", R"('device.attributes["driver-a"].root')"),
+                              derives("root", kReadRoot), "{matchAttribute: root}"),
+                      Verdict::kUnsatisfiable, Shortfall::kAllocationError},
+        // Too few devices for the count: the allocator still tries the one there is.
+        AllocatorCase{"error_on_the_only_device_of_a_count_it_cannot_meet", kSharedRoot,
+                      gpu_nic("count: 2, " +
+                                  derives("root", R"('device.attributes["driver-a"].root')"),
+                              derives("root", kReadRoot), "{matchAttribute: root}"),
+                      Verdict::kUnsatisfiable, Shortfall::kAllocationError},
+        // A derived attribute no constraint names is never evaluated.
+        AllocatorCase{"error_in_an_attribute_no_constraint_names", kSharedRoot,
+                      gpu_nic(derives("root", R"('device.attributes["driver-a"].root')"), "",
+                              kPcieRoot),
+                      Verdict::kSatisfiable},
         // Devices other claims hold are passed over before the allocator looks at them.
         AllocatorCase{"error_on_a_held_device_does_not_count",
                       gpus_and_nics("[" + placed("gpu-0", "pci0000:00", 0) + ", " +
