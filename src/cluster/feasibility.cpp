@@ -234,6 +234,9 @@ class ClaimChecker {
         return stopped();
       }
       now.only_now = out_.verdict == Verdict::kSatisfiable;
+      if (out_.verdict == Verdict::kUnknown) {
+        now.verdict = Verdict::kUnknown;  // not now; never, or not now, is not known
+      }
       out_ = std::move(now);
       notes_ = std::move(notes_now);
     }
@@ -274,10 +277,10 @@ class ClaimChecker {
       if (stopped_) {
         return;
       }
-      bool derived_fails = false;
-      NodeFeasibility result = check_node(state_.nodes()[n], derived_fails);
-      // An unknown node may be one where the allocator reaches a failing derived attribute.
-      may_fail = may_fail || (derived_fails && result.verdict == Verdict::kUnknown);
+      bool could_abort = false;
+      NodeFeasibility result = check_node(state_.nodes()[n], could_abort);
+      // An unknown node may be one where the allocator stops with an error.
+      may_fail = may_fail || (could_abort && result.verdict == Verdict::kUnknown);
       if (result.verdict == Verdict::kSatisfiable) {
         out_.verdict = Verdict::kSatisfiable;
       }
@@ -603,6 +606,17 @@ class ClaimChecker {
     return out;
   }
 
+  bool all_under_constraint() const {
+    return std::any_of(constraints_.begin(), constraints_.end(), [&](const auto& constraint) {
+      return std::any_of(constraint.covers.begin(), constraint.covers.end(), [&](const auto& cover) {
+        const auto& choices = choices_[cover.first];
+        return std::any_of(choices.begin(), choices.end(), [&](const ChoiceMatch& match) {
+          return match.choice->allocation_mode == k8s::AllocationMode::kAll;
+        });
+      });
+    });
+  }
+
   // The error the allocator stops with where the search reached a device whose derived
   // attribute fails.
   AllocationError derived_error(const Node& node, const std::vector<search::Request>& requests,
@@ -680,12 +694,14 @@ class ClaimChecker {
     return requests;
   }
 
-  // `derived_fails`: set when a derived attribute fails on a device some request may get there.
-  NodeFeasibility check_node(const Node& node, bool& derived_fails) {
+  // `could_abort`: set when the allocator could stop with an error on the node: a derived
+  // attribute fails on a device some request may get there, or an allocationMode All request is
+  // under a constraint.
+  NodeFeasibility check_node(const Node& node, bool& could_abort) {
     NodeFeasibility result;
     result.node = node.name;
     const DerivedOnNode derived = derive_on(node);
-    derived_fails = derived.fails;
+    could_abort = derived.fails || all_under_constraint();
     if (!charge(derived.evaluations + 1)) {
       return result;
     }
