@@ -430,8 +430,10 @@ class Searcher {
   // comparison of every device held, restated in add(), has no value to fix beforehand as a
   // matchAttribute has); a constraint over an allocationMode All request (whether the allocator
   // aborts, when All must take a device the constraint refuses, depends on what it tried
-  // before); or a matchAttributeConstraint over lists, whose common elements narrow with every
-  // device (no single value to fix beforehand either).
+  // before); a constraint over a derived attribute that fails on a candidate (whether the
+  // allocator reaches that device, and aborts, depends on the same); or a
+  // matchAttributeConstraint over lists, whose common elements narrow with every device (no
+  // single value to fix beforehand either).
   bool order_dependent() const {
     for (const Constraint& constraint : constraints_) {
       if (constraint.covers.empty()) {
@@ -446,7 +448,7 @@ class Searcher {
             continue;
           }
           const Choice& choice = requests_[r].choices[c];
-          if (choice.all) {
+          if (choice.all || choice.derived_errors.contains(constraint.attribute)) {
             return true;
           }
           for (const auto* list : {&choice.definite, &choice.maybe}) {
@@ -510,9 +512,13 @@ class Searcher {
         return false;
       }
       chosen_[r] = c;
-      takes_[r] = take_of(requests_[r].choices[c], scenario_);
+      const Choice& choice = requests_[r].choices[c];
+      takes_[r] = take_of(choice, scenario_);
       const Take& take = takes_[r];
-      if (take.impossible || take.size() < take.need || (take.all && take.size() == 0)) {
+      // Too few candidates for a count: the allocator still tries them, and aborts if a
+      // constraint compares one whose derived attribute fails.
+      const bool short_of_devices = take.size() < take.need && choice.derived_errors.empty();
+      if (take.impossible || short_of_devices || (take.all && take.size() == 0)) {
         continue;
       }
       std::vector<std::size_t>& candidates = candidates_[r];
@@ -573,7 +579,8 @@ class Searcher {
   }
 
   // allocateDevice(): sharing first, then the constraints in claim order. `must` (All): a
-  // constraint's refusal aborts the allocation.
+  // constraint's refusal aborts the allocation; a derived attribute failing where a constraint
+  // compares it aborts it always.
   bool take_literal(std::size_t r, std::size_t device, bool must) {
     if (taken_count_[device] > 0 && sharing_.multiple.count(device) == 0) {
       return false;
@@ -584,13 +591,14 @@ class Searcher {
       return false;
     }
     for (std::size_t k = 0; k < constraints_.size(); ++k) {
-      if (!add(k, r, device)) {
+      const bool derived_error = fails_derived(k, r, device);
+      if (derived_error || !add(k, r, device)) {
         for (std::size_t e = 0; e < k; ++e) {
           remove(e, r);
         }
-        if (must && !aborted_) {
+        if ((must || derived_error) && !aborted_) {
           aborted_ = true;
-          result_.aborted = SearchResult::Abort{r, chosen_[r], device, k};
+          result_.aborted = SearchResult::Abort{r, chosen_[r], device, k, derived_error};
         }
         return false;
       }
@@ -604,6 +612,18 @@ class Searcher {
       remove(k, r);
     }
     release_device(r, device);
+  }
+
+  // Whether constraint `k` compares `device` for request `r` through a derived attribute that
+  // fails on it: lookupAttribute's error, before add() looks at any value.
+  bool fails_derived(std::size_t k, std::size_t r, std::size_t device) const {
+    const Constraint& constraint = constraints_[k];
+    if (!constraint.covers_choice(r, chosen_[r])) {
+      return false;
+    }
+    const auto& errors = requests_[r].choices[chosen_[r]].derived_errors;
+    const auto failing = errors.find(constraint.attribute);
+    return failing != errors.end() && failing->second.contains(device);
   }
 
   // constraint.go's add(): a device without the value is refused; the first device of a

@@ -10,11 +10,11 @@
 // devices of a value are assigned by backtracking over them in order (a request's devices in
 // increasing order, a shareable device reused across requests while its capacity lasts), with the
 // same step budget.
-// With a distinctAttribute constraint, an allocationMode All request under a constraint, or a
-// matchAttribute over list values with more than one element (where the allocator's answer
-// depends on the order it tries devices in), the search is the allocator's own: its order and its
-// constraint bookkeeping (constraint.go), with no value picked beforehand (see
-// Searcher::run_literal).
+// With a distinctAttribute constraint, an allocationMode All request under a constraint, a
+// matchAttribute over list values with more than one element, or a derived attribute that fails on
+// a candidate a constraint compares (where the allocator's answer depends on the order it tries
+// devices in), the search is the allocator's own: its order and its constraint bookkeeping
+// (constraint.go), with no value picked beforehand (see Searcher::run_literal).
 #pragma once
 
 #include <cstddef>
@@ -53,6 +53,10 @@ struct Choice {
   // name compares these values for this choice's devices, in place of the devices' own
   // attributes; a candidate missing from the map has no value for it.
   std::map<std::string, std::unordered_map<std::size_t, AttributeValue>, std::less<>> derived = {};
+  // By name, the candidates whose derived value is an error: the allocator evaluates it when a
+  // constraint on that name first compares the device for this choice, and the error aborts the
+  // allocation there (lookupAttribute); a device the search never compares fails nothing.
+  std::map<std::string, std::unordered_set<std::size_t>, std::less<>> derived_errors = {};
 };
 
 struct Request {
@@ -100,12 +104,14 @@ struct SearchResult {
   // (pessimistic) nor kNotFound (optimistic) is certain.
   bool order_uncertain = false;
   // The allocator's search (run_literal) reached a device an allocationMode All request must
-  // take and a constraint (by index) refused it: the allocator's Allocate fails with an error.
+  // take and a constraint (by index) refused it, or a constraint compared a device whose derived
+  // attribute fails (`derived_error`): the allocator's Allocate fails with an error.
   struct Abort {
     std::size_t request = 0;
     std::size_t choice = 0;
     std::size_t device = 0;
     std::size_t constraint = 0;
+    bool derived_error = false;
   };
   std::optional<Abort> aborted;
   std::vector<std::size_t> choices;               // per request, when found

@@ -43,10 +43,9 @@ struct ChoiceMatch {
 
 // What the derived attributes of a claim come to on one node.
 struct DerivedOnNode {
-  std::size_t evaluations = 0;             // charged to the node's step budget
-  std::optional<AllocationError> failure;  // an expression fails on a device a request can get
-  std::string possible_failure;  // one fails on a device a request may get (why), or empty
-  bool unknown = false;          // a candidate's value is not known exactly
+  std::size_t evaluations = 0;  // charged to the node's step budget
+  bool fails = false;           // an expression fails on a device a request may get
+  bool unknown = false;         // a candidate's value is not known exactly
 };
 
 // The allocator's toleration test (resourceclaim.ToleratesTaint), as for core taints: an empty
@@ -235,6 +234,9 @@ class ClaimChecker {
         return stopped();
       }
       now.only_now = out_.verdict == Verdict::kSatisfiable;
+      if (out_.verdict == Verdict::kUnknown) {
+        now.verdict = Verdict::kUnknown;  // not now; never, or not now, is not known
+      }
       out_ = std::move(now);
       notes_ = std::move(notes_now);
     }
@@ -275,7 +277,10 @@ class ClaimChecker {
       if (stopped_) {
         return;
       }
-      NodeFeasibility result = check_node(state_.nodes()[n], may_fail);
+      bool could_abort = false;
+      NodeFeasibility result = check_node(state_.nodes()[n], could_abort);
+      // An unknown node may be one where the allocator stops with an error.
+      may_fail = may_fail || (could_abort && result.verdict == Verdict::kUnknown);
       if (result.verdict == Verdict::kSatisfiable) {
         out_.verdict = Verdict::kSatisfiable;
       }
@@ -561,33 +566,20 @@ class ClaimChecker {
   }
 
   // The derived attributes of the claim on `node`: each evaluated, with the `device` its
-  // selectors see, for every device of the node whose selectors match a choice that defines it
-  // (the API documentation of DeviceDerivedAttribute: after the selectors, for each candidate),
-  // except devices other claims hold, which the allocator passes over before it looks at
-  // selectors. The allocator evaluates them when its search reaches a device and aborts on an
-  // error there. So an error fails the allocation for certain only where the search must reach
-  // a failing device: an allocationMode All request takes every device it matches, and a
-  // counted one whose devices that do not fail are fewer than its count tries a failing one.
-  // Otherwise (the search may find its devices first; a device that may match; one a taint or
-  // its capacity keeps from the request, where topoguard does not know whether the allocator
-  // evaluates before those checks) it may: the answer is unknown, never a denial on a guess.
+  // selectors see, for every device of the node a choice that defines it may get (selectors not
+  // false, not held, no untolerated taint, capacity not too small). The allocator evaluates one
+  // only where a constraint on its name compares the device, after those checks, and aborts on
+  // an error there; the search (search::Choice::derived_errors) decides whether it gets there.
   DerivedOnNode derive_on(const Node& node) {
     DerivedOnNode out;
     for (std::size_t r = 0; r < choices_.size(); ++r) {
       for (ChoiceMatch& match : choices_[r]) {
         const auto& attributes = match.choice->derived_attributes;
-        const bool all = match.choice->allocation_mode == k8s::AllocationMode::kAll;
-        const auto needed = static_cast<std::size_t>(std::max<std::int64_t>(match.choice->count, 1));
-        std::optional<AllocationError> first_definite;  // a failing device the request can get
-        std::size_t not_failing = 0;                     // devices it may get that do not fail
         for (std::size_t d : node.devices) {
-          if (match.matches[d] == Match::kNo || match.blocks[d] == Block::kHeld) {
+          if (match.matches[d] == Match::kNo ||
+              (match.blocks[d] != Block::kNone && match.blocks[d] != Block::kUnknown)) {
             continue;
           }
-          const bool definite = match.matches[d] == Match::kYes && match.blocks[d] == Block::kNone;
-          const bool candidate =
-              match.blocks[d] == Block::kNone || match.blocks[d] == Block::kUnknown;
-          bool fails = false;
           for (std::size_t i = 0; i < attributes.size(); ++i) {
             ++out.evaluations;
             auto [it, fresh] = match.derived[i].try_emplace(d);
@@ -597,20 +589,8 @@ class ClaimChecker {
                                     derived_budget_);
             }
             const derived::Outcome& outcome = it->second;
-            if (outcome.state == derived::State::kError) {
-              fails = true;
-              const Device& device = state_.devices()[d];
-              if (definite && !first_definite) {
-                first_definite =
-                    AllocationError{match.label, attributes[i].name, device.id(),
-                                    node.name,   outcome.message,    attributes[i].pointer};
-              }
-              if (out.possible_failure.empty()) {
-                out.possible_failure = "derived attribute " + in_quotes(attributes[i].name) +
-                                       " of request " + in_quotes(match.label) + " fails on " +
-                                       device.id() + " (" + outcome.message + ")";
-              }
-            } else if (outcome.state == derived::State::kUnknown && candidate) {
+            out.fails = out.fails || outcome.state == derived::State::kError;
+            if (outcome.state == derived::State::kUnknown) {
               out.unknown = true;
               notes_.insert("derived attribute " + in_quotes(attributes[i].name) + " of request " +
                             in_quotes(match.label) +
@@ -620,14 +600,41 @@ class ClaimChecker {
               }
             }
           }
-          not_failing += candidate && !fails ? 1 : 0;
-        }
-        if (first_definite && !out.failure && (all || not_failing < needed)) {
-          out.failure = std::move(first_definite);
         }
       }
     }
     return out;
+  }
+
+  bool all_under_constraint() const {
+    return std::any_of(constraints_.begin(), constraints_.end(), [&](const auto& constraint) {
+      return std::any_of(constraint.covers.begin(), constraint.covers.end(), [&](const auto& cover) {
+        const auto& choices = choices_[cover.first];
+        return std::any_of(choices.begin(), choices.end(), [&](const ChoiceMatch& match) {
+          return match.choice->allocation_mode == k8s::AllocationMode::kAll;
+        });
+      });
+    });
+  }
+
+  // The error the allocator stops with where the search reached a device whose derived
+  // attribute fails.
+  AllocationError derived_error(const Node& node, const std::vector<search::Request>& requests,
+                                const search::SearchResult::Abort& abort) const {
+    const ChoiceMatch& match = choices_[abort.request][abort.choice];
+    const auto& attributes = match.choice->derived_attributes;
+    const std::string& name = constraints_[abort.constraint].attribute;
+    // The first of two derived attributes of one name counts (candidates_on).
+    const auto attribute = std::find_if(attributes.begin(), attributes.end(),
+                                        [&](const auto& a) { return a.name == name; });
+    const derived::Outcome& outcome =
+        match.derived[static_cast<std::size_t>(attribute - attributes.begin())].at(abort.device);
+    return AllocationError{requests[abort.request].choices[abort.choice].label,
+                           name,
+                           state_.devices()[abort.device].id(),
+                           node.name,
+                           outcome.message,
+                           attribute->pointer};
   }
 
   std::vector<search::Request> candidates_on(const Node& node) const {
@@ -658,11 +665,16 @@ class ClaimChecker {
             continue;  // the allocator leaves it out of All's devices too
           }
           bool derived_known = true;
+          std::set<std::string_view> named;  // the first of two derived attributes of one name
           for (std::size_t i = 0; i < attributes.size(); ++i) {
+            if (!named.insert(attributes[i].name).second) {
+              continue;
+            }
             const derived::Outcome& outcome = match.derived[i].at(d);
             if (outcome.state == derived::State::kValue) {
-              // The first of two derived attributes of one name counts.
               choice.derived[attributes[i].name].try_emplace(d, outcome.value);
+            } else if (outcome.state == derived::State::kError) {
+              choice.derived_errors[attributes[i].name].insert(d);
             } else {
               derived_known = false;  // the device may still be taken, with some value
             }
@@ -682,29 +694,16 @@ class ClaimChecker {
     return requests;
   }
 
-  NodeFeasibility check_node(const Node& node, bool& may_fail) {
+  // `could_abort`: set when the allocator could stop with an error on the node: a derived
+  // attribute fails on a device some request may get there, or an allocationMode All request is
+  // under a constraint.
+  NodeFeasibility check_node(const Node& node, bool& could_abort) {
     NodeFeasibility result;
     result.node = node.name;
     const DerivedOnNode derived = derive_on(node);
+    could_abort = derived.fails || all_under_constraint();
     if (!charge(derived.evaluations + 1)) {
       return result;
-    }
-    if (derived.failure) {
-      result.verdict = Verdict::kUnsatisfiable;
-      result.shortfall = Shortfall::kAllocationError;
-      result.reason = "derived attribute " + in_quotes(derived.failure->attribute) +
-                      " of request " + in_quotes(derived.failure->request) + " fails on " +
-                      derived.failure->device + ": " + derived.failure->message;
-      if (!out_.allocation_error) {
-        out_.allocation_error = derived.failure;
-      }
-      return result;
-    }
-    may_fail = may_fail || !derived.possible_failure.empty();
-    if (!derived.possible_failure.empty()) {
-      notes_.insert(derived.possible_failure +
-                    ", a device the request may get: that error "
-                    "would fail the allocation");
     }
     if (derived.evaluations >= options_.max_steps_per_node) {
       result.reason = "search bound of " + std::to_string(options_.max_steps_per_node) +
@@ -722,6 +721,18 @@ class ClaimChecker {
       return result;
     }
     describe_requests(node, requests, result);
+    if (optimistic.aborted && !optimistic.order_uncertain && optimistic.aborted->derived_error) {
+      AllocationError error = derived_error(node, requests, *optimistic.aborted);
+      result.verdict = Verdict::kUnsatisfiable;
+      result.shortfall = Shortfall::kAllocationError;
+      result.reason = "derived attribute " + in_quotes(error.attribute) + " of request " +
+                      in_quotes(error.request) + " fails on " + error.device + ": " +
+                      error.message;
+      if (!out_.allocation_error) {
+        out_.allocation_error = std::move(error);
+      }
+      return result;
+    }
     if (optimistic.aborted && !optimistic.order_uncertain) {
       const search::SearchResult::Abort& abort = *optimistic.aborted;
       const search::Constraint& constraint = constraints_[abort.constraint];
@@ -785,12 +796,6 @@ class ClaimChecker {
       result.reason = sure.outcome == search::Outcome::kBoundHit
                           ? "search bound reached"
                           : "satisfiable only if devices topoguard cannot judge exactly match";
-      return result;
-    }
-    if (!derived.possible_failure.empty()) {
-      result.reason =
-          "satisfiable, unless the allocator evaluates a derived attribute that fails: " +
-          derived.possible_failure;
       return result;
     }
     result.verdict = Verdict::kSatisfiable;

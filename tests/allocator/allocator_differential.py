@@ -3,16 +3,18 @@
 allocator (k8s.io/dynamic-resource-allocation v0.37.2, tools/dra-oracle/allocator-oracle).
 
 Generates small clusters (1-3 nodes; GPUs and NICs on 1-3 PCIe roots and 2 NUMA nodes, some
-without a root; device taints; NICs with consumable bandwidth shared between claims; GPUs
-consuming shared counters; devices other claims hold, dedicated or shared) and one claim each
-(count, allocationMode All, firstAvailable, selectors, tolerations, capacity requests,
-matchAttribute on pcieRoot or numaNode, distinctAttribute), and sets topoguard's verdict
+without a root; device taints and DeviceTaintRules; NICs with consumable bandwidth shared between
+claims; GPUs consuming shared counters; devices other claims hold, dedicated, shared or with
+admin access) and one claim each (count, allocationMode All, firstAvailable, selectors,
+tolerations, adminAccess, capacity requests, matchAttribute on pcieRoot or numaNode,
+distinctAttribute), and sets topoguard's verdict
 (feasibility_driver: fits / cannot be met now / never / allocation error / unknown) against the
 allocator's outcome on the same objects. topoguard's unknown is counted with its reason, not
 compared; every other difference fails.
 
 Usage: allocator_differential.py --driver FEASIBILITY_DRIVER --source DIR [--pairs 2000]
-[--seed 1]. Exit 77 when the oracle cannot be built (no Go toolchain)."""
+[--seed 1] [--derived-attributes] [--list-attributes]. Exit 77 when the oracle cannot be built
+(no Go toolchain)."""
 
 import argparse
 import collections
@@ -26,6 +28,7 @@ GPU, NIC = "gpu.example.com", "nic.example.com"
 PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
 NUMA_NODE = "resource.kubernetes.io/numaNode"
 TAINT_KEY = "example.com/unhealthy"
+MAINTENANCE_KEY = "example.com/maintenance"  # only DeviceTaintRules set it
 SKIP = 77
 
 
@@ -37,9 +40,10 @@ ROOT_EXPRESSIONS = [ROOT_READ, 'has(%s) ? %s : "none"' % (ROOT_READ, ROOT_READ)]
 
 
 class Generator:
-    def __init__(self, seed, derived=False):
+    def __init__(self, seed, derived=False, lists=False):
         self.random = random.Random(seed)
         self.derived = derived
+        self.lists = lists
 
     def chance(self, probability):
         return self.random.random() < probability
@@ -50,6 +54,11 @@ class Generator:
             root = self.random.randrange(roots)
             attributes[PCIE_ROOT] = {"string": "pci0000:%02x" % (0x20 * root)}
             attributes[NUMA_NODE] = {"int": root // 2}
+            if self.lists and self.chance(0.3):
+                # DRAListTypeAttributes: a device reachable from several roots (1-2 of them).
+                spanned = sorted(self.random.sample(range(roots), self.random.randint(1, min(2, roots))))
+                attributes[PCIE_ROOT] = {"strings": ["pci0000:%02x" % (0x20 * r) for r in spanned]}
+                attributes[NUMA_NODE] = {"ints": sorted({r // 2 for r in spanned})}
         device = {"name": name, "attributes": attributes}
         if taints and self.chance(0.15):
             device["taints"] = [{"key": TAINT_KEY, "value": "true",
@@ -101,7 +110,9 @@ class Generator:
         for driver, pool, device, shareable in self.random.sample(
                 ids, min(len(ids), self.random.randint(1, 3))):
             result = {"request": "r", "driver": driver, "pool": pool, "device": device}
-            if shareable:
+            if not shareable and self.chance(0.2):
+                result["adminAccess"] = True  # holds nothing
+            elif shareable:
                 result["shareID"] = "9b7a3c1e-0000-4000-8000-%012d" % len(results)
                 result["consumedCapacity"] = {"bandwidth": "%dGi" % self.random.choice(
                     [10, 50, 100, 200])}
@@ -133,7 +144,12 @@ class Generator:
             exactly["tolerations"] = [self.random.choice([
                 {"key": TAINT_KEY, "operator": "Exists"},
                 {"key": TAINT_KEY, "operator": "Equal", "value": "true", "effect": "NoSchedule"},
-                {"key": TAINT_KEY, "operator": "Equal", "value": "false"}])]
+                {"key": TAINT_KEY, "operator": "Equal", "value": "false"},
+                {"operator": "Exists"},
+                {"key": MAINTENANCE_KEY, "operator": "Exists", "effect": "NoExecute"}])]
+        if self.chance(0.1):
+            # Devices other claims hold may still be taken (allocateOne's in-use check).
+            exactly["adminAccess"] = True
         return {"name": "gpu", "exactly": exactly}
 
     def nic_request(self):
@@ -173,6 +189,25 @@ class Generator:
                 "metadata": {"name": "mine", "namespace": "default"},
                 "spec": {"devices": devices}}
 
+    def taint_rule(self, index, nodes):
+        """A DeviceTaintRule (resource.k8s.io/v1 in 1.37): its taint on every device its selector
+        names by driver, pool and device (an unset field matches all); no selector, no device."""
+        spec = {"taint": {"key": self.random.choice([TAINT_KEY, MAINTENANCE_KEY]),
+                          "value": "true",
+                          "effect": self.random.choice(["NoSchedule", "NoExecute", "None"])}}
+        if not self.chance(0.1):
+            selector = {}
+            if self.chance(0.6):
+                selector["driver"] = self.random.choice([GPU, NIC])
+            if self.chance(0.6):
+                selector["pool"] = "node-%d" % self.random.randrange(nodes)
+            if self.chance(0.4):
+                selector["device"] = "%s-%d" % (self.random.choice(["gpu", "nic"]),
+                                                self.random.randrange(4))
+            spec["deviceSelector"] = selector
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule",
+                "metadata": {"name": "rule-%d" % index}, "spec": spec}
+
     def pair(self):
         objects = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
                     "metadata": {"name": name},
@@ -180,12 +215,15 @@ class Generator:
                                                     'device.driver == "%s"' % driver}}]}}
                    for name, driver in (("gpu", GPU), ("nic", NIC))]
         ids = []
-        for index in range(self.random.randint(1, 3)):
+        nodes = self.random.randint(1, 3)
+        for index in range(nodes):
             slices, node_ids = self.node("node-%d" % index)
             objects += slices
             ids += node_ids
         if ids and self.chance(0.35):
             objects.append(self.held(ids))
+        if self.chance(0.2):
+            objects += [self.taint_rule(index, nodes) for index in range(self.random.randint(1, 2))]
         return {"objects": objects, "claim": self.claim()}
 
 
@@ -239,6 +277,9 @@ def main():
     parser.add_argument("--derived-attributes", action="store_true",
                         help="half the pcieRoot constraints through a derived attribute, with "
                         "DRADerivedAttributes on in the allocator")
+    parser.add_argument("--list-attributes", action="store_true",
+                        help="some pcieRoot and numaNode attributes as lists, with "
+                        "DRAListTypeAttributes on in the allocator")
     options = parser.parse_args()
     build = subprocess.run(["bash", os.path.join(options.source, "tools/dra-oracle/build.sh")],
                            capture_output=True, text=True)
@@ -249,11 +290,12 @@ def main():
         sys.exit("tools/dra-oracle/build.sh: %s" % build.stderr)
     oracle = os.path.join(build.stdout.strip().splitlines()[-1], "allocator-oracle")
 
-    generator = Generator(options.seed, options.derived_attributes)
+    generator = Generator(options.seed, options.derived_attributes, options.list_attributes)
     pairs = [generator.pair() for _ in range(options.pairs)]
     ours = run([options.driver], pairs)
-    theirs = run([oracle] + (["--derived-attributes"] if options.derived_attributes else []),
-                 pairs)
+    gates = [flag for flag, on in (("--derived-attributes", options.derived_attributes),
+                                   ("--list-attributes", options.list_attributes)) if on]
+    theirs = run([oracle] + gates, pairs)
 
     same = collections.Counter()
     unknown = collections.Counter()

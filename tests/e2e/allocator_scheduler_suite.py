@@ -37,7 +37,22 @@ def isolated(pair, index):
         text = text.replace('\\"%s\\"' % driver, '\\"%s%s\\"' % (prefix, driver))
     text = text.replace('"node-', '"%snode-' % prefix)
     pair = json.loads(text)
+    objects = []
+    for obj in pair["objects"]:
+        selector = obj["spec"].get("deviceSelector")
+        if obj["kind"] == "DeviceTaintRule" and selector is not None and "driver" not in selector:
+            # A rule for every driver would taint other pairs' devices: one per driver of the
+            # pair, which taint the same devices of it.
+            objects += [dict(obj, spec=dict(obj["spec"], deviceSelector=dict(
+                selector, driver=prefix + driver))) for driver in (GPU, NIC)]
+        else:
+            objects.append(obj)
+    pair["objects"] = objects
+    rules = 0
     for obj in pair["objects"] + [pair["claim"]]:
+        if obj["kind"] == "DeviceTaintRule":
+            obj["metadata"] = {"name": "%srule-%d" % (prefix, rules)}
+            rules += 1
         if obj["kind"] == "DeviceClass":
             obj["metadata"]["name"] = prefix + obj["metadata"]["name"]
         if obj["kind"] == "ResourceClaim":
@@ -89,8 +104,10 @@ def main():
         nodes = sorted({obj["spec"]["nodeName"] for pair in pairs for obj in pair["objects"]
                         if obj["kind"] == "ResourceSlice"})
         plane.create_nodes(nodes)
+        # Labelled for claims with adminAccess (the API server refuses them elsewhere).
         namespaces = [{"apiVersion": "v1", "kind": "Namespace",
-                       "metadata": {"name": pair["claim"]["metadata"]["namespace"]}}
+                       "metadata": {"name": pair["claim"]["metadata"]["namespace"],
+                                    "labels": {"resource.kubernetes.io/admin-access": "true"}}}
                       for pair in pairs]
         held = [obj for pair in pairs for obj in pair["objects"] if obj["kind"] == "ResourceClaim"]
         objects = namespaces + [

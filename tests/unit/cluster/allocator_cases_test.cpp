@@ -718,6 +718,48 @@ INSTANTIATE_TEST_SUITE_P(
                       gpu_nic(derives("root", R"('device.attributes["driver-a"].ports')"),
                               derives("root", kReadRoot), "{matchAttribute: root}"),
                       Verdict::kUnknown},
+        // The allocator evaluates a derived attribute where a constraint first compares the
+        // device: gpu-0 fits before the search reaches gpu-1, whose expression fails.
+        AllocatorCase{"error_on_a_device_the_search_never_reaches",
+                      gpus_and_nics("[" + placed("gpu-0", "pci0000:00", 0,
+                                                 ", root: {string: pci0000:00}") + ", " +
+                                        placed("gpu-1", "pci0000:00", 0) + "]",
+                                    "[" + placed("nic-0", "pci0000:00", 0) + "]"),
+                      gpu_nic(derives("root", R"('device.attributes["driver-a"].root')"),
+                              derives("root", kReadRoot), "{matchAttribute: root}"),
+                      Verdict::kSatisfiable, Shortfall::kNone, false, {"gpu-0"}},
+        // The NIC refuses gpu-0's root, so the search takes gpu-0 back and compares gpu-1.
+        AllocatorCase{"error_reached_after_a_refused_device",
+                      gpus_and_nics("[" + placed("gpu-0", "pci0000:00", 0,
+                                                 ", root: {string: pci0000:00}") + ", " +
+                                        placed("gpu-1", "pci0000:80", 0) + "]",
+                                    "[" + placed("nic-0", "pci0000:80", 0) + "]"),
+                      gpu_nic(derives("root", R"('device.attributes["driver-a"].root')"),
+                              derives("root", kReadRoot), "{matchAttribute: root}"),
+                      Verdict::kUnsatisfiable, Shortfall::kAllocationError},
+        // Too few devices for the count: the allocator still tries the one there is.
+        AllocatorCase{"error_on_the_only_device_of_a_count_it_cannot_meet", kSharedRoot,
+                      gpu_nic("count: 2, " +
+                                  derives("root", R"('device.attributes["driver-a"].root')"),
+                              derives("root", kReadRoot), "{matchAttribute: root}"),
+                      Verdict::kUnsatisfiable, Shortfall::kAllocationError},
+        // A derived attribute no constraint names is never evaluated.
+        AllocatorCase{"error_in_an_attribute_no_constraint_names", kSharedRoot,
+                      gpu_nic(derives("root", R"('device.attributes["driver-a"].root')"), "",
+                              kPcieRoot),
+                      Verdict::kSatisfiable},
+        // Held now; free, its derived value (a list-valued attribute) is not known: neither
+        // "never" nor "not now" is certain.
+        AllocatorCase{"held_device_with_an_unknown_value_is_unknown",
+                      gpus_and_nics("[" + placed("gpu-0", "pci0000:00", 0,
+                                                 ", ports: {strings: [p0, p1]}") + "]",
+                                    "[]",
+                                    allocated("[{request: r, driver: driver-a, pool: pool-1, "
+                                              "device: gpu-0}]")),
+                      "{requests: [{name: gpu, exactly: {deviceClassName: class-a, " +
+                          derives("root", R"('device.attributes["driver-a"].ports')") +
+                          "}}], constraints: [{matchAttribute: root}]}",
+                      Verdict::kUnknown, Shortfall::kNotEnoughDevices},
         // Devices other claims hold are passed over before the allocator looks at them.
         AllocatorCase{"error_on_a_held_device_does_not_count",
                       gpus_and_nics("[" + placed("gpu-0", "pci0000:00", 0) + ", " +
@@ -797,6 +839,31 @@ TEST(DerivedAttributesTest, ErrorOnOneNodeFailsEveryNode) {
   EXPECT_EQ(result.verdict, Verdict::kUnsatisfiable);
   ASSERT_TRUE(result.allocation_error);
   EXPECT_EQ(result.allocation_error->node, "node-1");
+}
+
+// A node where an allocationMode All request under a constraint is unknown (a device that may
+// match changes the order the allocator takes All's devices in) may be one where the allocator
+// stops with an error, which fails the Pod whatever node-1 offers.
+TEST(DerivedAttributesTest, UnknownNodeThatMayAbortLeavesTheClaimUnknown) {
+  const ClusterState state = testing::build_state(
+      slice_a("[" + placed("gpu-0", "pci0000:00", 0) + "]") +
+      "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: slice-2}\n"
+      "spec: {driver: driver-a, nodeName: node-2, pool: {name: pool-2}, devices: [" +
+      placed("gpu-0", "pci0000:00", 0) + ", " +
+      placed("gpu-1", "pci0000:80", 0, ", ports: {strings: [p0]}") + "]}\n");
+  const std::vector<Json> objects = testing::parse_documents(
+      "kind: ResourceClaim\nmetadata: {name: c, namespace: ns}\nspec:\n  devices: {requests: "
+      "[{name: gpu, exactly: {deviceClassName: class-a, allocationMode: All, selectors: [{cel: "
+      "{expression: '!has(device.attributes[\"driver-a\"].ports) || "
+      "device.attributes[\"driver-a\"].ports.size() > 0'}}]}}], constraints: " +
+      std::string("[") + kPcieRoot + "]}\n");
+  auto spec = k8s::read_claim_spec(objects.at(0));
+  ASSERT_TRUE(spec) << spec.error().to_string();
+  const ClaimFeasibility result = check_feasibility(*spec, state);
+  ASSERT_EQ(result.nodes.size(), 2u);
+  EXPECT_EQ(result.nodes[0].verdict, Verdict::kSatisfiable) << result.nodes[0].reason;
+  EXPECT_EQ(result.nodes[1].verdict, Verdict::kUnknown) << result.nodes[1].reason;
+  EXPECT_EQ(result.verdict, Verdict::kUnknown);
 }
 
 // Every evaluation is charged to the node's step budget: past it, the answer is unknown.

@@ -13,7 +13,10 @@
 // Allocate fails on some node (the scheduler then fails the Pod, whatever other nodes offer); "now"
 // when no node fits with the held devices but one does on the same hardware without them;
 // "never" otherwise ("free": "error" when Allocate fails on that hardware).
-// --derived-attributes turns DRADerivedAttributes on.
+// DeviceTaintRules among the objects reach the allocator as the scheduler passes them: their
+// taints added to the slices by the ResourceSlice tracker (resourceslice/tracker, fed by informers
+// over a fake clientset).
+// --derived-attributes turns DRADerivedAttributes on, --list-attributes DRAListTypeAttributes.
 package main
 
 import (
@@ -24,13 +27,18 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/dynamic-resource-allocation/structured"
 )
 
@@ -77,6 +85,7 @@ func (c classes) Get(name string) (*resourceapi.DeviceClass, error) {
 
 type cluster struct {
 	slices  []*resourceapi.ResourceSlice
+	rules   []*resourceapi.DeviceTaintRule
 	classes classes
 	claims  []*resourceapi.ResourceClaim
 	nodes   []string
@@ -100,6 +109,12 @@ func read(in request) (cluster, *resourceapi.ResourceClaim, error) {
 			if slice.Spec.NodeName != nil {
 				nodes.Insert(*slice.Spec.NodeName)
 			}
+		case "DeviceTaintRule":
+			rule := &resourceapi.DeviceTaintRule{}
+			if err := json.Unmarshal(raw, rule); err != nil {
+				return state, nil, fmt.Errorf("DeviceTaintRule: %w", err)
+			}
+			state.rules = append(state.rules, rule)
 		case "DeviceClass":
 			class := &resourceapi.DeviceClass{}
 			if err := json.Unmarshal(raw, class); err != nil {
@@ -122,6 +137,43 @@ func read(in request) (cluster, *resourceapi.ResourceClaim, error) {
 		return state, nil, fmt.Errorf("claim: %w", err)
 	}
 	return state, claim, nil
+}
+
+// patched gives the slices with the DeviceTaintRules' taints, as kube-scheduler's DRA manager
+// lists them (tracker.ListPatchedResourceSlices with DRADeviceTaintRules on).
+func patched(ctx context.Context, state cluster) ([]*resourceapi.ResourceSlice, error) {
+	if len(state.rules) == 0 {
+		return state.slices, nil
+	}
+	objects := make([]runtime.Object, 0, len(state.slices)+len(state.rules))
+	for _, slice := range state.slices {
+		objects = append(objects, slice)
+	}
+	for _, rule := range state.rules {
+		objects = append(objects, rule)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	factory := informers.NewSharedInformerFactory(fake.NewSimpleClientset(objects...), 0)
+	sliceTracker, err := tracker.StartTracker(ctx, tracker.Options{
+		EnableDeviceTaintRules:   true,
+		EnableConsumableCapacity: true,
+		SliceInformer:            factory.Resource().V1().ResourceSlices(),
+		TaintInformer:            factory.Resource().V1().DeviceTaintRules(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer sliceTracker.Stop()
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	defer cancel() // before Shutdown waits for the informers
+	select {
+	case <-sliceTracker.HasSyncedChecker().Done():
+	case <-ctx.Done():
+		return nil, fmt.Errorf("ResourceSlice tracker: not synced: %w", ctx.Err())
+	}
+	return sliceTracker.ListPatchedResourceSlices()
 }
 
 // allocated is what the state's claims hold, as the scheduler's claim tracker gathers it
@@ -157,9 +209,9 @@ func allocated(claims []*resourceapi.ResourceClaim) structured.AllocatedState {
 // fits: the first node (by name) the allocator gives an allocation on, or the first node where
 // Allocate fails. Every node is asked, as the scheduler filters every node of a small cluster:
 // an error on any of them fails the Pod's scheduling cycle, whatever the others offer.
-func fits(ctx context.Context, state cluster, held structured.AllocatedState,
-	claim *resourceapi.ResourceClaim, cache *cel.Cache) (string, error) {
-	allocator, err := structured.NewAllocator(ctx, features, held, state.classes, state.slices, cache)
+func fits(ctx context.Context, state cluster, slices []*resourceapi.ResourceSlice,
+	held structured.AllocatedState, claim *resourceapi.ResourceClaim, cache *cel.Cache) (string, error) {
+	allocator, err := structured.NewAllocator(ctx, features, held, state.classes, slices, cache)
 	if err != nil {
 		return "", err
 	}
@@ -191,7 +243,11 @@ func evaluate(cache *cel.Cache, line []byte) answer {
 		return answer{Outcome: "bad_request", Message: err.Error()}
 	}
 	ctx := context.Background()
-	node, err := fits(ctx, state, allocated(state.claims), claim, cache)
+	slices, err := patched(ctx, state)
+	if err != nil {
+		return answer{Outcome: "bad_request", Message: err.Error()}
+	}
+	node, err := fits(ctx, state, slices, allocated(state.claims), claim, cache)
 	if err != nil {
 		return answer{Outcome: "error", Node: node, Message: err.Error()}
 	}
@@ -201,7 +257,7 @@ func evaluate(cache *cel.Cache, line []byte) answer {
 	free := structured.AllocatedState{AllocatedDevices: sets.New[structured.DeviceID](),
 		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
 		AggregatedCapacity:       structured.NewConsumedCapacityCollection()}
-	node, err = fits(ctx, state, free, claim, cache)
+	node, err = fits(ctx, state, slices, free, claim, cache)
 	if err != nil {
 		// Not now, and on the free hardware an error: "free" says so.
 		return answer{Outcome: "never", Free: "error", Message: err.Error()}
@@ -215,8 +271,11 @@ func evaluate(cache *cel.Cache, line []byte) answer {
 func main() {
 	flag.BoolVar(&features.DerivedAttributes, "derived-attributes", false,
 		"turn DRADerivedAttributes on (alpha in 1.37, off by default)")
+	flag.BoolVar(&features.ListTypeAttributes, "list-attributes", false,
+		"turn DRAListTypeAttributes on (alpha in 1.37, off by default)")
 	flag.Parse()
-	cache := cel.NewCache(100, cel.Features{EnableConsumableCapacity: true})
+	cache := cel.NewCache(100, cel.Features{EnableConsumableCapacity: true,
+		EnableListTypeAttributes: features.ListTypeAttributes})
 	scanner := bufio.NewScanner(os.Stdin)
 	scanner.Buffer(make([]byte, 1<<20), 64<<20)
 	out := bufio.NewWriter(os.Stdout)
