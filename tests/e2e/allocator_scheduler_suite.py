@@ -82,6 +82,17 @@ def outcome_of(pod):
     return None
 
 
+def taint_rule_version(plane):
+    """The resource.k8s.io version the release serves DeviceTaintRule in (v1 from 1.37,
+    v1beta2 in 1.36, v1alpha3 before, enabled by the launcher); the generator writes v1."""
+    for version in ("v1", "v1beta2", "v1alpha3"):
+        done = plane.kubectl("get", "--raw", "/apis/resource.k8s.io/" + version, check=False)
+        if done.returncode == 0 and any(resource["kind"] == "DeviceTaintRule"
+                                        for resource in json.loads(done.stdout)["resources"]):
+            return "resource.k8s.io/" + version
+    raise RuntimeError("DeviceTaintRule is served in no version")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("binary")
@@ -110,8 +121,10 @@ def main():
                                     "labels": {"resource.kubernetes.io/admin-access": "true"}}}
                       for pair in pairs]
         held = [obj for pair in pairs for obj in pair["objects"] if obj["kind"] == "ResourceClaim"]
+        rule_version = taint_rule_version(plane)
         objects = namespaces + [
-            obj for pair in pairs for obj in pair["objects"] if obj["kind"] != "ResourceClaim"]
+            dict(obj, apiVersion=rule_version) if obj["kind"] == "DeviceTaintRule" else obj
+            for pair in pairs for obj in pair["objects"] if obj["kind"] != "ResourceClaim"]
         specs_only = [dict(claim, status={}) for claim in held]
         plane.kubectl("create", "-f", "-", stdin=json.dumps(
             {"apiVersion": "v1", "kind": "List",

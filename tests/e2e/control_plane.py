@@ -387,8 +387,10 @@ class Supervisor:
                 return 0
             for name, process in self.components.items():
                 if process.poll() is not None:
-                    print("supervisor: %s exited with %s: tearing down" % (name, process.returncode),
-                          flush=True)
+                    print("supervisor: %s exited with %s: tearing down\n"
+                          "--- last lines of logs/%s.log ---\n%s" % (
+                              name, process.returncode, name,
+                              read(os.path.join(self.logs, name + ".log"))[-4000:]), flush=True)
                     return 1
             if time.monotonic() > deadline:
                 print("supervisor: --max-lifetime passed: tearing down", flush=True)
@@ -591,6 +593,11 @@ class ControlPlane(Running):
             stop_supervisor(self.directory, self.supervisor.pid)
             self.supervisor.wait(timeout=STOP_TIMEOUT * 2 + 10)
             self.supervisor = None
+            # A component that died under the suite took the control plane with it: say which
+            # and why before its logs go.
+            said = read(os.path.join(self.directory, "logs", "supervisor.log"))
+            if " exited with " in said:
+                sys.stderr.write(said[said.index("supervisor: "):][-6000:] + "\n")
         if self.owns_directory:
             shutil.rmtree(self.directory, ignore_errors=True)
 
