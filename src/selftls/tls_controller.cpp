@@ -175,6 +175,9 @@ std::string render_tls_metrics(const TlsStatus& status) {
        count(status.ca_rotations)},
       {"topoguard_tls_cabundle_repairs_total", "counter",
        "Webhooks whose clientConfig.caBundle this replica patched", count(status.bundle_repairs)},
+      {"topoguard_tls_failure_policy_changes_total", "counter",
+       "Webhooks this replica set to the failurePolicy of their configuration's annotation",
+       count(status.failure_policy_changes)},
       {"topoguard_tls_errors_total", "counter",
        "Failed reads and writes of the Secret, Lease and webhook configurations",
        count(status.errors)},
@@ -234,6 +237,8 @@ struct TlsController::Impl {
   bool write_secret(const Json& current, const TlsMaterial& material, std::stop_token stop);
   void patch_bundles(const kube::ResourceRef& resource, const Json& configuration,
                      const std::string& bundle_pem, std::stop_token stop);
+  void patch_failure_policies(const kube::ResourceRef& resource, const Json& configuration,
+                              std::stop_token stop);
   void serve_secret(const Json& secret);
   bool configurations_trust(const std::string& cert_pem, const Json& validating_object,
                             const Json& mutating_object) const;
@@ -259,6 +264,7 @@ struct TlsController::Impl {
   kube::LeaseLock lease;        // the control thread's only
   std::string served_cert_pem;  // the control thread's only
   std::chrono::steady_clock::time_point next_lease_attempt{};
+  std::set<std::string> refused_annotations;  // reported once each; the control thread's only
   std::unique_ptr<kube::Reflector> secret_reflector;
   std::unique_ptr<kube::Reflector> validating_reflector;
   std::unique_ptr<kube::Reflector> mutating_reflector;
@@ -360,6 +366,65 @@ void TlsController::Impl::patch_bundles(const kube::ResourceRef& resource,
     return;
   }
   fail("patching the caBundles of " + resource.resource + " " + name + ": " +
+       (patched ? patched->describe() : patched.error().message));
+}
+
+void TlsController::Impl::patch_failure_policies(const kube::ResourceRef& resource,
+                                                 const Json& configuration,
+                                                 std::stop_token stop) {
+  const Json* metadata = member(configuration, "metadata");
+  const Json* annotations = metadata != nullptr ? member(*metadata, "annotations") : nullptr;
+  const std::string annotated =
+      annotations != nullptr ? string_member(*annotations, kFailurePolicyAnnotation) : "";
+  const Json* webhooks = webhooks_of(configuration);
+  if (annotated.empty() || webhooks == nullptr) {
+    return;
+  }
+  const Json wanted = Json::parse(annotated, nullptr, false);
+  const bool valid =
+      wanted.is_object() && std::all_of(wanted.begin(), wanted.end(), [](const Json& policy) {
+        return policy == "Fail" || policy == "Ignore";
+      });
+  if (!valid) {
+    // Said once per text: the annotation is read again at every check.
+    if (refused_annotations.insert(resource.resource + "\n" + annotated).second) {
+      fail("annotation " + std::string(kFailurePolicyAnnotation) + " of " + resource.resource +
+           " " + options.webhook_configuration +
+           " is not a JSON object of webhook names to \"Fail\" or \"Ignore\"; no failurePolicy "
+           "is changed");
+    }
+    return;
+  }
+  Json patch = Json::array();
+  std::uint64_t changes = 0;
+  for (std::size_t i = 0; i < webhooks->size(); ++i) {
+    const Json& webhook = (*webhooks)[i];
+    const auto policy = wanted.find(string_member(webhook, "name"));
+    if (policy == wanted.end() || string_member(webhook, "failurePolicy") == *policy) {
+      continue;
+    }
+    const std::string at = "/webhooks/" + std::to_string(i);
+    patch.push_back(
+        {{"op", "test"}, {"path", at + "/name"}, {"value", string_member(webhook, "name")}});
+    patch.push_back({{"op", "add"}, {"path", at + "/failurePolicy"}, {"value", *policy}});
+    ++changes;
+  }
+  if (changes == 0) {
+    return;
+  }
+  const std::string name = options.webhook_configuration;
+  Result<kube::ObjectResponse> patched =
+      kube::patch_object(*client, resource, name, kube::kJsonPatchContent, patch, {}, stop);
+  if (patched && patched->ok()) {
+    std::lock_guard lock(mutex);
+    (resource.resource == validating.resource ? validating_feed : mutating_feed)
+        .store_written(patched->object);
+    state.failure_policy_changes += changes;
+    report(false, "failurePolicy set as annotated in " + std::to_string(changes) +
+                      " webhook(s) of " + resource.resource + " " + name);
+    return;
+  }
+  fail("patching the failurePolicy of " + resource.resource + " " + name + ": " +
        (patched ? patched->describe() : patched.error().message));
 }
 
@@ -478,9 +543,20 @@ void TlsController::Impl::reconcile(std::stop_token stop) {
   const bool serving_is_secrets =
       !served_cert_pem.empty() && material.serving.cert_pem == served_cert_pem;
   const bool trusted = configurations_trust(served_cert_pem, validating_object, mutating_object);
-  std::lock_guard lock(mutex);
-  state.serving_is_secrets = serving_is_secrets;
-  state.bundles_trust_serving = trusted;
+  {
+    std::lock_guard lock(mutex);
+    state.serving_is_secrets = serving_is_secrets;
+    state.bundles_trust_serving = trusted;
+  }
+  // Ready: the API server can call this replica, so a webhook may now fail closed.
+  if (serving_is_secrets && trusted && lease.held()) {
+    if (validating_object.is_object()) {
+      patch_failure_policies(validating, validating_object, stop);
+    }
+    if (mutating_object.is_object()) {
+      patch_failure_policies(mutating, mutating_object, stop);
+    }
+  }
 }
 
 void TlsController::Impl::run(std::stop_token stop) {

@@ -4,8 +4,9 @@ deploy/webhook, without a cluster:
 
 - each install path renders the same objects both ways, apart from Helm's labels and the
   Namespace (`helm install --create-namespace` makes it): the default values and
-  deploy/webhook/self-managed, values/existing-secret.yaml and deploy/webhook/base,
-  values/cert-manager.yaml and deploy/webhook/cert-manager, values/reports.yaml and the reports
+  deploy/webhook/base (`kubectl kustomize deploy/webhook` renders the same), values/existing-
+  secret.yaml and deploy/webhook/existing-secret, values/cert-manager.yaml and
+  deploy/webhook/cert-manager, values/reports.yaml and the reports
   component, the metrics objects and the monitoring component;
 - appVersion is the project's version (images: newTag, `topoguard --version`); Kubernetes 1.33
   is refused, 1.34 accepted (kubeVersion);
@@ -40,14 +41,14 @@ WEBHOOK = os.path.join(SOURCE_DIR, "deploy", "webhook")
 
 # (what, helm values arguments, kustomize resources, kustomize components)
 TWINS = [
-    ("default values / self-managed", [], ["self-managed"], []),
-    ("existing-secret.yaml / base", ["-f", "existing-secret.yaml"], ["base"], []),
+    ("default values / base", [], ["base"], []),
+    ("existing-secret.yaml / existing-secret", ["-f", "existing-secret.yaml"],
+     ["existing-secret"], []),
     ("cert-manager.yaml / cert-manager", ["-f", "cert-manager.yaml"], ["cert-manager"], []),
-    ("reports.yaml / self-managed + reports", ["-f", "reports.yaml"], ["self-managed"],
-     ["reports"]),
-    ("metrics / self-managed + monitoring", ["--set", "metrics.serviceMonitor.enabled=true",
-                                             "--set", "metrics.prometheusRule.enabled=true"],
-     ["self-managed"], ["monitoring"]),
+    ("reports.yaml / base + reports", ["-f", "reports.yaml"], ["base"], ["reports"]),
+    ("metrics / base + monitoring", ["--set", "metrics.serviceMonitor.enabled=true",
+                                     "--set", "metrics.prometheusRule.enabled=true"],
+     ["base"], ["monitoring"]),
 ]
 
 # Values the schema (or the chart) must refuse: (--set arguments, what the message must name).
@@ -84,6 +85,18 @@ def pod_spec(objects):
 
 def webhooks(objects):
     return [w for o in objects if o["kind"].endswith("WebhookConfiguration") for w in o["webhooks"]]
+
+
+def when_serving(objects):
+    """The failurePolicy each configuration's annotation asks topoguard to set once it serves."""
+    found = {}
+    for o in objects:
+        text = o["metadata"].get("annotations", {}).get(
+            "topoguard.dev/failure-policy-when-serving") if o["kind"].endswith(
+                "WebhookConfiguration") else None
+        if text:
+            found[o["kind"]] = json.loads(text)
+    return found
 
 
 def alerts(objects):
@@ -135,14 +148,27 @@ EFFECTS = [
     ("self-managed lifetimes", ["--set", "certificates.selfManaged.caLifetime=1000h",
                                 "--set", "certificates.selfManaged.certLifetime=100h"],
      lambda o: {"--ca-lifetime=1000h", "--cert-lifetime=100h"} <= set(container(o)["args"])),
-    ("failure policy and timeout per webhook",
+    ("failure policy and timeout per webhook: Fail once topoguard serves (install)",
      ["--set", "webhooks.workloads.mutate.failurePolicy=Fail",
       "--set", "webhooks.claims.mutate.timeoutSeconds=9"],
      lambda o: {w["name"]: (w["failurePolicy"], w["timeoutSeconds"]) for w in webhooks(o)} == {
          "claims.mutate.topoguard.dev": ("Ignore", 9),
-         "workloads.mutate.topoguard.dev": ("Fail", 5),
-         "claims.validate.topoguard.dev": ("Fail", 5),
-         "workloads.validate.topoguard.dev": ("Ignore", 5)}),
+         "workloads.mutate.topoguard.dev": ("Ignore", 5),
+         "claims.validate.topoguard.dev": ("Ignore", 5),
+         "workloads.validate.topoguard.dev": ("Ignore", 5)} and
+     when_serving(o) == {"ValidatingWebhookConfiguration": {"claims.validate.topoguard.dev": "Fail"},
+                         "MutatingWebhookConfiguration": {"workloads.mutate.topoguard.dev": "Fail"}}),
+    ("failure policy on upgrade: as configured (topoguard set it)",
+     ["--is-upgrade", "--set", "webhooks.workloads.mutate.failurePolicy=Fail"],
+     lambda o: {w["name"]: w["failurePolicy"] for w in webhooks(o)} == {
+         "claims.mutate.topoguard.dev": "Ignore", "workloads.mutate.topoguard.dev": "Fail",
+         "claims.validate.topoguard.dev": "Fail", "workloads.validate.topoguard.dev": "Ignore"}
+     and when_serving(o)["ValidatingWebhookConfiguration"] == {
+         "claims.validate.topoguard.dev": "Fail"}),
+    ("failure policy, existing Secret: as configured from the start, no annotation",
+     ["--set", "certificates.mode=existingSecret"],
+     lambda o: [w["failurePolicy"] for w in webhooks(o) if w["name"].startswith("claims.val")]
+     == ["Fail"] and when_serving(o) == {}),
     ("excluded namespaces, the release's always",
      ["--set", "webhooks.excludedNamespaces={gpu-ops}"],
      lambda o: all(w["namespaceSelector"]["matchExpressions"][0]["values"] ==

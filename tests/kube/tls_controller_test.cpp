@@ -1,8 +1,9 @@
 // Self-managed TLS (selftls::TlsController) against the fake API server: the Secret made once
 // and reused across restarts and replicas, both webhook configurations carrying the CA and
 // repaired after a re-apply, the served certificate verified by `openssl verify` for the
-// Service's name, and rotation with a clock moved forward, sampled all along for a moment when
-// a caBundle does not trust the certificate served.
+// Service's name, rotation with a clock moved forward, sampled all along for a moment when
+// a caBundle does not trust the certificate served, and the annotated failurePolicy set only
+// once the replica serves.
 #include "topoguard/selftls/tls_controller.h"
 
 #include <gtest/gtest.h>
@@ -310,6 +311,80 @@ TEST_F(TlsControllerTest, RotationNeverLeavesAWindowOfDistrust) {
   EXPECT_GT(samples.load(), 10);
   EXPECT_EQ(distrusted.load(), 0) << first_distrust;
   EXPECT_EQ(one->controller->status().errors, 0u) << one->controller->status().last_error;
+}
+
+// The manifests register the webhook that is to fail closed with Ignore and annotate the policy
+// it is to have: it becomes Fail only once its caBundle trusts the certificate served (sampled
+// all along), the other webhook is left alone, a re-applied Ignore is set back, and an
+// annotation that does not parse changes nothing and is reported once.
+TEST_F(TlsControllerTest, AnnotatedFailurePolicySetOnceServing) {
+  Json validating = configuration("ValidatingWebhookConfiguration", 2);
+  for (Json& webhook : validating["webhooks"]) {
+    webhook["failurePolicy"] = "Ignore";
+  }
+  validating["metadata"]["annotations"][kFailurePolicyAnnotation] =
+      R"({"w0.topoguard.dev": "Fail"})";
+  fake_.apply("MODIFIED", validating);
+  const auto policies = [&] {
+    std::vector<std::string> found;
+    const Json object = kube::get_object(*api_, kValidating, "topoguard")->object;
+    for (const Json& webhook : object["webhooks"]) {
+      found.push_back(webhook.value("failurePolicy", ""));
+    }
+    return found;
+  };
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> samples{0};
+  std::atomic<int> fail_before_trusted{0};
+  std::thread sampler([&] {
+    while (!stop) {
+      // One object read: its failurePolicy and its caBundle are of the same moment.
+      const Json object = kube::get_object(*api_, kValidating, "topoguard")->object;
+      const Json& webhook = object["webhooks"][0];
+      if (webhook.value("failurePolicy", "") == "Fail") {
+        const std::string bundle =
+            base64_decode(webhook["clientConfig"].value("caBundle", "")).value_or("");
+        if (!pki::verify_serving_certificate(secret_data("tls.crt"), bundle, kServiceName,
+                                             clock_->wall_now())) {
+          ++fail_before_trusted;
+        }
+      }
+      ++samples;
+    }
+  });
+  auto one = replica("a");
+  ASSERT_TRUE(testing::eventually([&] { return one->controller->ready(); }));
+  EXPECT_TRUE(testing::eventually(
+      [&] { return policies() == std::vector<std::string>{"Fail", "Ignore"}; }, 5s));
+  stop = true;
+  sampler.join();
+  EXPECT_GT(samples.load(), 0);
+  EXPECT_EQ(fail_before_trusted.load(), 0);
+  EXPECT_EQ(one->controller->status().failure_policy_changes, 1u);
+  EXPECT_NE(render_tls_metrics(one->controller->status())
+                .find("topoguard_tls_failure_policy_changes_total 1\n"),
+            std::string::npos);
+
+  fake_.apply("MODIFIED", validating);  // re-applied: Ignore, no caBundle
+  EXPECT_TRUE(testing::eventually(
+      [&] { return policies() == std::vector<std::string>{"Fail", "Ignore"}; }, 5s));
+  EXPECT_EQ(one->controller->status().failure_policy_changes, 2u);
+
+  validating["metadata"]["annotations"][kFailurePolicyAnnotation] =
+      R"({"w0.topoguard.dev": "Maybe"})";
+  fake_.apply("MODIFIED", validating);
+  ASSERT_TRUE(testing::eventually([&] { return one->controller->status().errors == 1; }, 5s));
+  EXPECT_NE(one->controller->status().last_error.find(kFailurePolicyAnnotation),
+            std::string::npos);
+  // Re-applied again: the check that repairs the caBundle reads the annotation again.
+  const std::uint64_t repairs = one->controller->status().bundle_repairs;
+  fake_.apply("MODIFIED", validating);
+  ASSERT_TRUE(testing::eventually(
+      [&] { return one->controller->status().bundle_repairs == repairs + 2; }, 5s));
+  ASSERT_TRUE(testing::eventually([&] { return one->controller->ready(); }));
+  EXPECT_EQ(policies(), (std::vector<std::string>{"Ignore", "Ignore"}));
+  EXPECT_EQ(one->controller->status().errors, 1u);
 }
 
 }  // namespace
