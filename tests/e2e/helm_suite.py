@@ -20,7 +20,11 @@
   Ignore, though nothing answers yet); `serve --self-managed-tls` with the chart's flags writes
   its CA into the caBundles of the configurations helm made and, once ready, sets claims.validate
   to Fail; then a template the policy denies is refused; `helm upgrade` (rendering Fail) applies
-  without a conflict and keeps that CA.
+  without a conflict and keeps that CA;
+- mutual-tls.yaml: the API server presents a client certificate of the cluster CA to every
+  webhook (the launcher's --webhook-client-certificate), the chart renders that CA as
+  ConfigMap topoguard-client-ca and `--client-ca`: the API server's calls are answered, a
+  client without a certificate is refused in the TLS handshake.
 
 Usage: helm_suite.py TOPOGUARD_BINARY SOURCE_DIR. Exit 77 when helm or the control plane is not
 built.
@@ -31,6 +35,8 @@ import json
 import os
 import re
 import shutil
+import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -80,7 +86,7 @@ OPERATOR_KINDS = [
 ]
 # The Deployment's flags that name addresses and files of the pod, set by Serve for 127.0.0.1.
 LOCAL_FLAGS = ("--listen=", "--metrics-listen=", "--tls-cert=", "--tls-key=", "--policies=",
-               "--threads=")
+               "--threads=", "--client-ca=")
 
 
 class Admissions:
@@ -218,6 +224,13 @@ class Suite(Results):
             files.append(os.path.join(directory, name))
             with open(files[-1], "w") as out:
                 out.write(text)
+        if any(arg.startswith("--client-ca=") for arg in args):
+            client_ca = json.loads(self.cluster.kubectl(
+                "-n", NAMESPACE, "get", "configmap", "topoguard-client-ca", "-o",
+                "json").stdout)["data"]["ca.crt"]
+            extra.append("--client-ca=" + os.path.join(self.work, "client-ca.pem"))
+            with open(extra[-1].split("=", 1)[1], "w") as out:
+                out.write(client_ca)
         kubeconfig = service_account_kubeconfig(self.cluster,
                                                 os.path.join(self.work, "sa.kubeconfig"))
         os.environ["POD_NAME"] = "topoguard-e2e"  # the downward API's pod name (Lease identity)
@@ -342,6 +355,39 @@ class Suite(Results):
     def failure_policies(self):
         return {w["name"]: w["failurePolicy"] for w in self.webhooks()}
 
+    def mutual_tls(self):
+        """mutual-tls.yaml with the cluster CA as client CA: the API server, presenting its
+        webhook client certificate (signed by that CA), is answered; a client without one is
+        refused in the TLS handshake."""
+        self.helm.run("install", "topoguard", CHART, "-n", NAMESPACE, "--set", "replicas=1",
+                      "-f", os.path.join(VALUES, "existing-secret.yaml"),
+                      "-f", os.path.join(VALUES, "mutual-tls.yaml"),
+                      "--set-file", "certificates.existingSecret.caBundle=" +
+                      os.path.join(self.certs, "ca.pem"),
+                      "--set-file", "mutualTls.clientCa=" + self.plane.state["ca"],
+                      "--set", "webhooks.url=https://127.0.0.1:%d" % self.port)
+        self.start_as_pod(self.certs)
+        check("--client-ca=" in " ".join(self.serve.extra), "serve runs without --client-ca")
+        wait_until(self.patched, "the API server's calls, with its client certificate", 30,
+                   alive=lambda: self.serve.process.poll() is None)
+        context = ssl.create_default_context(cafile=os.path.join(self.certs, "ca.pem"))
+        refusal = None
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=5) as raw:
+                with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+                    # TLS 1.3: the server checks the client's certificate after the client's
+                    # handshake is done; its refusal arrives on the first read.
+                    tls.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 0"
+                                b"\r\n\r\n")
+                    answer = tls.recv(100)
+                    refusal = None if answer else "closed"
+        except (ssl.SSLError, ConnectionError) as error:
+            refusal = str(error)
+        print("     without a client certificate: %s" % refusal)
+        check(refusal, "a client without a certificate got an HTTP answer")
+        self.helm.run("uninstall", "topoguard", "-n", NAMESPACE)
+        self.serve.stop()
+
     def service_to_localhost(self, local):
         """Stands in for the cluster's network (no kube-proxy here): the chart's Service made an
         ExternalName to localhost, which the API server's service resolver follows to
@@ -439,7 +485,8 @@ def main():
     try:
         try:
             helm_path = helm_binary()
-            plane = ControlPlane()
+            # Its client certificate reaches topoguard only when --client-ca asks for one.
+            plane = ControlPlane(webhook_client_certificate=True)
         except (ToolMissing, BinariesMissing) as missing:
             print("SKIP: helm or the control plane is not built: %s" % missing)
             return SKIP
@@ -465,6 +512,8 @@ def main():
                           "Fail once it serves", suite.self_managed_install_never_blocks)
                 suite.run("selfManaged: helm upgrade keeps topoguard's CA and Fail",
                           suite.self_managed_ca_kept)
+                suite.run("mutual-tls.yaml: the API server's client certificate, no other",
+                          suite.mutual_tls)
             if suite.serve:
                 suite.serve.stop()
         return suite.summary(started)
