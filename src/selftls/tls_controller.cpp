@@ -239,6 +239,9 @@ struct TlsController::Impl {
                      const std::string& bundle_pem, std::stop_token stop);
   void patch_failure_policies(const kube::ResourceRef& resource, const Json& configuration,
                               std::stop_token stop);
+  void send_webhook_patch(const kube::ResourceRef& resource, const Json& patch,
+                          const std::string& field, std::uint64_t changes,
+                          std::uint64_t TlsStatus::*counter, std::stop_token stop);
   void serve_secret(const Json& secret);
   bool configurations_trust(const std::string& cert_pem, const Json& validating_object,
                             const Json& mutating_object) const;
@@ -350,9 +353,16 @@ void TlsController::Impl::patch_bundles(const kube::ResourceRef& resource,
     patch.push_back({{"op", "add"}, {"path", at + "/clientConfig/caBundle"}, {"value", encoded}});
     ++repairs;
   }
-  if (repairs == 0) {
-    return;
+  if (repairs > 0) {
+    send_webhook_patch(resource, patch, "caBundle", repairs, &TlsStatus::bundle_repairs, stop);
   }
+}
+
+void TlsController::Impl::send_webhook_patch(const kube::ResourceRef& resource,
+                                             const Json& patch, const std::string& field,
+                                             std::uint64_t changes,
+                                             std::uint64_t TlsStatus::*counter,
+                                             std::stop_token stop) {
   const std::string name = options.webhook_configuration;
   Result<kube::ObjectResponse> patched =
       kube::patch_object(*client, resource, name, kube::kJsonPatchContent, patch, {}, stop);
@@ -360,12 +370,12 @@ void TlsController::Impl::patch_bundles(const kube::ResourceRef& resource,
     std::lock_guard lock(mutex);
     (resource.resource == validating.resource ? validating_feed : mutating_feed)
         .store_written(patched->object);
-    state.bundle_repairs += repairs;
-    report(false, "caBundle set in " + std::to_string(repairs) + " webhook(s) of " +
+    state.*counter += changes;
+    report(false, field + " set in " + std::to_string(changes) + " webhook(s) of " +
                       resource.resource + " " + name);
     return;
   }
-  fail("patching the caBundles of " + resource.resource + " " + name + ": " +
+  fail("patching the " + field + " of " + resource.resource + " " + name + ": " +
        (patched ? patched->describe() : patched.error().message));
 }
 
@@ -409,23 +419,10 @@ void TlsController::Impl::patch_failure_policies(const kube::ResourceRef& resour
     patch.push_back({{"op", "add"}, {"path", at + "/failurePolicy"}, {"value", *policy}});
     ++changes;
   }
-  if (changes == 0) {
-    return;
+  if (changes > 0) {
+    send_webhook_patch(resource, patch, "failurePolicy", changes,
+                       &TlsStatus::failure_policy_changes, stop);
   }
-  const std::string name = options.webhook_configuration;
-  Result<kube::ObjectResponse> patched =
-      kube::patch_object(*client, resource, name, kube::kJsonPatchContent, patch, {}, stop);
-  if (patched && patched->ok()) {
-    std::lock_guard lock(mutex);
-    (resource.resource == validating.resource ? validating_feed : mutating_feed)
-        .store_written(patched->object);
-    state.failure_policy_changes += changes;
-    report(false, "failurePolicy set as annotated in " + std::to_string(changes) +
-                      " webhook(s) of " + resource.resource + " " + name);
-    return;
-  }
-  fail("patching the failurePolicy of " + resource.resource + " " + name + ": " +
-       (patched ? patched->describe() : patched.error().message));
 }
 
 void TlsController::Impl::serve_secret(const Json& secret) {
