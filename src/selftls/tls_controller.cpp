@@ -20,6 +20,8 @@ namespace topoguard::selftls {
 namespace {
 
 const char* const kManagedByLabel = "app.kubernetes.io/managed-by";
+// The fieldManager of this controller's writes to the webhook configurations.
+const char* const kConfigurationFieldManager = "topoguard-tls";
 
 // The last state of one object watched by name: absent until listed, null when it does not
 // exist. A write's answer is newer than what the watch has delivered so far, and the watch may
@@ -229,6 +231,10 @@ struct TlsController::Impl {
   void run(std::stop_token stop);
   void reconcile(std::stop_token stop);
   void fail(std::string message);
+  Json current_object(const NamedObjectFeed& feed) const {
+    std::lock_guard lock(mutex);
+    return feed.object();
+  }
   void report(bool failure, const std::string& message) const {
     if (on_event) {
       on_event(failure, message);
@@ -242,6 +248,8 @@ struct TlsController::Impl {
   void send_webhook_patch(const kube::ResourceRef& resource, const Json& patch,
                           const std::string& field, std::uint64_t changes,
                           std::uint64_t TlsStatus::*counter, std::stop_token stop);
+  void release_ownership(const kube::ResourceRef& resource, const Json& configuration,
+                         std::stop_token stop);
   void serve_secret(const Json& secret);
   bool configurations_trust(const std::string& cert_pem, const Json& validating_object,
                             const Json& mutating_object) const;
@@ -365,7 +373,8 @@ void TlsController::Impl::send_webhook_patch(const kube::ResourceRef& resource,
                                              std::stop_token stop) {
   const std::string name = options.webhook_configuration;
   Result<kube::ObjectResponse> patched =
-      kube::patch_object(*client, resource, name, kube::kJsonPatchContent, patch, {}, stop);
+      kube::patch_object(*client, resource, name, kube::kJsonPatchContent, patch,
+                         {.field_manager = kConfigurationFieldManager}, stop);
   if (patched && patched->ok()) {
     std::lock_guard lock(mutex);
     (resource.resource == validating.resource ? validating_feed : mutating_feed)
@@ -422,6 +431,46 @@ void TlsController::Impl::patch_failure_policies(const kube::ResourceRef& resour
   if (changes > 0) {
     send_webhook_patch(resource, patch, "failurePolicy", changes,
                        &TlsStatus::failure_policy_changes, stop);
+  }
+}
+
+// helm applies the configurations server-side: a field this controller owned with another
+// value than a revision's (Fail, where the install revision registers Ignore) would fail that
+// revision's apply, a `helm rollback` or `--rollback-on-failure` to it, with a conflict. So the
+// controller keeps no ownership of what it sets: it drops its managedFields entry afterwards (an
+// update that changes managedFields alone stores them as sent, k8s.io/apimachinery's
+// FieldManager.Update), and the fields stay, owned by no one, until an apply sets them.
+void TlsController::Impl::release_ownership(const kube::ResourceRef& resource,
+                                            const Json& configuration, std::stop_token stop) {
+  const Json* metadata = member(configuration, "metadata");
+  const Json* managed = metadata != nullptr ? member(*metadata, "managedFields") : nullptr;
+  // Never the last entry: an update that empties managedFields keeps the live ones instead.
+  if (managed == nullptr || !managed->is_array() || managed->size() < 2) {
+    return;
+  }
+  for (std::size_t i = 0; i < managed->size(); ++i) {
+    const Json& entry = (*managed)[i];
+    if (string_member(entry, "manager") != kConfigurationFieldManager ||
+        string_member(entry, "operation") != "Update") {
+      continue;
+    }
+    const std::string at = "/metadata/managedFields/" + std::to_string(i);
+    const Json patch = Json::array(
+        {{{"op", "test"}, {"path", at + "/manager"}, {"value", kConfigurationFieldManager}},
+         {{"op", "remove"}, {"path", at}}});
+    const std::string name = options.webhook_configuration;
+    Result<kube::ObjectResponse> patched = kube::patch_object(
+        *client, resource, name, kube::kJsonPatchContent, patch,
+        {.field_manager = kConfigurationFieldManager}, stop);
+    if (patched && patched->ok()) {
+      std::lock_guard lock(mutex);
+      (resource.resource == validating.resource ? validating_feed : mutating_feed)
+          .store_written(patched->object);
+    } else if (!patched || !patched->conflict()) {
+      fail("giving up the fields set in " + resource.resource + " " + name + ": " +
+           (patched ? patched->describe() : patched.error().message));
+    }
+    return;  // one entry at most; a list changed meanwhile is read again at the next check
   }
 }
 
@@ -545,13 +594,18 @@ void TlsController::Impl::reconcile(std::stop_token stop) {
     state.serving_is_secrets = serving_is_secrets;
     state.bundles_trust_serving = trusted;
   }
-  // Ready: the API server can call this replica, so a webhook may now fail closed.
-  if (serving_is_secrets && trusted && lease.held()) {
-    if (validating_object.is_object()) {
-      patch_failure_policies(validating, validating_object, stop);
+  if (!lease.held()) {
+    return;
+  }
+  for (const auto& [resource, feed] : {std::pair{&validating, &validating_feed},
+                                       std::pair{&mutating, &mutating_feed}}) {
+    // Ready: the API server can call this replica, so a webhook may now fail closed.
+    if (const Json configuration = current_object(*feed);
+        serving_is_secrets && trusted && configuration.is_object()) {
+      patch_failure_policies(*resource, configuration, stop);
     }
-    if (mutating_object.is_object()) {
-      patch_failure_policies(mutating, mutating_object, stop);
+    if (const Json configuration = current_object(*feed); configuration.is_object()) {
+      release_ownership(*resource, configuration, stop);
     }
   }
 }

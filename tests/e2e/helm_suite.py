@@ -20,7 +20,8 @@
   Ignore, though nothing answers yet); `serve --self-managed-tls` with the chart's flags writes
   its CA into the caBundles of the configurations helm made and, once ready, sets claims.validate
   to Fail; then a template the policy denies is refused; `helm upgrade` (rendering Fail) applies
-  without a conflict and keeps that CA;
+  without a conflict and keeps that CA; topoguard owns none of the fields it set, so `helm
+  rollback` to the install revision (Ignore) applies without a conflict, and Fail is set again;
 - mutual-tls.yaml: the API server presents a client certificate of the cluster CA to every
   webhook (the launcher's --webhook-client-certificate), the chart renders that CA as
   ConfigMap topoguard-client-ca and `--client-ca`: the API server's calls are answered, a
@@ -474,6 +475,19 @@ class Suite(Results):
               "claims.validate after the upgrade: %s" % self.failure_policies())
         check(self.serve.counter("topoguard_tls_failure_policy_changes_total") == 1,
               "topoguard had to set a failurePolicy again after the upgrade")
+        # topoguard owns none of what it set, so the install revision (Ignore) applies again
+        # without a conflict (as `--rollback-on-failure` of the first upgrade would apply it),
+        # and topoguard sets Fail again.
+        managers = {entry["manager"] for kind in CONFIGURATIONS for entry in json.loads(
+            self.cluster.kubectl("get", kind, "topoguard", "--show-managed-fields", "-o",
+                                 "json").stdout)["metadata"]["managedFields"]}
+        check("topoguard-tls" not in managers, "topoguard owns fields: %s" % managers)
+        done = self.helm.run("rollback", "topoguard", "1", "-n", NAMESPACE, check=False)
+        check(done.returncode == 0, "helm rollback to the install revision: %s" % done.stderr)
+        wait_until(lambda: self.failure_policies()["claims.validate.topoguard.dev"] == "Fail"
+                   and self.serve.counter("topoguard_tls_failure_policy_changes_total") == 2,
+                   "topoguard to set Fail again after the rollback", 30)
+        check(bundles() == written, "the rollback changed the caBundles topoguard wrote")
         self.helm.run("uninstall", "topoguard", "-n", NAMESPACE)
         self.serve.stop()
         check(secret_ca(), "Secret topoguard-tls (topoguard's, not the release's) is gone")
@@ -510,7 +524,8 @@ def main():
                 suite.run("uninstall: configurations first, claims admitted", suite.uninstall)
                 suite.run("selfManaged install: no claim refused while topoguard starts, "
                           "Fail once it serves", suite.self_managed_install_never_blocks)
-                suite.run("selfManaged: helm upgrade keeps topoguard's CA and Fail",
+                suite.run("selfManaged: helm upgrade keeps topoguard's CA and Fail, rollback to "
+                          "the install revision",
                           suite.self_managed_ca_kept)
                 suite.run("mutual-tls.yaml: the API server's client certificate, no other",
                           suite.mutual_tls)

@@ -387,5 +387,56 @@ TEST_F(TlsControllerTest, AnnotatedFailurePolicySetOnceServing) {
   EXPECT_EQ(one->controller->status().errors, 1u);
 }
 
+// helm applies the configurations server-side. What the controller sets stays owned by no one,
+// so applying the install revision again (a rollback: Ignore, no caBundle) does not conflict,
+// leaves the caBundles, and the controller sets Fail again; nor does an upgrade's Fail.
+TEST_F(TlsControllerTest, HelmApplyNeverConflictsWithWhatItSets) {
+  Json validating = configuration("ValidatingWebhookConfiguration", 2);
+  for (Json& webhook : validating["webhooks"]) {
+    webhook["failurePolicy"] = "Ignore";
+  }
+  validating["metadata"]["annotations"][kFailurePolicyAnnotation] =
+      R"({"w0.topoguard.dev": "Fail"})";
+  const auto helm_apply = [&](const Json& object) {
+    Result<kube::ObjectResponse> applied = kube::apply_object(
+        *api_, kValidating, "topoguard", object, {.field_manager = "helm"});
+    return applied && applied->ok() ? std::string()
+                                    : (applied ? applied->describe() : applied.error().message);
+  };
+  const auto first_policy = [&] {
+    return kube::get_object(*api_, kValidating, "topoguard")
+        ->object["webhooks"][0]
+        .value("failurePolicy", "");
+  };
+  const auto managers = [&] {
+    std::vector<std::string> found;
+    const Json object = kube::get_object(*api_, kValidating, "topoguard")->object;
+    for (const Json& entry : object["metadata"].value("managedFields", Json::array())) {
+      found.push_back(entry.value("manager", "") + "/" + entry.value("operation", ""));
+    }
+    return found;
+  };
+  ASSERT_EQ(helm_apply(validating), "");
+  auto one = replica("a");
+  ASSERT_TRUE(testing::eventually([&] { return one->controller->ready(); }));
+  ASSERT_TRUE(testing::eventually([&] { return first_policy() == "Fail"; }, 5s));
+  // (before-first-apply: what SetUp stored without an apply.)
+  EXPECT_TRUE(testing::eventually(
+      [&] {
+        return managers() ==
+               std::vector<std::string>{"helm/Apply", "before-first-apply/Update"};
+      },
+      5s))
+      << ::testing::PrintToString(managers());
+
+  EXPECT_EQ(helm_apply(validating), "");  // the install revision again
+  EXPECT_TRUE(testing::eventually([&] { return first_policy() == "Fail"; }, 5s));
+  EXPECT_EQ(one->controller->status().failure_policy_changes, 2u);
+  EXPECT_TRUE(distrust(one->serving()).empty()) << "the apply emptied a caBundle";
+  validating["webhooks"][0]["failurePolicy"] = "Fail";
+  EXPECT_EQ(helm_apply(validating), "");  // an upgrade
+  EXPECT_EQ(one->controller->status().errors, 0u) << one->controller->status().last_error;
+}
+
 }  // namespace
 }  // namespace topoguard::selftls

@@ -18,7 +18,9 @@
 // closed with failurePolicy Ignore and name the policy it is to have in the annotation
 // kFailurePolicyAnnotation; once the writer is ready (it serves, and every caBundle trusts it),
 // it patches each named webhook's failurePolicy to that value, and keeps it so. Until then an
-// unreachable topoguard admits rather than refuses.
+// unreachable topoguard admits rather than refuses. Its writes to the configurations leave it
+// no field ownership (it drops its managedFields entry), so helm's server-side apply of any
+// revision, a rollback to the install revision's Ignore included, never conflicts with it.
 #pragma once
 
 #include <chrono>
