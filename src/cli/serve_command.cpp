@@ -495,7 +495,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   serve
       ->add_option("--webhook-configuration", flags->webhook_configuration,
                    "Self-managed TLS: the Validating and Mutating webhook configurations whose "
-                   "caBundles hold the CA")
+                   "caBundles hold the CA; once serving, each webhook that their annotation "
+                   "topoguard.dev/failure-policy-when-serving names gets that failurePolicy")
       ->capture_default_str()
       ->type_name("NAME");
   serve

@@ -20,6 +20,8 @@ namespace topoguard::selftls {
 namespace {
 
 const char* const kManagedByLabel = "app.kubernetes.io/managed-by";
+// The fieldManager of this controller's writes to the webhook configurations.
+const char* const kConfigurationFieldManager = "topoguard-tls";
 
 // The last state of one object watched by name: absent until listed, null when it does not
 // exist. A write's answer is newer than what the watch has delivered so far, and the watch may
@@ -175,6 +177,9 @@ std::string render_tls_metrics(const TlsStatus& status) {
        count(status.ca_rotations)},
       {"topoguard_tls_cabundle_repairs_total", "counter",
        "Webhooks whose clientConfig.caBundle this replica patched", count(status.bundle_repairs)},
+      {"topoguard_tls_failure_policy_changes_total", "counter",
+       "Webhooks this replica set to the failurePolicy of their configuration's annotation",
+       count(status.failure_policy_changes)},
       {"topoguard_tls_errors_total", "counter",
        "Failed reads and writes of the Secret, Lease and webhook configurations",
        count(status.errors)},
@@ -226,6 +231,10 @@ struct TlsController::Impl {
   void run(std::stop_token stop);
   void reconcile(std::stop_token stop);
   void fail(std::string message);
+  Json current_object(const NamedObjectFeed& feed) const {
+    std::lock_guard lock(mutex);
+    return feed.object();
+  }
   void report(bool failure, const std::string& message) const {
     if (on_event) {
       on_event(failure, message);
@@ -234,6 +243,13 @@ struct TlsController::Impl {
   bool write_secret(const Json& current, const TlsMaterial& material, std::stop_token stop);
   void patch_bundles(const kube::ResourceRef& resource, const Json& configuration,
                      const std::string& bundle_pem, std::stop_token stop);
+  void patch_failure_policies(const kube::ResourceRef& resource, const Json& configuration,
+                              std::stop_token stop);
+  void send_webhook_patch(const kube::ResourceRef& resource, const Json& patch,
+                          const std::string& field, std::uint64_t changes,
+                          std::uint64_t TlsStatus::*counter, std::stop_token stop);
+  void release_ownership(const kube::ResourceRef& resource, const Json& configuration,
+                         std::stop_token stop);
   void serve_secret(const Json& secret);
   bool configurations_trust(const std::string& cert_pem, const Json& validating_object,
                             const Json& mutating_object) const;
@@ -259,6 +275,7 @@ struct TlsController::Impl {
   kube::LeaseLock lease;        // the control thread's only
   std::string served_cert_pem;  // the control thread's only
   std::chrono::steady_clock::time_point next_lease_attempt{};
+  std::set<std::string> refused_annotations;  // reported once each; the control thread's only
   std::unique_ptr<kube::Reflector> secret_reflector;
   std::unique_ptr<kube::Reflector> validating_reflector;
   std::unique_ptr<kube::Reflector> mutating_reflector;
@@ -344,23 +361,117 @@ void TlsController::Impl::patch_bundles(const kube::ResourceRef& resource,
     patch.push_back({{"op", "add"}, {"path", at + "/clientConfig/caBundle"}, {"value", encoded}});
     ++repairs;
   }
-  if (repairs == 0) {
-    return;
+  if (repairs > 0) {
+    send_webhook_patch(resource, patch, "caBundle", repairs, &TlsStatus::bundle_repairs, stop);
   }
+}
+
+void TlsController::Impl::send_webhook_patch(const kube::ResourceRef& resource,
+                                             const Json& patch, const std::string& field,
+                                             std::uint64_t changes,
+                                             std::uint64_t TlsStatus::*counter,
+                                             std::stop_token stop) {
   const std::string name = options.webhook_configuration;
   Result<kube::ObjectResponse> patched =
-      kube::patch_object(*client, resource, name, kube::kJsonPatchContent, patch, {}, stop);
+      kube::patch_object(*client, resource, name, kube::kJsonPatchContent, patch,
+                         {.field_manager = kConfigurationFieldManager}, stop);
   if (patched && patched->ok()) {
     std::lock_guard lock(mutex);
     (resource.resource == validating.resource ? validating_feed : mutating_feed)
         .store_written(patched->object);
-    state.bundle_repairs += repairs;
-    report(false, "caBundle set in " + std::to_string(repairs) + " webhook(s) of " +
+    state.*counter += changes;
+    report(false, field + " set in " + std::to_string(changes) + " webhook(s) of " +
                       resource.resource + " " + name);
     return;
   }
-  fail("patching the caBundles of " + resource.resource + " " + name + ": " +
+  fail("patching the " + field + " of " + resource.resource + " " + name + ": " +
        (patched ? patched->describe() : patched.error().message));
+}
+
+void TlsController::Impl::patch_failure_policies(const kube::ResourceRef& resource,
+                                                 const Json& configuration,
+                                                 std::stop_token stop) {
+  const Json* metadata = member(configuration, "metadata");
+  const Json* annotations = metadata != nullptr ? member(*metadata, "annotations") : nullptr;
+  const std::string annotated =
+      annotations != nullptr ? string_member(*annotations, kFailurePolicyAnnotation) : "";
+  const Json* webhooks = webhooks_of(configuration);
+  if (annotated.empty() || webhooks == nullptr) {
+    return;
+  }
+  const Json wanted = Json::parse(annotated, nullptr, false);
+  const bool valid =
+      wanted.is_object() && std::all_of(wanted.begin(), wanted.end(), [](const Json& policy) {
+        return policy == "Fail" || policy == "Ignore";
+      });
+  if (!valid) {
+    // Said once per text: the annotation is read again at every check.
+    if (refused_annotations.insert(resource.resource + "\n" + annotated).second) {
+      fail("annotation " + std::string(kFailurePolicyAnnotation) + " of " + resource.resource +
+           " " + options.webhook_configuration +
+           " is not a JSON object of webhook names to \"Fail\" or \"Ignore\"; no failurePolicy "
+           "is changed");
+    }
+    return;
+  }
+  Json patch = Json::array();
+  std::uint64_t changes = 0;
+  for (std::size_t i = 0; i < webhooks->size(); ++i) {
+    const Json& webhook = (*webhooks)[i];
+    const auto policy = wanted.find(string_member(webhook, "name"));
+    if (policy == wanted.end() || string_member(webhook, "failurePolicy") == *policy) {
+      continue;
+    }
+    const std::string at = "/webhooks/" + std::to_string(i);
+    patch.push_back(
+        {{"op", "test"}, {"path", at + "/name"}, {"value", string_member(webhook, "name")}});
+    patch.push_back({{"op", "add"}, {"path", at + "/failurePolicy"}, {"value", *policy}});
+    ++changes;
+  }
+  if (changes > 0) {
+    send_webhook_patch(resource, patch, "failurePolicy", changes,
+                       &TlsStatus::failure_policy_changes, stop);
+  }
+}
+
+// helm applies the configurations server-side: a field this controller owned with another
+// value than a revision's (Fail, where the install revision registers Ignore) would fail that
+// revision's apply, a `helm rollback` or `--rollback-on-failure` to it, with a conflict. So the
+// controller keeps no ownership of what it sets: it drops its managedFields entry afterwards (an
+// update that changes managedFields alone stores them as sent, k8s.io/apimachinery's
+// FieldManager.Update), and the fields stay, owned by no one, until an apply sets them.
+void TlsController::Impl::release_ownership(const kube::ResourceRef& resource,
+                                            const Json& configuration, std::stop_token stop) {
+  const Json* metadata = member(configuration, "metadata");
+  const Json* managed = metadata != nullptr ? member(*metadata, "managedFields") : nullptr;
+  // Never the last entry: an update that empties managedFields keeps the live ones instead.
+  if (managed == nullptr || !managed->is_array() || managed->size() < 2) {
+    return;
+  }
+  for (std::size_t i = 0; i < managed->size(); ++i) {
+    const Json& entry = (*managed)[i];
+    if (string_member(entry, "manager") != kConfigurationFieldManager ||
+        string_member(entry, "operation") != "Update") {
+      continue;
+    }
+    const std::string at = "/metadata/managedFields/" + std::to_string(i);
+    const Json patch = Json::array(
+        {{{"op", "test"}, {"path", at + "/manager"}, {"value", kConfigurationFieldManager}},
+         {{"op", "remove"}, {"path", at}}});
+    const std::string name = options.webhook_configuration;
+    Result<kube::ObjectResponse> patched = kube::patch_object(
+        *client, resource, name, kube::kJsonPatchContent, patch,
+        {.field_manager = kConfigurationFieldManager}, stop);
+    if (patched && patched->ok()) {
+      std::lock_guard lock(mutex);
+      (resource.resource == validating.resource ? validating_feed : mutating_feed)
+          .store_written(patched->object);
+    } else if (!patched || !patched->conflict()) {
+      fail("giving up the fields set in " + resource.resource + " " + name + ": " +
+           (patched ? patched->describe() : patched.error().message));
+    }
+    return;  // one entry at most; a list changed meanwhile is read again at the next check
+  }
 }
 
 void TlsController::Impl::serve_secret(const Json& secret) {
@@ -478,9 +589,25 @@ void TlsController::Impl::reconcile(std::stop_token stop) {
   const bool serving_is_secrets =
       !served_cert_pem.empty() && material.serving.cert_pem == served_cert_pem;
   const bool trusted = configurations_trust(served_cert_pem, validating_object, mutating_object);
-  std::lock_guard lock(mutex);
-  state.serving_is_secrets = serving_is_secrets;
-  state.bundles_trust_serving = trusted;
+  {
+    std::lock_guard lock(mutex);
+    state.serving_is_secrets = serving_is_secrets;
+    state.bundles_trust_serving = trusted;
+  }
+  if (!lease.held()) {
+    return;
+  }
+  for (const auto& [resource, feed] : {std::pair{&validating, &validating_feed},
+                                       std::pair{&mutating, &mutating_feed}}) {
+    // Ready: the API server can call this replica, so a webhook may now fail closed.
+    if (const Json configuration = current_object(*feed);
+        serving_is_secrets && trusted && configuration.is_object()) {
+      patch_failure_policies(*resource, configuration, stop);
+    }
+    if (const Json configuration = current_object(*feed); configuration.is_object()) {
+      release_ownership(*resource, configuration, stop);
+    }
+  }
 }
 
 void TlsController::Impl::run(std::stop_token stop) {

@@ -25,17 +25,17 @@ check "deploy/: kustomize patches noted on stderr" \
   grep -q '^deploy/webhook/cert-manager/inject-ca.yaml: skipped, not a Kubernetes object: a patch' "$work/err"
 check "deploy/: a kustomization's note names the command that renders it" \
   grep -qF 'deploy/webhook/base/kustomization.yaml: skipped, not a Kubernetes object: a kustomization; to audit what it builds: kubectl kustomize deploy/webhook/base | topoguard audit -' "$work/err"
-# The Helm chart (deploy/helm/topoguard) is one input, its values files (deploy/helm/values) five.
+# The Helm chart (deploy/helm/topoguard) is one input, its values files (deploy/helm/values) six.
 check "deploy/: the Helm chart's note names the command that renders it" \
   grep -qF 'deploy/helm/topoguard: skipped, not a Kubernetes object: part of a Helm chart (a folder with Chart.yaml); to audit what it renders: helm template CHART | topoguard audit -' "$work/err"
 check "deploy/: the count by reason" \
-  grep -qE '^skipped 21 inputs that are not Kubernetes objects \(helm-chart 1, kustomization 10, kustomize-patch 5, no-kind 5\)' "$work/err"
+  grep -qE '^skipped 23 inputs that are not Kubernetes objects \(helm-chart 1, kustomization 10, kustomize-patch 6, no-kind 6\)' "$work/err"
 check "deploy/: SARIF run successful, skipped inputs as notes" \
   jq_true '.runs[0].invocations[0].executionSuccessful and
-           ([.runs[0].invocations[0].toolExecutionNotifications[] | select(.level == "note")] | length) == 21' "$work/out"
+           ([.runs[0].invocations[0].toolExecutionNotifications[] | select(.level == "note")] | length) == 23' "$work/out"
 run audit --format json --fail-on never deploy/
 check "deploy/: JSON lists skippedInputs" \
-  jq_true '(.skippedInputs | length) == 21 and (.errors | length) == 0 and
+  jq_true '(.skippedInputs | length) == 23 and (.errors | length) == 0 and
            any(.skippedInputs[]; .reason == "kustomize-patch" and .file == "deploy/webhook/mtls/client-ca.yaml")' "$work/out"
 # The PrometheusRule's {{ $labels.pod }} is alert text, not a Helm template: it is read.
 check "deploy/: the PrometheusRule is read, not skipped" \

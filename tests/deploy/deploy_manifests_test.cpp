@@ -155,7 +155,7 @@ TEST(DeployManifestsTest, KustomizationsListExistingFilesAndNothingIsOrphaned) {
       }
     }
   }
-  // deploy/webhook, base, cert-manager, dev, monitoring, mtls, reports, self-managed,
+  // deploy/webhook, base, cert-manager, dev, existing-secret, monitoring, mtls, reports,
   // examples/user-overlay, verify
   EXPECT_EQ(kustomizations, 10);
   for (const fs::path& path : yaml_files_under(kDeployDir)) {
@@ -180,7 +180,8 @@ struct WebhookCase {
   std::string object_key;
   std::string webhook_name;
   std::string path;
-  std::string failure_policy;
+  std::string failure_policy;  // as registered
+  std::string failure_policy_when_serving;  // annotated, set by topoguard once it serves; or ""
   std::vector<std::string> operations;
   bool reinvoked;
 };
@@ -201,7 +202,8 @@ const Json& webhook_named(const Json& configuration, const std::string& name) {
 class WebhookConfigurationTest : public ::testing::TestWithParam<WebhookCase> {};
 
 // Each webhook keeps the settings the admission contract relies on (fail open for mutation,
-// fail closed for validation, v1 reviews, no side effects, short timeout, safe namespaces).
+// fail closed for claim validation once topoguard serves and open before, v1 reviews, no side
+// effects, short timeout, safe namespaces).
 TEST_P(WebhookConfigurationTest, KeepsSafetySettings) {
   const WebhookCase& c = GetParam();
   const auto objects = load_objects(false);
@@ -211,6 +213,10 @@ TEST_P(WebhookConfigurationTest, KeepsSafetySettings) {
   const Json& webhook = webhook_named(configuration, c.webhook_name);
   ASSERT_TRUE(webhook.is_object());
   EXPECT_EQ(webhook.value("failurePolicy", ""), c.failure_policy);
+  const Json annotations = configuration["metadata"].value("annotations", Json::object());
+  const Json when_serving = Json::parse(
+      annotations.value("topoguard.dev/failure-policy-when-serving", "{}"), nullptr, false);
+  EXPECT_EQ(when_serving.value(c.webhook_name, ""), c.failure_policy_when_serving);
   EXPECT_EQ(webhook.value("sideEffects", ""), "None");
   EXPECT_EQ(webhook.value("matchPolicy", ""), "Equivalent");
   EXPECT_EQ(webhook["admissionReviewVersions"], Json::array({"v1"}));
@@ -251,6 +257,7 @@ INSTANTIATE_TEST_SUITE_P(Webhooks, WebhookConfigurationTest,
                                                        "claims.mutate.topoguard.dev",
                                                        "/mutate",
                                                        "Ignore",
+                                                       "",
                                                        {"CREATE"},
                                                        true},
                                            WebhookCase{"mutating_workloads_fail_open",
@@ -258,12 +265,14 @@ INSTANTIATE_TEST_SUITE_P(Webhooks, WebhookConfigurationTest,
                                                        "workloads.mutate.topoguard.dev",
                                                        "/mutate",
                                                        "Ignore",
+                                                       "",
                                                        {"CREATE"},
                                                        false},
-                                           WebhookCase{"validating_claims_fail_closed",
+                                           WebhookCase{"validating_claims_fail_closed_once_serving",
                                                        "ValidatingWebhookConfiguration/topoguard",
                                                        "claims.validate.topoguard.dev",
                                                        "/validate",
+                                                       "Ignore",
                                                        "Fail",
                                                        {"CREATE"},
                                                        false},
@@ -272,6 +281,7 @@ INSTANTIATE_TEST_SUITE_P(Webhooks, WebhookConfigurationTest,
                                                        "workloads.validate.topoguard.dev",
                                                        "/validate",
                                                        "Ignore",
+                                                       "",
                                                        {"CREATE", "UPDATE"},
                                                        false}),
                          topoguard::testing::NoteName());
@@ -363,8 +373,9 @@ int container_port(const Json& container, std::string_view name) {
 }
 
 // The Deployment, Service, volumes and flags agree with each other: the Service's 443 reaches the
-// port topoguard listens on, TLS and policy flags point into the mounted volumes, and the pods
-// run with the restricted security settings.
+// port topoguard listens on, the self-managed TLS flags name the Secret, Service and
+// configurations (existing-secret/'s TLS flags the Secret it mounts), the policy flag points into
+// its volume, and the pods run with the restricted security settings.
 TEST(DeployManifestsTest, DeploymentServiceAndFlagsAgree) {
   const auto objects = load_objects(false);
   const Json& deployment = object_named(objects, "Deployment/topoguard");
@@ -389,23 +400,45 @@ TEST(DeployManifestsTest, DeploymentServiceAndFlagsAgree) {
     mounts[mount["name"].get<std::string>()] = mount["mountPath"].get<std::string>();
     EXPECT_TRUE(mount.value("readOnly", false)) << mount.dump();
   }
-  std::string tls_secret;
   std::string policy_config_map;
   for (const Json& volume : pod["volumes"]) {
-    if (volume.contains("secret")) {
-      tls_secret = volume["secret"].value("secretName", "");
-      EXPECT_EQ(flag_value(args, "--tls-cert"),
-                mounts[volume["name"].get<std::string>()] + "/tls.crt");
-      EXPECT_EQ(flag_value(args, "--tls-key"),
-                mounts[volume["name"].get<std::string>()] + "/tls.key");
-    }
+    EXPECT_FALSE(volume.contains("secret")) << "self-managed TLS mounts no Secret";
     if (volume.contains("configMap")) {
       policy_config_map = volume["configMap"].value("name", "");
       EXPECT_EQ(flag_value(args, "--policies"), mounts[volume["name"].get<std::string>()]);
     }
   }
-  EXPECT_EQ(tls_secret, "topoguard-tls");
   EXPECT_EQ(policy_config_map, "topoguard-policies");
+  // Self-managed TLS: the Secret in topoguard's namespace, the Service the API server calls,
+  // the configurations that exist, and a Lease identity per pod.
+  EXPECT_EQ(flag_value(args, "--tls-secret"), "topoguard/topoguard-tls");
+  EXPECT_EQ(flag_value(args, "--service"), service["metadata"].value("namespace", "") + "/" +
+                                                service["metadata"].value("name", ""));
+  EXPECT_EQ(flag_value(args, "--webhook-configuration"), "topoguard");
+  object_named(objects, "ValidatingWebhookConfiguration/topoguard");
+  object_named(objects, "MutatingWebhookConfiguration/topoguard");
+  EXPECT_EQ(container["env"][0]["valueFrom"]["fieldRef"].value("fieldPath", ""), "metadata.name");
+
+  // existing-secret/: --tls-cert and --tls-key point into the Secret's volume it mounts.
+  const std::vector<Json> patch =
+      parse_file(kDeployDir / "existing-secret" / "deployment-patch.yaml");
+  ASSERT_EQ(patch.size(), 1u);
+  Json mounted_args;
+  std::string mount_path;
+  std::string secret_name;
+  for (const Json& operation : patch[0]) {
+    const std::string path = operation.value("path", "");
+    if (path == "/spec/template/spec/containers/0/args") {
+      mounted_args = operation["value"];
+    } else if (path == "/spec/template/spec/containers/0/volumeMounts/0") {
+      mount_path = operation["value"].value("mountPath", "");
+    } else if (path == "/spec/template/spec/volumes/0") {
+      secret_name = operation["value"]["secret"].value("secretName", "");
+    }
+  }
+  EXPECT_EQ(flag_value(mounted_args, "--tls-cert"), mount_path + "/tls.crt");
+  EXPECT_EQ(flag_value(mounted_args, "--tls-key"), mount_path + "/tls.key");
+  EXPECT_EQ(secret_name, "topoguard-tls");
 
   EXPECT_TRUE(pod["securityContext"].value("runAsNonRoot", false));
   EXPECT_EQ(pod["securityContext"]["seccompProfile"].value("type", ""), "RuntimeDefault");

@@ -4,9 +4,11 @@ deploy/webhook, without a cluster:
 
 - each install path renders the same objects both ways, apart from Helm's labels and the
   Namespace (`helm install --create-namespace` makes it): the default values and
-  deploy/webhook/self-managed, values/existing-secret.yaml and deploy/webhook/base,
-  values/cert-manager.yaml and deploy/webhook/cert-manager, values/reports.yaml and the reports
-  component, the metrics objects and the monitoring component;
+  deploy/webhook/base (`kubectl kustomize deploy/webhook` renders the same), values/existing-
+  secret.yaml and deploy/webhook/existing-secret, values/cert-manager.yaml and
+  deploy/webhook/cert-manager, values/reports.yaml and the reports
+  component, the metrics objects and the monitoring component, values/mutual-tls.yaml and the
+  mtls component (on base and on existing-secret);
 - appVersion is the project's version (images: newTag, `topoguard --version`); Kubernetes 1.33
   is refused, 1.34 accepted (kubeVersion);
 - `helm lint --strict` passes with the default values and each values file;
@@ -40,14 +42,17 @@ WEBHOOK = os.path.join(SOURCE_DIR, "deploy", "webhook")
 
 # (what, helm values arguments, kustomize resources, kustomize components)
 TWINS = [
-    ("default values / self-managed", [], ["self-managed"], []),
-    ("existing-secret.yaml / base", ["-f", "existing-secret.yaml"], ["base"], []),
+    ("default values / base", [], ["base"], []),
+    ("existing-secret.yaml / existing-secret", ["-f", "existing-secret.yaml"],
+     ["existing-secret"], []),
     ("cert-manager.yaml / cert-manager", ["-f", "cert-manager.yaml"], ["cert-manager"], []),
-    ("reports.yaml / self-managed + reports", ["-f", "reports.yaml"], ["self-managed"],
-     ["reports"]),
-    ("metrics / self-managed + monitoring", ["--set", "metrics.serviceMonitor.enabled=true",
-                                             "--set", "metrics.prometheusRule.enabled=true"],
-     ["self-managed"], ["monitoring"]),
+    ("reports.yaml / base + reports", ["-f", "reports.yaml"], ["base"], ["reports"]),
+    ("metrics / base + monitoring", ["--set", "metrics.serviceMonitor.enabled=true",
+                                     "--set", "metrics.prometheusRule.enabled=true"],
+     ["base"], ["monitoring"]),
+    ("mutual-tls.yaml / base + mtls", ["-f", "mutual-tls.yaml"], ["base"], ["mtls"]),
+    ("mutual-tls.yaml, existing Secret / existing-secret + mtls",
+     ["-f", "existing-secret.yaml", "-f", "mutual-tls.yaml"], ["existing-secret"], ["mtls"]),
 ]
 
 # Values the schema (or the chart) must refuse: (--set arguments, what the message must name).
@@ -65,6 +70,9 @@ WRONG_VALUES = [
     (["webhooks.url=http://127.0.0.1:8443"], "/webhooks/url"),
     (["networkPolicy.apiServerPorts[0]=70000"], "/networkPolicy/apiServerPorts/0"),
     (["reports.enabled=true", "clusterCache.enabled=false"], "reports.enabled needs clusterCache"),
+    (["webhooks.url=https://10.0.0.9:8443"], "webhooks.url needs certificates.mode"),
+    (["mutualTls.clientCa=client-ca.pem"], "/mutualTls/clientCa"),
+    (["mutualTls.enabled=yes"], "/mutualTls/enabled"),
 ]
 
 DIGEST = "sha256:" + "ab" * 32
@@ -84,6 +92,18 @@ def pod_spec(objects):
 
 def webhooks(objects):
     return [w for o in objects if o["kind"].endswith("WebhookConfiguration") for w in o["webhooks"]]
+
+
+def when_serving(objects):
+    """The failurePolicy each configuration's annotation asks topoguard to set once it serves."""
+    found = {}
+    for o in objects:
+        text = o["metadata"].get("annotations", {}).get(
+            "topoguard.dev/failure-policy-when-serving") if o["kind"].endswith(
+                "WebhookConfiguration") else None
+        if text:
+            found[o["kind"]] = json.loads(text)
+    return found
 
 
 def alerts(objects):
@@ -135,19 +155,34 @@ EFFECTS = [
     ("self-managed lifetimes", ["--set", "certificates.selfManaged.caLifetime=1000h",
                                 "--set", "certificates.selfManaged.certLifetime=100h"],
      lambda o: {"--ca-lifetime=1000h", "--cert-lifetime=100h"} <= set(container(o)["args"])),
-    ("failure policy and timeout per webhook",
+    ("failure policy and timeout per webhook: Fail once topoguard serves (install)",
      ["--set", "webhooks.workloads.mutate.failurePolicy=Fail",
       "--set", "webhooks.claims.mutate.timeoutSeconds=9"],
      lambda o: {w["name"]: (w["failurePolicy"], w["timeoutSeconds"]) for w in webhooks(o)} == {
          "claims.mutate.topoguard.dev": ("Ignore", 9),
-         "workloads.mutate.topoguard.dev": ("Fail", 5),
-         "claims.validate.topoguard.dev": ("Fail", 5),
-         "workloads.validate.topoguard.dev": ("Ignore", 5)}),
+         "workloads.mutate.topoguard.dev": ("Ignore", 5),
+         "claims.validate.topoguard.dev": ("Ignore", 5),
+         "workloads.validate.topoguard.dev": ("Ignore", 5)} and
+     when_serving(o) == {
+         "ValidatingWebhookConfiguration": {"claims.validate.topoguard.dev": "Fail"},
+         "MutatingWebhookConfiguration": {"workloads.mutate.topoguard.dev": "Fail"}}),
+    ("failure policy on upgrade: as configured (topoguard set it)",
+     ["--is-upgrade", "--set", "webhooks.workloads.mutate.failurePolicy=Fail"],
+     lambda o: {w["name"]: w["failurePolicy"] for w in webhooks(o)} == {
+         "claims.mutate.topoguard.dev": "Ignore", "workloads.mutate.topoguard.dev": "Fail",
+         "claims.validate.topoguard.dev": "Fail", "workloads.validate.topoguard.dev": "Ignore"}
+     and when_serving(o)["ValidatingWebhookConfiguration"] == {
+         "claims.validate.topoguard.dev": "Fail"}),
+    ("failure policy, existing Secret: as configured from the start, no annotation",
+     ["--set", "certificates.mode=existingSecret"],
+     lambda o: [w["failurePolicy"] for w in webhooks(o) if w["name"].startswith("claims.val")]
+     == ["Fail"] and when_serving(o) == {}),
     ("excluded namespaces, the release's always",
      ["--set", "webhooks.excludedNamespaces={gpu-ops}"],
      lambda o: all(w["namespaceSelector"]["matchExpressions"][0]["values"] ==
                    ["gpu-ops", "topoguard"] for w in webhooks(o))),
-    ("webhooks.url instead of the Service", ["--set", "webhooks.url=https://10.0.0.9:8443/"],
+    ("webhooks.url instead of the Service", ["--set", "webhooks.url=https://10.0.0.9:8443/",
+                                             "--set", "certificates.mode=existingSecret"],
      lambda o: {w["clientConfig"]["url"] for w in webhooks(o)} == {
          "https://10.0.0.9:8443/mutate", "https://10.0.0.9:8443/validate"}),
     ("existingSecret caBundle",
@@ -176,6 +211,17 @@ EFFECTS = [
      lambda o: {"--failure-mode=open", "--threads=8"} <= set(container(o)["args"]) and
      container(o)["args"][-1] == "--log-level=debug" and
      container(o)["env"][-1] == {"name": "TZ", "value": "UTC"}),
+    ("mutualTls with the client CA: its ConfigMap rendered, named as set",
+     ["--set", "mutualTls.enabled=true", "--set", "mutualTls.clientCaConfigMap=api-clients",
+      "--set", "mutualTls.clientCa=-----BEGIN CERTIFICATE-----x"],
+     lambda o: objects_named(o, "ConfigMap", "api-clients")[0]["data"] == {
+         "ca.crt": "-----BEGIN CERTIFICATE-----x\n"} and
+     pod_spec(o)["volumes"][-1]["configMap"]["name"] == "api-clients" and
+     container(o)["args"][-1] == "--client-ca=/etc/topoguard/client-ca/ca.crt"),
+    ("mutualTls.clientCa without mutualTls.enabled: nothing", ["--set", "mutualTls.clientCa="
+                                                               "-----BEGIN CERTIFICATE-----"],
+     lambda o: not objects_named(o, "ConfigMap", "topoguard-client-ca") and
+     not any(a.startswith("--client-ca") for a in container(o)["args"])),
     ("another namespace everywhere", ["--namespace", "ml-admission",
                                       "--set", "metrics.prometheusRule.enabled=true",
                                       "--set", "metrics.serviceMonitor.enabled=true"],
@@ -244,7 +290,7 @@ def twins(helm, kubectl, work):
                     yaml.safe_dump(chart[key], sort_keys=True).splitlines(),
                     "kustomize", "helm", lineterm="")
                 check(False, "%s: %s differs:\n%s" % (what, "/".join(key), "\n".join(diff)))
-        passed(before, "twin %-45s %d objects" % (what, len(chart)))
+        passed(before, "twin %-60s %d objects" % (what, len(chart)))
 
 
 def versions(helm):

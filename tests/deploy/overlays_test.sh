@@ -40,7 +40,7 @@ for d in docs:
 json.dump(docs, sys.stdout)' <"$1" >"$2"
 }
 
-overlays=(. dev cert-manager self-managed)
+overlays=(. existing-secret dev cert-manager)
 rendered=()
 for overlay in "${overlays[@]}"; do
   name="$overlay"
@@ -85,9 +85,10 @@ rendered+=("${work}/mtls.json")
 "$topoguard" audit --fail-on audit "${work}/mtls.yaml" >"${work}/mtls.audit" ||
   { echo "FAIL topoguard audit on the mtls component:" >&2; cat "${work}/mtls.audit" >&2; exit 1; }
 
-# The reports component on the root install and on self-managed TLS: one --report-interval
-# added to the overlay's flags, RBAC for the report CRDs and the reports' Lease only.
-for base in . self-managed; do
+# The reports component on the root install (self-managed TLS) and on a mounted Secret: one
+# --report-interval added to the overlay's flags, RBAC for the report CRDs and the reports' Lease
+# only.
+for base in . existing-secret; do
   name=reports-${base/./root}
   mkdir -p "${work}/with-${name}"
   cat >"${work}/with-${name}/kustomization.yaml" <<EOF
@@ -109,7 +110,7 @@ docs = json.load(open(sys.argv[1]))
 named = {(d["kind"], d["metadata"]["name"]): d for d in docs}
 args = named[("Deployment", "topoguard")]["spec"]["template"]["spec"]["containers"][0]["args"]
 assert args.count("--report-interval=5m") == 1, args
-assert ("--self-managed-tls" in args) == (sys.argv[2] == "self-managed"), args
+assert ("--self-managed-tls" in args) == (sys.argv[2] == "."), args
 assert named[("ClusterRole", "topoguard-reports")]["rules"] == [
     {"apiGroups": ["openreports.io"], "resources": ["reports", "clusterreports"],
      "verbs": ["list", "create", "patch", "delete"]},
@@ -188,10 +189,11 @@ for path in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
         print(f"{path.name}: priority class {priority} covered by ResourceQuota {covered}")
 EOF
 
-# The self-managed overlay: the certificate comes from the API, so no tls volume, the flags name
-# the Secret, Service and configurations the RBAC grants (and nothing wider), and each replica has
-# a POD_NAME for its Lease identity.
-python3 - "${work}/self-managed.json" <<'EOF'
+# The root install (base/, self-managed TLS): the certificate comes from the API, so no tls
+# volume, the flags name the Secret, Service and configurations the RBAC grants (and nothing
+# wider), and each replica has a POD_NAME for its Lease identity. The overlays that mount a Secret
+# (existing-secret/ and those built on it) have none of that RBAC.
+python3 - "${work}/root.json" "${work}/existing-secret.json" "${work}/dev.json" "${work}/cert-manager.json" <<'EOF'
 import json, sys
 docs = json.load(open(sys.argv[1]))
 named = {(d["kind"], d["metadata"]["name"]): d for d in docs}
@@ -223,7 +225,15 @@ for kind in ("RoleBinding", "ClusterRoleBinding"):
         {"kind": "ServiceAccount", "name": "topoguard", "namespace": "topoguard"}]
 for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
     assert (kind, "topoguard") in named, kind
-print("self-managed overlay: no tls volume, RBAC limited to the Secret, Lease and configurations")
+for path in sys.argv[2:]:
+    mounted = json.load(open(path))
+    assert not [d for d in mounted if "self-managed-tls" in d["metadata"]["name"]], path
+    container = next(d for d in mounted if d["kind"] == "Deployment")["spec"]["template"]["spec"][
+        "containers"][0]
+    assert "--tls-cert=/etc/topoguard/tls/tls.crt" in container["args"], container["args"]
+    assert "env" not in container and "--self-managed-tls" not in container["args"], path
+print("root install: no tls volume, RBAC limited to the Secret, Lease and configurations; "
+      "none of it where a Secret is mounted")
 EOF
 
 # Probes never use the webhook port (it may demand a client certificate the kubelet does not
@@ -259,7 +269,8 @@ EOF
 python3 - "${work}" <<'EOF'
 import json, sys
 work = sys.argv[1]
-for name, expect in [("dev", "caBundle"), ("cert-manager", "inject"), ("root", None)]:
+for name, expect in [("dev", "caBundle"), ("cert-manager", "inject"), ("existing-secret", None),
+                     ("root", None)]:
     docs = json.load(open(f"{work}/{name}.json"))
     for doc in docs:
         if not doc["kind"].endswith("WebhookConfiguration"):

@@ -1,8 +1,9 @@
 // Checks what `kubectl kustomize` rendered from deploy/webhook, as a cluster would see it:
 //   1. every object validates against the OpenAPI schema of its kind (kubernetes-models for
 //      built-in kinds, @kubernetes-models/cert-manager and /prometheus-operator for CRD kinds);
-//   2. the kinds whose admission fails closed, derived from the webhook configurations' rules and
-//      failurePolicy, are exactly the claim kinds;
+//   2. the kinds whose admission fails closed once topoguard serves, derived from the webhook
+//      configurations' rules and failurePolicy (or the one their annotation
+//      topoguard.dev/failure-policy-when-serving has topoguard set), are exactly the claim kinds;
 //   3. the workload webhooks' matchConditions, evaluated with a reference CEL implementation,
 //      send every pod spec that requests DRA claims or extended resources and skip the others;
 //      the skipped sample objects are written out so the caller can audit them (they must be
@@ -72,9 +73,11 @@ for (const path of renderedPaths) {
   const failClosed = new Set();
   for (const configuration of documents) {
     if (!/^(Validating|Mutating)WebhookConfiguration$/.test(configuration.kind)) continue;
+    const whenServing = JSON.parse(
+      configuration.metadata.annotations?.["topoguard.dev/failure-policy-when-serving"] ?? "{}");
     for (const webhook of configuration.webhooks ?? []) {
       // failurePolicy defaults to Fail in admissionregistration/v1.
-      const closed = (webhook.failurePolicy ?? "Fail") === "Fail";
+      const closed = (whenServing[webhook.name] ?? webhook.failurePolicy ?? "Fail") === "Fail";
       const resources = (webhook.rules ?? []).flatMap((rule) =>
         rule.apiGroups.flatMap((group) => rule.resources.map((resource) => ({ group, resource }))));
       for (const { group, resource } of resources) {
@@ -90,7 +93,7 @@ for (const path of renderedPaths) {
   }
   const actual = [...failClosed].sort();
   console.log(`${path}: ${documents.length} objects (${[...kinds].map(([k, n]) => `${n} ${k}`).join(", ")})`);
-  console.log(`${path}: fails closed for ${actual.join(", ")}`);
+  console.log(`${path}: fails closed (once topoguard serves) for ${actual.join(", ")}`);
   if (JSON.stringify(actual) !== JSON.stringify(expectedFailClosed)) {
     fail(`${path}: fails closed for [${actual}], expected [${expectedFailClosed}]`);
   }

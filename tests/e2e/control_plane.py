@@ -6,6 +6,7 @@ builds, on 127.0.0.1 with a throw-away PKI, as envtest runs them
 
 From the shell (ctest FIXTURES_SETUP / FIXTURES_CLEANUP):
   control_plane.py up --dir D [--scheduler] [--controller-manager] [--user NAME[:GROUP,...]]...
+                     [--webhook-client-certificate]
   control_plane.py down --dir D
 `up` returns once the API server is ready; D then holds admin.kubeconfig, NAME.kubeconfig per
 user, ca.crt, state.json (addresses and process ids) and logs/. From Python:
@@ -92,6 +93,9 @@ def release_settings(shipped):
 
 
 ADMIN = ("admin", ("system:masters",))
+# The user of the client certificate the API server presents to webhooks
+# (--webhook-client-certificate).
+WEBHOOK_CLIENT = "kube-apiserver-webhook-client"
 # The scheduler and the controller manager act with full rights: their own bootstrap roles assume
 # per-controller service accounts, which nothing here mints.
 COMPONENT_GROUPS = ("system:masters",)
@@ -188,6 +192,26 @@ def issue_user(directory, user, groups):
 def read(path):
     with open(path) as handle:
         return handle.read()
+
+
+def webhook_client_configuration(pki):
+    """An AdmissionConfiguration (--admission-control-config-file) whose webhook kubeconfig
+    gives every webhook server ("*") a client certificate of the cluster CA, as a cluster
+    whose webhooks demand mutual TLS is set up (k8s.io/apiserver/pkg/util/webhook,
+    authentication.go); returns its path."""
+    cert, key = issue_user(pki, WEBHOOK_CLIENT, ())
+    kubeconfig_path = os.path.join(pki, "webhook-client.kubeconfig")
+    write_json(kubeconfig_path, {"apiVersion": "v1", "kind": "Config", "users": [
+        {"name": "*", "user": {"client-certificate": cert, "client-key": key}}]})
+    path = os.path.join(pki, "admission-configuration.json")
+    write_json(path, {"apiVersion": "apiserver.config.k8s.io/v1", "kind": "AdmissionConfiguration",
+                      "plugins": [{"name": plugin, "configuration": {
+                          "apiVersion": "apiserver.config.k8s.io/v1",
+                          "kind": "WebhookAdmissionConfiguration",
+                          "kubeConfigFile": kubeconfig_path}}
+                          for plugin in ("ValidatingAdmissionWebhook",
+                                         "MutatingAdmissionWebhook")]})
+    return path
 
 
 def kubeconfig(server, ca, cert, key):
@@ -301,7 +325,9 @@ class Supervisor:
                          for gate, on in sorted(self.options.feature_gates.items()))
         gate_flags = ["--feature-gates=" + gates] if gates else []
         server = "https://127.0.0.1:%d" % apiserver_port
-        self.start("kube-apiserver", [
+        admission = (["--admission-control-config-file=" + webhook_client_configuration(pki)]
+                     if self.options.webhook_client_certificate else [])
+        self.start("kube-apiserver", [*admission,
             "--etcd-servers=" + etcd_url, "--bind-address=127.0.0.1",
             "--advertise-address=127.0.0.1", "--secure-port=%d" % apiserver_port,
             "--cert-dir=" + os.path.join(self.run_dir, "apiserver"),
@@ -537,7 +563,8 @@ class ControlPlane(Running):
 
     def __init__(self, directory=None, scheduler=False, controller_manager=False, users=(),
                  feature_gates=None, runtime_config=None, watch_pid=None,
-                 start_timeout=START_TIMEOUT, max_lifetime=3600.0):
+                 start_timeout=START_TIMEOUT, max_lifetime=3600.0,
+                 webhook_client_certificate=False):
         super().__init__({"binaries": find_binaries()})
         self.release = release(self.binaries)
         release_gates, release_runtime_config = release_settings(self.release)
@@ -548,7 +575,8 @@ class ControlPlane(Running):
                             max_lifetime=max_lifetime,
                             feature_gates=release_gates if feature_gates is None else feature_gates,
                             runtime_config=(release_runtime_config if runtime_config is None
-                                            else runtime_config))
+                                            else runtime_config),
+                            webhook_client_certificate=webhook_client_certificate)
         self.watch_pid = os.getpid() if watch_pid is None else watch_pid
         self.supervisor = None
 
@@ -567,6 +595,8 @@ class ControlPlane(Running):
             command.append("--scheduler")
         if self.options["controller_manager"]:
             command.append("--controller-manager")
+        if self.options["webhook_client_certificate"]:
+            command.append("--webhook-client-certificate")
         for user, groups in self.options["users"]:
             command += ["--user", user + (":" + ",".join(groups) if groups else "")]
         with open(os.path.join(self.directory, "logs", "supervisor.log"), "w") as log:
@@ -633,7 +663,8 @@ def command_up(options):
             controller_manager=options.controller_manager, users=options.user,
             watch_pid=os.getppid() if options.watch_pid is None else options.watch_pid,
             start_timeout=options.start_timeout,
-            max_lifetime=options.max_lifetime)
+            max_lifetime=options.max_lifetime,
+            webhook_client_certificate=options.webhook_client_certificate)
     except BinariesMissing as missing:
         print("SKIP: control-plane binaries not built: %s" % missing)
         return SKIP
@@ -682,6 +713,9 @@ def main(argv):
         command.add_argument("--start-timeout", type=float, default=START_TIMEOUT)
         command.add_argument("--max-lifetime", type=float, default=3600.0,
                              help="seconds after which everything is torn down regardless")
+        command.add_argument("--webhook-client-certificate", action="store_true",
+                             help="the API server presents a client certificate of the "
+                             "cluster CA (ca.crt) to every webhook (CN %s)" % WEBHOOK_CLIENT)
     up.add_argument("--watch-pid", type=int,
                     help="tear down when this process exits (default: the caller, such as "
                     "ctest; 0: only `down` or --max-lifetime)")

@@ -14,8 +14,18 @@
   which puts the previous revision back; the caBundle unchanged;
 - `helm uninstall`: both configurations gone (validating first) before the Deployment, and with
   topoguard stopped a claim template is admitted, never left failing closed;
-- selfManaged (the default): `serve --self-managed-tls` with the chart's flags writes its CA into
-  the caBundles of the configurations helm made, and `helm upgrade` keeps that CA.
+- selfManaged (the default), the configurations calling the chart's Service (an ExternalName to
+  localhost, topoguard on 127.0.0.1:443): claim templates created from a thread from before
+  `helm install` until topoguard serves are all admitted (claims.validate is registered with
+  Ignore, though nothing answers yet); `serve --self-managed-tls` with the chart's flags writes
+  its CA into the caBundles of the configurations helm made and, once ready, sets claims.validate
+  to Fail; then a template the policy denies is refused; `helm upgrade` (rendering Fail) applies
+  without a conflict and keeps that CA; topoguard owns none of the fields it set, so `helm
+  rollback` to the install revision (Ignore) applies without a conflict, and Fail is set again;
+- mutual-tls.yaml: the API server presents a client certificate of the cluster CA to every
+  webhook (the launcher's --webhook-client-certificate), the chart renders that CA as
+  ConfigMap topoguard-client-ca and `--client-ca`: the API server's calls are answered, a
+  client without a certificate is refused in the TLS handshake.
 
 Usage: helm_suite.py TOPOGUARD_BINARY SOURCE_DIR. Exit 77 when helm or the control plane is not
 built.
@@ -26,6 +36,8 @@ import json
 import os
 import re
 import shutil
+import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -48,6 +60,23 @@ from control_plane import (SKIP, BinariesMissing, ControlPlane, free_ports, read
 BINARY, SOURCE = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
 NAMESPACE = "topoguard"
 LOAD_NAMESPACE = "helm-load"
+# A policy that denies an unaligned template, unpatched, in prod-* namespaces (and warns
+# elsewhere, as in LOAD_NAMESPACE).
+STRICT_POLICY = """apiVersion: topoguard.dev/v1alpha1
+kind: AlignmentPolicy
+metadata:
+  name: deny-in-prod-unpatched
+spec:
+  rules:
+    missing-pcie-alignment: {action: warn, mutate: false}
+  actionOverrides:
+  - namespaces: ['prod-.*']
+    rules: [missing-pcie-alignment]
+    action: deny
+"""
+STRICT_NAMESPACE = "prod-helm"
+# The chart's Service port, where the API server calls the Service (an ExternalName here).
+SERVICE_PORT = 443
 CONFIGURATIONS = ("validatingwebhookconfiguration", "mutatingwebhookconfiguration")
 # Kinds of cert-manager and the Prometheus Operator that values files render.
 OPERATOR_KINDS = [
@@ -58,16 +87,17 @@ OPERATOR_KINDS = [
 ]
 # The Deployment's flags that name addresses and files of the pod, set by Serve for 127.0.0.1.
 LOCAL_FLAGS = ("--listen=", "--metrics-listen=", "--tls-cert=", "--tls-key=", "--policies=",
-               "--threads=")
+               "--threads=", "--client-ca=")
 
 
 class Admissions:
     """Claim templates created (server-side dry run, nothing stored) one after another from a
-    thread while something else happens: each must be admitted with the pcieRoot patch."""
+    thread while something else happens: each must be admitted with the pcieRoot patch, or,
+    `patch_required` False, admitted at all."""
 
-    def __init__(self, cluster):
-        self.cluster = cluster
-        self.results = []  # (admitted and patched, error text)
+    def __init__(self, cluster, patch_required=True):
+        self.cluster, self.patch_required = cluster, patch_required
+        self.results = []  # (admitted (and patched), error text)
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self.loop, daemon=True)
 
@@ -75,8 +105,8 @@ class Admissions:
         while not self.stopping.is_set():
             ok, stored, _ = self.cluster.create(unaligned_template("load", LOAD_NAMESPACE),
                                                 "--dry-run=server")
-            patched = ok and bool(devices_of(stored).get("constraints"))
-            self.results.append((patched, "" if patched else str(stored)[:300]))
+            good = ok and (not self.patch_required or bool(devices_of(stored).get("constraints")))
+            self.results.append((good, "" if good else str(stored)[:300]))
 
     def __enter__(self):
         self.thread.start()
@@ -180,9 +210,9 @@ class Suite(Results):
                           if d and d["kind"] == "Deployment")
         return deployment["spec"]["template"]["spec"]["containers"][0]["args"]
 
-    def start_as_pod(self, certs):
-        """topoguard on 127.0.0.1:port with the flags, policies and ServiceAccount the chart gave
-        its pod; returns once the webhooks call it (certs) or it is serving (self-managed)."""
+    def start_as_pod(self, certs, port=None):
+        """topoguard on 127.0.0.1:port (self.port unless given) with the flags, policies and
+        ServiceAccount the chart gave its pod."""
         args = self.deployment_args()
         check(args[0] == "serve", "the Deployment runs %s" % args[:1])
         extra = [arg for arg in args[1:] if not arg.startswith(LOCAL_FLAGS)]
@@ -195,13 +225,20 @@ class Suite(Results):
             files.append(os.path.join(directory, name))
             with open(files[-1], "w") as out:
                 out.write(text)
+        if any(arg.startswith("--client-ca=") for arg in args):
+            client_ca = json.loads(self.cluster.kubectl(
+                "-n", NAMESPACE, "get", "configmap", "topoguard-client-ca", "-o",
+                "json").stdout)["data"]["ca.crt"]
+            extra.append("--client-ca=" + os.path.join(self.work, "client-ca.pem"))
+            with open(extra[-1].split("=", 1)[1], "w") as out:
+                out.write(client_ca)
         kubeconfig = service_account_kubeconfig(self.cluster,
                                                 os.path.join(self.work, "sa.kubeconfig"))
         os.environ["POD_NAME"] = "topoguard-e2e"  # the downward API's pod name (Lease identity)
         self.serve = Serve(BINARY, os.path.join(self.work, "serve"), certs, kubeconfig=kubeconfig,
                            extra=extra)
         self.serve.use_policies(files)
-        self.serve.start(listen="127.0.0.1:%d" % self.port)
+        self.serve.start(listen="127.0.0.1:%d" % (port or self.port))
         print("     serve %s" % " ".join(extra))
 
     def patched(self):
@@ -316,11 +353,102 @@ class Suite(Results):
         check(ok, "a template after uninstall, topoguard stopped: %s" % stored)
         self.cluster.kubectl("-n", LOAD_NAMESPACE, "delete", "resourceclaimtemplate", "after")
 
-    def self_managed_ca_kept(self):
-        self.helm.run("install", "topoguard", CHART, "-n", NAMESPACE, "--set", "replicas=1",
-                      "--set", "webhooks.url=https://127.0.0.1:%d" % self.port)
-        self.start_as_pod(None)
+    def failure_policies(self):
+        return {w["name"]: w["failurePolicy"] for w in self.webhooks()}
 
+    def mutual_tls(self):
+        """mutual-tls.yaml with the cluster CA as client CA: the API server, presenting its
+        webhook client certificate (signed by that CA), is answered; a client without one is
+        refused in the TLS handshake."""
+        self.helm.run("install", "topoguard", CHART, "-n", NAMESPACE, "--set", "replicas=1",
+                      "-f", os.path.join(VALUES, "existing-secret.yaml"),
+                      "-f", os.path.join(VALUES, "mutual-tls.yaml"),
+                      "--set-file", "certificates.existingSecret.caBundle=" +
+                      os.path.join(self.certs, "ca.pem"),
+                      "--set-file", "mutualTls.clientCa=" + self.plane.state["ca"],
+                      "--set", "webhooks.url=https://127.0.0.1:%d" % self.port)
+        self.start_as_pod(self.certs)
+        check("--client-ca=" in " ".join(self.serve.extra), "serve runs without --client-ca")
+        wait_until(self.patched, "the API server's calls, with its client certificate", 30,
+                   alive=lambda: self.serve.process.poll() is None)
+        context = ssl.create_default_context(cafile=os.path.join(self.certs, "ca.pem"))
+        refusal = None
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=5) as raw:
+                with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+                    # TLS 1.3: the server checks the client's certificate after the client's
+                    # handshake is done; its refusal arrives on the first read.
+                    tls.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 0"
+                                b"\r\n\r\n")
+                    answer = tls.recv(100)
+                    refusal = None if answer else "closed"
+        except (ssl.SSLError, ConnectionError) as error:
+            refusal = str(error)
+        print("     without a client certificate: %s" % refusal)
+        check(refusal, "a client without a certificate got an HTTP answer")
+        self.helm.run("uninstall", "topoguard", "-n", NAMESPACE)
+        self.serve.stop()
+
+    def service_to_localhost(self, local):
+        """Stands in for the cluster's network (no kube-proxy here): the chart's Service made an
+        ExternalName to localhost, which the API server's service resolver follows to
+        localhost:443 while it verifies the certificate for topoguard.topoguard.svc (as
+        e2e_self_managed_tls does), or put back as helm made it."""
+        spec = ({"type": "ExternalName", "externalName": "localhost", "clusterIP": None,
+                 "clusterIPs": None, "ipFamilies": None, "ipFamilyPolicy": None,
+                 "internalTrafficPolicy": None} if local else
+                {"type": "ClusterIP", "externalName": None})
+        self.cluster.kubectl("-n", NAMESPACE, "patch", "service", "topoguard", "--type=merge",
+                             "-p", json.dumps({"spec": spec}))
+
+    def self_managed_install_never_blocks(self):
+        """selfManaged (the default), the configurations calling the Service: claim templates
+        created from a thread from before `helm install` until topoguard serves are all
+        admitted, though nothing answers at the Service yet (claims.validate registered with
+        Ignore); once topoguard is ready it sets Fail, and then a template its policy denies is
+        refused."""
+        self.cluster.ensure_namespace(STRICT_NAMESPACE)
+        strict_policy = os.path.join(self.work, "deny-in-prod-unpatched.yaml")
+        with open(strict_policy, "w") as out:
+            out.write(STRICT_POLICY)
+        with Admissions(self.cluster, patch_required=False) as admissions:
+            wait_until(lambda: len(admissions.results) >= 1, "a first admission", 30)
+            self.helm.run("install", "topoguard", CHART, "-n", NAMESPACE, "--set", "replicas=1",
+                          "--set-file", "policies.files.strict\\.yaml=" + strict_policy)
+            policies = self.failure_policies()
+            check(policies["claims.validate.topoguard.dev"] == "Ignore",
+                  "claims.validate registered with %s" % policies)
+            registered = len(admissions.results)
+            self.service_to_localhost(True)
+            # Admissions while the configurations call a Service nothing answers: with Fail
+            # from the start, each of these would be refused.
+            wait_until(lambda: len(admissions.results) >= registered + 3,
+                       "admissions with the configurations registered, topoguard not running", 60)
+            unserved = len(admissions.results) - registered
+            self.start_as_pod(None, port=SERVICE_PORT)
+            # Counted once topoguard has the API server's answer, after the change is stored.
+            wait_until(lambda: self.serve.counter(
+                "topoguard_tls_failure_policy_changes_total") == 1,
+                "topoguard to set claims.validate to Fail once it serves", 30,
+                alive=lambda: self.serve.process.poll() is None)
+        print("     %d admissions before topoguard served, %d in all" % (
+            unserved, len(admissions.results)))
+        admissions.check_none_failed("helm install, topoguard starting")
+        check(self.serve.ready(), "topoguard set Fail before it was ready")
+        check(self.failure_policies() == {
+            "claims.validate.topoguard.dev": "Fail", "workloads.validate.topoguard.dev": "Ignore",
+            "claims.mutate.topoguard.dev": "Ignore", "workloads.mutate.topoguard.dev": "Ignore"},
+            "failure policies once serving: %s" % self.failure_policies())
+        ok, error, _ = self.cluster.create(unaligned_template("bad", STRICT_NAMESPACE),
+                                           "--dry-run=server")
+        # The mutating webhook, called first, already answers with the denial.
+        check(not ok and re.search(r'admission webhook "claims\.(mutate|validate)\.topoguard\.dev" '
+                                   r'denied the request: .*missing-pcie-alignment', error, re.S),
+              "a template the policy denies, once topoguard serves: %s" % error)
+
+    def self_managed_ca_kept(self):
+        """`helm upgrade` renders the configured Fail, which topoguard already set: applied
+        without a conflict, and topoguard's CA stays in the caBundles."""
         def bundles():
             return [w["clientConfig"].get("caBundle") for w in self.webhooks()]
 
@@ -332,6 +460,7 @@ class Suite(Results):
                    "topoguard's CA in the four caBundles helm left empty", 30,
                    alive=lambda: self.serve.process.poll() is None)
         written = bundles()
+        self.service_to_localhost(False)
         repairs = self.serve.counter("topoguard_tls_cabundle_repairs_total")
         self.helm.run("upgrade", "topoguard", CHART, "-n", NAMESPACE,
                       "--reset-then-reuse-values",
@@ -341,6 +470,24 @@ class Suite(Results):
         check(bundles() == written, "helm upgrade changed the caBundles topoguard wrote")
         check(self.serve.counter("topoguard_tls_cabundle_repairs_total") == repairs,
               "topoguard had to repair a caBundle after the upgrade")
+        check(self.failure_policies()["claims.validate.topoguard.dev"] == "Fail",
+              "claims.validate after the upgrade: %s" % self.failure_policies())
+        check(self.serve.counter("topoguard_tls_failure_policy_changes_total") == 1,
+              "topoguard had to set a failurePolicy again after the upgrade")
+        # topoguard owns none of what it set, so the install revision (Ignore) applies again
+        # without a conflict (as `--rollback-on-failure` of the first upgrade would apply it),
+        # and topoguard sets Fail again.
+        managers = {entry["manager"] for kind in CONFIGURATIONS for entry in json.loads(
+            self.cluster.kubectl("get", kind, "topoguard", "--show-managed-fields", "-o",
+                                 "json").stdout)["metadata"]["managedFields"]}
+        check("topoguard-tls" not in managers, "topoguard owns fields: %s" % managers)
+        done = self.helm.run("rollback", "topoguard", "1", "-n", NAMESPACE, check=False)
+        check(done.returncode == 0, "helm rollback to the install revision: %s" % done.stderr)
+        wait_until(lambda: self.serve.counter("topoguard_tls_failure_policy_changes_total") == 2,
+                   "topoguard to set Fail again after the rollback", 30)
+        check(self.failure_policies()["claims.validate.topoguard.dev"] == "Fail",
+              "claims.validate after the rollback: %s" % self.failure_policies())
+        check(bundles() == written, "the rollback changed the caBundles topoguard wrote")
         self.helm.run("uninstall", "topoguard", "-n", NAMESPACE)
         self.serve.stop()
         check(secret_ca(), "Secret topoguard-tls (topoguard's, not the release's) is gone")
@@ -352,7 +499,8 @@ def main():
     try:
         try:
             helm_path = helm_binary()
-            plane = ControlPlane()
+            # Its client certificate reaches topoguard only when --client-ca asks for one.
+            plane = ControlPlane(webhook_client_certificate=True)
         except (ToolMissing, BinariesMissing) as missing:
             print("SKIP: helm or the control plane is not built: %s" % missing)
             return SKIP
@@ -374,8 +522,13 @@ def main():
                 suite.run("upgrade --rollback-on-failure: revision 2 back",
                           suite.failed_upgrade_rolled_back)
                 suite.run("uninstall: configurations first, claims admitted", suite.uninstall)
-                suite.run("selfManaged: helm upgrade keeps topoguard's CA",
+                suite.run("selfManaged install: no claim refused while topoguard starts, "
+                          "Fail once it serves", suite.self_managed_install_never_blocks)
+                suite.run("selfManaged: helm upgrade keeps topoguard's CA and Fail, rollback to "
+                          "the install revision",
                           suite.self_managed_ca_kept)
+                suite.run("mutual-tls.yaml: the API server's client certificate, no other",
+                          suite.mutual_tls)
             if suite.serve:
                 suite.serve.stop()
         return suite.summary(started)

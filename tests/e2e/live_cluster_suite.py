@@ -37,7 +37,8 @@ class Suite(Results):
     def __init__(self, plane, cluster, work, certs):
         super().__init__()
         self.plane, self.cluster, self.work, self.certs = plane, cluster, work, certs
-        rendered = cluster.kubectl("kustomize", os.path.join(SOURCE, "deploy", "webhook")).stdout
+        rendered = cluster.kubectl("kustomize", os.path.join(SOURCE, "deploy", "webhook",
+                                                             "existing-secret")).stdout
         self.rbac = [d for d in yaml.safe_load_all(rendered) if d and d["kind"] in (
             "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding")]
         self.role = next(d for d in self.rbac if d["kind"] == "ClusterRole")

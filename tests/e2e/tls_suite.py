@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Self-managed TLS against the real API server: `serve --self-managed-tls` as deploy/webhook's
-ServiceAccount under the RBAC of deploy/webhook/self-managed makes Secret topoguard-tls, puts its
-CA into every caBundle of the registered configurations and repairs one emptied; the API server
+ServiceAccount under the RBAC of deploy/webhook/base makes Secret topoguard-tls, puts its CA into
+every caBundle of the registered configurations and repairs one emptied, and sets the claims
+webhook, registered with Ignore, to the failurePolicy its annotation names (Fail); the API server
 then calls it through the configurations' `service` reference and trusts the certificate it
 made (the Service is an ExternalName to localhost, which the API server's service resolver
 follows); and while clients create objects through the API server, the serving certificate is
@@ -51,17 +52,17 @@ class Suite(Results):
         self.serve = None
 
     def install(self):
-        """deploy/webhook/self-managed rendered: its RBAC and configurations applied, the
+        """deploy/webhook/base rendered: its RBAC and configurations applied, the
         configurations' service port set to serve's, the Service an ExternalName to localhost."""
         rendered = self.cluster.kubectl("kustomize", os.path.join(
-            SOURCE, "deploy", "webhook", "self-managed")).stdout
+            SOURCE, "deploy", "webhook", "base")).stdout
         documents = [d for d in yaml.safe_load_all(rendered) if d]
         kept = [d for d in documents if d["kind"] in (
             "Namespace", "ServiceAccount", "Role", "RoleBinding", "ClusterRole",
             "ClusterRoleBinding", "ValidatingWebhookConfiguration",
             "MutatingWebhookConfiguration")]
         self.configurations = [d for d in kept if d["kind"].endswith("WebhookConfiguration")]
-        check(len(self.configurations) == 2, "self-managed renders %d configurations"
+        check(len(self.configurations) == 2, "base renders %d configurations"
               % len(self.configurations))
         for configuration in self.configurations:
             for webhook in configuration["webhooks"]:
@@ -105,6 +106,18 @@ class Suite(Results):
         wait_until(lambda: self.bundles() == [self.secret()["ca.crt"]] * 4,
                    "the CA in all four caBundles", 30)
         wait_until(lambda: self.serve.ready(), "serve to be ready with its own certificate", 30)
+        # serve counts the change once it has the API server's answer, after it is stored.
+        wait_until(lambda: self.serve.counter("topoguard_tls_failure_policy_changes_total") == 1,
+                   "the claims webhook set to Fail once serve is ready", 30)
+        check(self.failure_policies() == ["Fail", "Ignore", "Ignore", "Ignore"],
+              "failure policies: %s" % self.failure_policies())
+
+    def failure_policies(self):
+        """claims.validate, workloads.validate, claims.mutate, workloads.mutate."""
+        return [webhook["failurePolicy"]
+                for kind in ("validatingwebhookconfiguration", "mutatingwebhookconfiguration")
+                for webhook in json.loads(self.cluster.kubectl(
+                    "get", kind, "topoguard", "-o", "json").stdout)["webhooks"]]
 
     def drift_repaired(self):
         """A caBundle removed by a patch is put back and counted."""
@@ -224,7 +237,8 @@ def run(plane, work, started):
     suite = Suite(plane, cluster, work)
     suite.install()
     try:
-        suite.run("Secret made, CA in every caBundle, ready", suite.secret_and_bundles)
+        suite.run("Secret made, CA in every caBundle, ready, claims webhook set to Fail",
+                  suite.secret_and_bundles)
         if suite.serve and suite.serve.ready():
             suite.run("an emptied caBundle repaired", suite.drift_repaired)
             suite.run("called through the Service, own certificate trusted",

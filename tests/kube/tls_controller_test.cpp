@@ -1,8 +1,9 @@
 // Self-managed TLS (selftls::TlsController) against the fake API server: the Secret made once
 // and reused across restarts and replicas, both webhook configurations carrying the CA and
 // repaired after a re-apply, the served certificate verified by `openssl verify` for the
-// Service's name, and rotation with a clock moved forward, sampled all along for a moment when
-// a caBundle does not trust the certificate served.
+// Service's name, rotation with a clock moved forward, sampled all along for a moment when
+// a caBundle does not trust the certificate served, and the annotated failurePolicy set only
+// once the replica serves.
 #include "topoguard/selftls/tls_controller.h"
 
 #include <gtest/gtest.h>
@@ -309,6 +310,134 @@ TEST_F(TlsControllerTest, RotationNeverLeavesAWindowOfDistrust) {
   sampler.join();
   EXPECT_GT(samples.load(), 10);
   EXPECT_EQ(distrusted.load(), 0) << first_distrust;
+  EXPECT_EQ(one->controller->status().errors, 0u) << one->controller->status().last_error;
+}
+
+// The manifests register the webhook that is to fail closed with Ignore and annotate the policy
+// it is to have: it becomes Fail only once its caBundle trusts the certificate served (sampled
+// all along), the other webhook is left alone, a re-applied Ignore is set back, and an
+// annotation that does not parse changes nothing and is reported once.
+TEST_F(TlsControllerTest, AnnotatedFailurePolicySetOnceServing) {
+  Json validating = configuration("ValidatingWebhookConfiguration", 2);
+  for (Json& webhook : validating["webhooks"]) {
+    webhook["failurePolicy"] = "Ignore";
+  }
+  validating["metadata"]["annotations"][kFailurePolicyAnnotation] =
+      R"({"w0.topoguard.dev": "Fail"})";
+  fake_.apply("MODIFIED", validating);
+  const auto policies = [&] {
+    std::vector<std::string> found;
+    const Json object = kube::get_object(*api_, kValidating, "topoguard")->object;
+    for (const Json& webhook : object["webhooks"]) {
+      found.push_back(webhook.value("failurePolicy", ""));
+    }
+    return found;
+  };
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> samples{0};
+  std::atomic<int> fail_before_trusted{0};
+  std::thread sampler([&] {
+    while (!stop) {
+      // One object read: its failurePolicy and its caBundle are of the same moment.
+      const Json object = kube::get_object(*api_, kValidating, "topoguard")->object;
+      const Json& webhook = object["webhooks"][0];
+      if (webhook.value("failurePolicy", "") == "Fail") {
+        const std::string bundle =
+            base64_decode(webhook["clientConfig"].value("caBundle", "")).value_or("");
+        if (!pki::verify_serving_certificate(secret_data("tls.crt"), bundle, kServiceName,
+                                             clock_->wall_now())) {
+          ++fail_before_trusted;
+        }
+      }
+      ++samples;
+    }
+  });
+  auto one = replica("a");
+  ASSERT_TRUE(testing::eventually([&] { return one->controller->ready(); }));
+  // The counter moves once the controller has the server's answer, after the stored change.
+  EXPECT_TRUE(testing::eventually(
+      [&] { return one->controller->status().failure_policy_changes == 1; }, 5s));
+  EXPECT_EQ(policies(), (std::vector<std::string>{"Fail", "Ignore"}));
+  stop = true;
+  sampler.join();
+  EXPECT_GT(samples.load(), 0);
+  EXPECT_EQ(fail_before_trusted.load(), 0);
+  EXPECT_NE(render_tls_metrics(one->controller->status())
+                .find("topoguard_tls_failure_policy_changes_total 1\n"),
+            std::string::npos);
+
+  fake_.apply("MODIFIED", validating);  // re-applied: Ignore, no caBundle
+  EXPECT_TRUE(testing::eventually(
+      [&] { return one->controller->status().failure_policy_changes == 2; }, 5s));
+  EXPECT_EQ(policies(), (std::vector<std::string>{"Fail", "Ignore"}));
+
+  validating["metadata"]["annotations"][kFailurePolicyAnnotation] =
+      R"({"w0.topoguard.dev": "Maybe"})";
+  fake_.apply("MODIFIED", validating);
+  ASSERT_TRUE(testing::eventually([&] { return one->controller->status().errors == 1; }, 5s));
+  EXPECT_NE(one->controller->status().last_error.find(kFailurePolicyAnnotation),
+            std::string::npos);
+  // Re-applied again: the check that repairs the caBundle reads the annotation again.
+  const std::uint64_t repairs = one->controller->status().bundle_repairs;
+  fake_.apply("MODIFIED", validating);
+  ASSERT_TRUE(testing::eventually(
+      [&] { return one->controller->status().bundle_repairs == repairs + 2; }, 5s));
+  ASSERT_TRUE(testing::eventually([&] { return one->controller->ready(); }));
+  EXPECT_EQ(policies(), (std::vector<std::string>{"Ignore", "Ignore"}));
+  EXPECT_EQ(one->controller->status().errors, 1u);
+}
+
+// helm applies the configurations server-side. What the controller sets stays owned by no one,
+// so applying the install revision again (a rollback: Ignore, no caBundle) does not conflict,
+// leaves the caBundles, and the controller sets Fail again; nor does an upgrade's Fail.
+TEST_F(TlsControllerTest, HelmApplyNeverConflictsWithWhatItSets) {
+  Json validating = configuration("ValidatingWebhookConfiguration", 2);
+  for (Json& webhook : validating["webhooks"]) {
+    webhook["failurePolicy"] = "Ignore";
+  }
+  validating["metadata"]["annotations"][kFailurePolicyAnnotation] =
+      R"({"w0.topoguard.dev": "Fail"})";
+  const auto helm_apply = [&](const Json& object) {
+    Result<kube::ObjectResponse> applied = kube::apply_object(
+        *api_, kValidating, "topoguard", object, {.field_manager = "helm"});
+    return applied && applied->ok() ? std::string()
+                                    : (applied ? applied->describe() : applied.error().message);
+  };
+  const auto first_policy = [&] {
+    return kube::get_object(*api_, kValidating, "topoguard")
+        ->object["webhooks"][0]
+        .value("failurePolicy", "");
+  };
+  const auto managers = [&] {
+    std::vector<std::string> found;
+    const Json object = kube::get_object(*api_, kValidating, "topoguard")->object;
+    for (const Json& entry : object["metadata"].value("managedFields", Json::array())) {
+      found.push_back(entry.value("manager", "") + "/" + entry.value("operation", ""));
+    }
+    return found;
+  };
+  ASSERT_EQ(helm_apply(validating), "");
+  auto one = replica("a");
+  ASSERT_TRUE(testing::eventually([&] { return one->controller->ready(); }));
+  ASSERT_TRUE(testing::eventually([&] { return first_policy() == "Fail"; }, 5s));
+  // (before-first-apply: what SetUp stored without an apply.)
+  EXPECT_TRUE(testing::eventually(
+      [&] {
+        return managers() ==
+               std::vector<std::string>{"helm/Apply", "before-first-apply/Update"};
+      },
+      5s))
+      << ::testing::PrintToString(managers());
+
+  EXPECT_EQ(helm_apply(validating), "");  // the install revision again
+  // The counter moves once the controller has the server's answer, after the stored change.
+  EXPECT_TRUE(testing::eventually(
+      [&] { return one->controller->status().failure_policy_changes == 2; }, 5s));
+  EXPECT_EQ(first_policy(), "Fail");
+  EXPECT_TRUE(distrust(one->serving()).empty()) << "the apply emptied a caBundle";
+  validating["webhooks"][0]["failurePolicy"] = "Fail";
+  EXPECT_EQ(helm_apply(validating), "");  // an upgrade
   EXPECT_EQ(one->controller->status().errors, 0u) << one->controller->status().last_error;
 }
 

@@ -13,6 +13,14 @@
 // A replica is ready when the certificate it serves is the Secret's and every webhook of the
 // configurations (at least one must exist) trusts it: its caBundle verifies that certificate
 // for the Service's name.
+//
+// Install without a window that fails closed: the manifests register a webhook that is to fail
+// closed with failurePolicy Ignore and name the policy it is to have in the annotation
+// kFailurePolicyAnnotation; once the writer is ready (it serves, and every caBundle trusts it),
+// it patches each named webhook's failurePolicy to that value, and keeps it so. Until then an
+// unreachable topoguard admits rather than refuses. Its writes to the configurations leave it
+// no field ownership (it drops its managedFields entry), so helm's server-side apply of any
+// revision, a rollback to the install revision's Ignore included, never conflicts with it.
 #pragma once
 
 #include <chrono>
@@ -28,6 +36,10 @@
 #include "topoguard/selftls/tls_material.h"
 
 namespace topoguard::selftls {
+
+// On a webhook configuration: a JSON object, webhook name to the failurePolicy ("Fail" or
+// "Ignore") it is to have once topoguard serves.
+inline constexpr const char* kFailurePolicyAnnotation = "topoguard.dev/failure-policy-when-serving";
 
 struct TlsControllerOptions {
   std::string secret_namespace = "topoguard";
@@ -59,6 +71,7 @@ struct TlsStatus {
   std::uint64_t certificate_renewals = 0;  // serving certificates issued (the first included)
   std::uint64_t ca_rotations = 0;          // next CAs that began signing
   std::uint64_t bundle_repairs = 0;        // webhooks whose caBundle was patched
+  std::uint64_t failure_policy_changes = 0;  // webhooks set to their annotated failurePolicy
   std::uint64_t errors = 0;
   std::string last_error;
 

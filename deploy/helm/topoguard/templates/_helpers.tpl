@@ -70,12 +70,46 @@ matchExpressions:
     values: [disabled]
 {{- end }}
 
-{{/* The cert-manager annotation that has cainjector fill the caBundles. */}}
+{{/*
+A configuration's annotations: cert-manager's, which has cainjector fill the caBundles; with
+selfManaged certificates, the failurePolicy each webhook configured to fail closed gets once
+topoguard serves (see topoguard.failurePolicy). Call with (dict "root" $ "webhooks" (dict NAME
+SETTINGS ...)), the configuration's webhooks by name.
+*/}}
 {{- define "topoguard.webhookAnnotations" -}}
-{{- if eq .Values.certificates.mode "certManager" }}
-annotations:
-  cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/topoguard-serving-cert
+{{- $values := .root.Values -}}
+{{- $whenServing := dict -}}
+{{- if eq $values.certificates.mode "selfManaged" }}
+{{- range $name, $webhook := .webhooks }}
+{{- if eq $webhook.failurePolicy "Fail" }}
+{{- $_ := set $whenServing $name "Fail" }}
 {{- end }}
+{{- end }}
+{{- end }}
+{{- if or $whenServing (eq $values.certificates.mode "certManager") }}
+annotations:
+  {{- if eq $values.certificates.mode "certManager" }}
+  cert-manager.io/inject-ca-from: {{ .root.Release.Namespace }}/topoguard-serving-cert
+  {{- end }}
+  {{- with $whenServing }}
+  topoguard.dev/failure-policy-when-serving: {{ toJson . | squote }}
+  {{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+A webhook's failurePolicy as registered. With selfManaged certificates, one configured to fail
+closed is installed with Ignore and set to Fail by topoguard once it serves (the annotation
+above), so that no claim is refused while the first pods start; an upgrade renders the
+configured value, which topoguard has set already (so helm's apply agrees with it). Call with
+(dict "root" $ "webhook" SETTINGS).
+*/}}
+{{- define "topoguard.failurePolicy" -}}
+{{- if and (eq .root.Values.certificates.mode "selfManaged") .root.Release.IsInstall (eq .webhook.failurePolicy "Fail") -}}
+Ignore
+{{- else -}}
+{{ .webhook.failurePolicy }}
+{{- end -}}
 {{- end }}
 
 {{/* The workload kinds both configurations send, with the operations given. */}}
