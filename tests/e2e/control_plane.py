@@ -52,12 +52,12 @@ SKIP = 77
 # keeps the fields the golden cases carry. On 1.37 that is derivedAttributes (KEP-6080, alpha),
 # list-valued attributes (alpha), PodGroup and Workload resourceClaims (beta, off; they need
 # GenericWorkload); older releases also ship consumable capacity, partitionable devices, device
-# taints and MutatingAdmissionPolicy off. The release's own `--help` says which gates it knows
-# and their defaults.
+# taints, DeviceTaintRules (their own gate in 1.36) and MutatingAdmissionPolicy off. The
+# release's own `--help` says which gates it knows and their defaults.
 FEATURES_READ = ("DRAAdminAccess", "DRAConsumableCapacity", "DRADerivedAttributes",
-                 "DRADeviceTaints", "DRAListTypeAttributes", "DRAPartitionableDevices",
-                 "DRAPrioritizedList", "DRAWorkloadResourceClaims", "GenericWorkload",
-                 "MutatingAdmissionPolicy")
+                 "DRADeviceTaintRules", "DRADeviceTaints", "DRAListTypeAttributes",
+                 "DRAPartitionableDevices", "DRAPrioritizedList", "DRAWorkloadResourceClaims",
+                 "GenericWorkload", "MutatingAdmissionPolicy")
 # Beta API versions are served only when asked for: the DRA versions the webhook configurations
 # list, MutatingAdmissionPolicy while it is beta (1.34, 1.35), DeviceTaintRule while it is alpha,
 # and the scheduling.k8s.io version of Workload and PodGroup in each release (k8s.io/api
