@@ -913,18 +913,15 @@ class ClaimChecker {
             }
             auto& published = evaluated.emplace_back();
             for (const auto& [driver, any] : on_node.published) {
-              AttributePublication& publication = by_driver[driver];
-              publication.nodes.reserve(state_.nodes().size());
-              published.emplace_back(&publication, any);
+              published.emplace_back(&by_driver[driver], any);
             }
           }
           for (std::size_t n = 0; n < state_.nodes().size(); ++n) {
-            const std::string& name = state_.nodes()[n].name;
             for (const auto& [publication, any] :
                  evaluated[plan_.groups.empty() ? n : plan_.group_of[n]]) {
-              publication->nodes.push_back(name);
+              ++publication->node_count;
               if (!any) {
-                publication->nodes_without.push_back(name);
+                publication->nodes_without.push_back(state_.nodes()[n].name);
               }
             }
           }

@@ -295,8 +295,9 @@ std::string describe(const ClaimFeasibility& result, const ClusterState& state) 
     out << "note " << note << "\n";
   }
   for (const AttributePublication& p : result.publications) {
-    out << "publication " << p.request << " " << p.attribute << " " << p.driver << " nodes";
-    for (const auto* list : {&p.nodes, &p.nodes_without, &p.nonstandard_values}) {
+    out << "publication " << p.request << " " << p.attribute << " " << p.driver << " nodes "
+        << p.node_count;
+    for (const auto* list : {&p.nodes_without, &p.nonstandard_values}) {
       for (const std::string& name : *list) {
         out << " " << name;
       }
