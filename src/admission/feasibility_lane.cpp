@@ -55,7 +55,7 @@ void FeasibilityLane::refill(Requester& requester, Clock::time_point now) const 
 void FeasibilityLane::forget_idle(Clock::time_point now) {
   for (auto it = requesters_.begin(); it != requesters_.end();) {
     refill(it->second, now);
-    if (it->second.in_lane == 0 && it->second.tokens >= burst_steps_) {
+    if (it->second.in_lane == 0 && it->second.tokens >= burst_steps_ && !it->second.queued) {
       it = requesters_.erase(it);  // it would come back exactly as a new one
     } else {
       ++it;
@@ -86,8 +86,15 @@ FeasibilityLane::Ticket FeasibilityLane::enter(const std::string& requester,
     return ticket;
   }
   const bool within_share = state.tokens >= share_steps_;
-  if (!within_share && in_lane_ >= options_.max_concurrent) {
-    return ticket;
+  if (!within_share) {
+    if (in_lane_ >= options_.max_concurrent || !has_turn(requester, now)) {
+      queue(requester, state);
+      return ticket;
+    }
+    if (state.queued) {
+      state.queued = false;
+      turns_.pop_front();  // has_turn(): it was first in line
+    }
   }
   const auto steps = static_cast<std::size_t>(
       std::min(state.tokens, static_cast<double>(options_.steps_per_review)));
@@ -98,6 +105,28 @@ FeasibilityLane::Ticket FeasibilityLane::enter(const std::string& requester,
   ticket.requester_ = requester;
   ticket.steps_ = steps;
   return ticket;
+}
+
+bool FeasibilityLane::has_turn(const std::string& requester, Clock::time_point now) {
+  while (!turns_.empty() && turns_.front().requester != requester) {
+    Turn& first = turns_.front();
+    if (!first.turn_since) {
+      first.turn_since = now;
+    }
+    if (now - *first.turn_since <= options_.turn_kept_for) {
+      return false;
+    }
+    requesters_.at(first.requester).queued = false;
+    turns_.pop_front();
+  }
+  return true;
+}
+
+void FeasibilityLane::queue(const std::string& requester, Requester& state) {
+  if (!state.queued) {
+    state.queued = true;
+    turns_.push_back(Turn{requester, std::nullopt});
+  }
 }
 
 void FeasibilityLane::leave(const std::string& requester, std::size_t unspent) {

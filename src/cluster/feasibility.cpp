@@ -105,6 +105,10 @@ struct Plan {
   // Attributes the selectors only compare with string literals tell devices (and nodes) apart by
   // the literals their values equal, not by the values (SelectorReads::by_literal).
   bool by_literal = false;
+  // The selectors read per-node attributes (not only by literal): every device is judged, and
+  // each group is split by what the claim's choices match on its nodes, position by position
+  // (ClaimChecker::split_by_matches); `devices` is then every device.
+  bool by_matches = false;
 };
 
 // Collects what selectors read, program by program, into SelectorReads.
@@ -208,6 +212,9 @@ class ClaimChecker {
     match_choices();
     if (literal_guard_failed_) {
       return {};
+    }
+    if (plan_.by_matches) {
+      split_by_matches();
     }
     build_constraints();
     if (state_.nodes().empty()) {
@@ -504,6 +511,42 @@ class ClaimChecker {
       }
       choices_.push_back(std::move(choices));
     }
+  }
+
+  // Nodes of one group (one shape, alike in the per-node values read by value) that the claim's
+  // choices match alike, device position by device position, stay together: selectors are the
+  // only readers of the per-node values left out, so such nodes are the same to the rest of the
+  // check. The groups stay in the order of their first nodes.
+  void split_by_matches() {
+    std::vector<std::vector<std::size_t>> split;
+    for (const std::vector<std::size_t>& group : plan_.groups) {
+      std::unordered_map<std::string, std::size_t> by_key;  // -> index in split
+      for (std::size_t n : group) {
+        std::string key;
+        for (const std::vector<ChoiceMatch>& choices : choices_) {
+          for (const ChoiceMatch& match : choices) {
+            for (std::size_t d : state_.nodes()[n].devices) {
+              key.push_back(static_cast<char>(match.matches[d]));
+            }
+          }
+        }
+        const auto [it, fresh] = by_key.try_emplace(std::move(key), split.size());
+        if (fresh) {
+          split.emplace_back();
+        }
+        split[it->second].push_back(n);
+      }
+    }
+    std::sort(split.begin(), split.end(),
+              [](const auto& a, const auto& b) { return a.front() < b.front(); });
+    evaluated_nodes_.clear();
+    for (std::size_t g = 0; g < split.size(); ++g) {
+      evaluated_nodes_.push_back(split[g].front());
+      for (std::size_t n : split[g]) {
+        plan_.group_of[n] = g;
+      }
+    }
+    plan_.groups = std::move(split);
   }
 
   // `cost` receives the largest cost of one selector's evaluation.
@@ -875,18 +918,15 @@ class ClaimChecker {
             }
             auto& published = evaluated.emplace_back();
             for (const auto& [driver, any] : on_node.published) {
-              AttributePublication& publication = by_driver[driver];
-              publication.nodes.reserve(state_.nodes().size());
-              published.emplace_back(&publication, any);
+              published.emplace_back(&by_driver[driver], any);
             }
           }
           for (std::size_t n = 0; n < state_.nodes().size(); ++n) {
-            const std::string& name = state_.nodes()[n].name;
             for (const auto& [publication, any] :
                  evaluated[plan_.groups.empty() ? n : plan_.group_of[n]]) {
-              publication->nodes.push_back(name);
+              ++publication->node_count;
               if (!any) {
-                publication->nodes_without.push_back(name);
+                publication->nodes_without.push_back(state_.nodes()[n].name);
               }
             }
           }
@@ -1189,10 +1229,11 @@ int shortfall_rank(Shortfall shortfall) {
 }
 
 // The groups of nodes `spec` cannot tell apart: nodes of one shape, told apart by the values of
-// the per-node attributes the claim reads (selectors, its DeviceClasses' selectors, constraints),
-// a node holding an allocated device on its own. A per-node attribute the selectors only compare
-// with string literals (`by_literal`) tells apart only the nodes where it equals one of them,
-// found in the shapes' index of values. No groups (node by node) for a claim with derived
+// the per-node attributes its constraints read, a node holding an allocated device on its own.
+// Per-node attributes only selectors (the claim's, its DeviceClasses') read tell nodes apart by
+// what the selectors match on them (Plan::by_matches), except that one the selectors only
+// compare with string literals (`by_literal`), when no other is read so, tells apart only the
+// nodes where it equals one of them, found in the shapes' index of values. No groups (node by node) for a claim with derived
 // attributes (their errors name devices), or when an allocated device consumes shared counters
 // (the counters left then depend on the pool, which shapes do not compare).
 Plan plan_groups(const k8s::ClaimSpec& spec, const ClusterState& state,
@@ -1238,22 +1279,29 @@ Plan plan_groups(const k8s::ClaimSpec& spec, const ClusterState& state,
   }
   AttributeNames told_apart;   // by their values
   AttributeNames by_literals;  // only where a value equals a literal
+  bool selectors_read = false;  // some other attribute only selectors read
   for (const std::string& name : shapes.per_node_attributes()) {
     const std::size_t slash = name.find('/');
     const bool in_constraint =
         constrained.count(name) != 0 ||
         (slash != std::string::npos && constrained.count(name.substr(slash + 1)) != 0);
-    if (!in_constraint && reads.by_literal.count(name) != 0) {
-      by_literals.insert(name);
-    } else if (in_constraint || covers(reads, name)) {
+    if (in_constraint) {
       told_apart.insert(name);
+    } else if (reads.by_literal.count(name) != 0) {
+      by_literals.insert(name);
+    } else if (covers(reads, name)) {
+      selectors_read = true;
     }
   }
-  if (!told_apart.empty()) {
+  Plan plan;
+  if (selectors_read) {
+    // Told apart by what the selectors match (their reads by literal too).
+    plan.by_matches = true;
+    by_literals.clear();
+  } else if (!told_apart.empty()) {
     told_apart.insert(by_literals.begin(), by_literals.end());
     by_literals.clear();
   }
-  Plan plan;
   // Telling nodes apart reads every device of theirs: a step each; a look-up of a literal too.
   std::size_t steps = 0;
   std::vector<bool> literal_equal(node_count, false);  // a device's value equals a literal
@@ -1312,6 +1360,11 @@ Plan plan_groups(const k8s::ClaimSpec& spec, const ClusterState& state,
     }
     const Node& node = state.nodes()[plan.groups[g].front()];
     plan.devices.insert(plan.devices.end(), node.devices.begin(), node.devices.end());
+  }
+  if (plan.by_matches) {
+    plan.devices.resize(state.devices().size());
+    std::iota(plan.devices.begin(), plan.devices.end(), std::size_t{0});
+    return plan;
   }
   plan.devices.insert(plan.devices.end(), state.selector_devices().begin(),
                       state.selector_devices().end());

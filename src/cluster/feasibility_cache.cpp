@@ -31,8 +31,7 @@ std::size_t estimated_bytes(const ClaimFeasibility& answer) {
     bytes += sizeof group + group.size() * sizeof(std::size_t);
   }
   for (const AttributePublication& publication : answer.publications) {
-    bytes += sizeof publication + all_text_bytes(publication.nodes) +
-             all_text_bytes(publication.nodes_without) +
+    bytes += sizeof publication + all_text_bytes(publication.nodes_without) +
              all_text_bytes(publication.nonstandard_values);
   }
   return bytes;

@@ -270,7 +270,7 @@ std::string attribute_not_published(const cluster::AttributePublication& publica
                                     bool what_if) {
   std::string text = "driver \"" + publication.driver + "\"";
   if (!publication.nodes_without.empty()) {
-    const std::size_t total = publication.nodes.size();
+    const std::size_t total = publication.node_count;
     const std::size_t without = publication.nodes_without.size();
     text += " publishes no " + publication.attribute + " on the devices request \"" +
             publication.request + "\" can get, on " +

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -384,9 +385,16 @@ TEST_F(ApiClientTest, KeptAliveConnections) {
   fake_.control("config", {{"idleTimeout", 0.3}});
   ApiClientPtr fresh = client(fake_.config());
   ASSERT_EQ(fresh->get("/version", {})->status, 200);  // on a connection with the short timeout
-  // Time is the subject: the server's idle timeout passes and it closes the connection, which
-  // the client cannot see until it uses it.
-  std::this_thread::sleep_for(milliseconds(800));
+  int peer = 0;
+  for (const Json& request : fake_.requests()) {
+    peer = request["path"] == "/version" ? request["peer"].get<int>() : peer;
+  }
+  // The server's idle timeout passes and it closes the connection, which the client cannot see
+  // until it uses it.
+  ASSERT_TRUE(testing::eventually([&] {
+    const Json closed = fake_.state()["closedPeers"];
+    return std::find(closed.begin(), closed.end(), Json(peer)) != closed.end();
+  }));
   Result<ApiResponse> after = fresh->get("/version", {});
   ASSERT_TRUE(after.has_value()) << after.error().to_string();
   EXPECT_EQ(after->status, 200);

@@ -1489,6 +1489,7 @@ class Store:
         self.cut_generation = 0
         self.injected = []  # (sequence, raw text) for open watches
         self.open_watches = 0
+        self.closed_peers = []  # client ports of connections closed, for tests to wait on
         self.requests = []
         self.conflicts = []  # [{"count", "match", "methods", "touch"}]
         self.config = config
@@ -1683,6 +1684,8 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
                 tls.close()
             except OSError:
                 pass
+            with self.store.cond:
+                self.store.closed_peers.append(client_address[1] if client_address else 0)
 
     def handle_error(self, request, client_address):
         pass
@@ -2554,7 +2557,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.command == "GET" and action == "state":
             with store.cond:
                 body = {"resourceVersion": str(store.rv), "watches": store.open_watches,
-                        "compactedResourceVersion": str(store.compacted_rv)}
+                        "compactedResourceVersion": str(store.compacted_rv),
+                        "closedPeers": list(store.closed_peers)}
             self.send_json(200, body)
             return
         if self.command != "POST":

@@ -6,12 +6,18 @@
 // steps per requester refilled at a fixed rate. A requester whose bucket still holds its share
 // (it has spent little lately) always enters; the others, which have spent more, share a few
 // places, so requesters that spend a lot can fill those places but never keep out one that
-// does not. The clock is the caller's (each call says what time it is). Thread-safe.
+// does not. Those places go round: a requester over its share refused for want of a place is
+// queued (without waiting), and a place that frees is kept for the first queued requester, for
+// `turn_kept_for`, before the next in the queue or a newcomer may take it; so the requesters
+// that spend most cannot take every place between them, whichever is quickest to ask again.
+// The clock is the caller's (each call says what time it is). Thread-safe.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <deque>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -35,6 +41,8 @@ struct FeasibilityLaneOptions {
   // A requester whose bucket holds at least this many reviews' steps is within its share: it
   // enters however many reviews the lane holds (its own one at a time aside).
   double share_reviews = 2;
+  // How long a place that frees is kept for the requester whose turn it is (see above).
+  std::chrono::milliseconds turn_kept_for{500};
   // Requesters remembered; past it, those with a full bucket and nothing in the lane are
   // forgotten, and a new requester that still finds no room gets no share.
   std::size_t max_requesters = 4096;
@@ -88,11 +96,23 @@ class FeasibilityLane {
     double tokens = 0;  // steps
     Clock::time_point refilled;
     std::size_t in_lane = 0;
+    bool queued = false;  // in turns_
+  };
+
+  // A requester over its share refused for want of a place, for turns_; its turn runs from when
+  // it was first seen first in line with a place free.
+  struct Turn {
+    std::string requester;
+    std::optional<Clock::time_point> turn_since;
   };
 
   void leave(const std::string& requester, std::size_t unspent);
   void refill(Requester& requester, Clock::time_point now) const;
   void forget_idle(Clock::time_point now);
+  // Whether `requester`, over its share, may take the free place at `now`: no one is in line, it
+  // is first in line, or the first has let its turn pass (it is then dropped from the line).
+  bool has_turn(const std::string& requester, Clock::time_point now);
+  void queue(const std::string& requester, Requester& state);
 
   const FeasibilityLaneOptions options_;
   const double burst_steps_;
@@ -101,6 +121,7 @@ class FeasibilityLane {
   std::mutex mutex_;
   std::size_t in_lane_ = 0;                               // guarded by mutex_
   std::unordered_map<std::string, Requester> requesters_;  // guarded by mutex_
+  std::deque<Turn> turns_;  // guarded by mutex_; each requester at most once, all remembered
 };
 
 }  // namespace topoguard::admission

@@ -82,7 +82,9 @@ struct AttributePublication {
   std::string request;  // "nic" or "nic/sub"
   std::string attribute;
   std::string driver;
-  std::vector<std::string> nodes;          // nodes where the request may get devices of it
+  // How many nodes the request may get devices of it on (a count, not names: a review pays
+  // for what it keeps, and every node of a large cluster may be one).
+  std::size_t node_count = 0;
   std::vector<std::string> nodes_without;  // of those, nodes where none of them publishes it
   // Published values not in the attribute's standard format (pcieRoot: pci<domain>:<bus>),
   // unique, in device order.

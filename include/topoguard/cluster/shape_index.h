@@ -5,10 +5,11 @@
 // they come from, the order the allocator tries the devices in, and whether the node is
 // incomplete. Devices available to all nodes are the same device on each node. What differs per
 // node and no claim usually reads (a GPU's uuid, a node-name attribute) can be left out: the
-// values of `per_node_attributes` (their types are kept); a claim whose selectors or constraints
-// read one of those is told apart per node when it is checked (feasibility.cpp), so the grouping
-// stays exact; one whose selectors only compare it with string literals, only the nodes where it
-// equals one of them (nodes_with_value()).
+// values of `per_node_attributes` (their types are kept); a claim whose constraints read one of
+// those tells nodes apart by its values, one whose selectors read it by what they match on each
+// node, device by device (feasibility.cpp), so the grouping stays exact; one whose selectors only
+// compare it with string literals, only the nodes where it equals one of them
+// (nodes_with_value()).
 // Allocations are not part of a shape: a node holding an allocated device is checked on its own.
 //
 // Two structures, for a watch cache that publishes immutable ClusterState snapshots:

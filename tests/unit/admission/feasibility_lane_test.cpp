@@ -76,6 +76,39 @@ TEST(FeasibilityLaneTest, RequestersOverTheirShareHoldAFewPlaces) {
   EXPECT_EQ(lane.enter("user:c", kStart).steps(), 1'000u);
 }
 
+// The places of requesters over their share go round: one refused for want of a place is in
+// line, and a place that frees is kept for the first in line, however quickly the others ask
+// again, until its turn has passed unused.
+TEST(FeasibilityLaneTest, RequestersOverTheirShareTakeTurns) {
+  FeasibilityLaneOptions options = small_lane();
+  options.max_concurrent = 1;
+  FeasibilityLane lane(options);
+  for (const std::string requester : {"user:a", "user:b", "user:c"}) {
+    spend_one(lane, requester);
+  }
+  FeasibilityLane::Ticket a = lane.enter("user:a", kStart);
+  ASSERT_EQ(a.steps(), 1'000u);
+  EXPECT_EQ(lane.enter("user:b", kStart).steps(), 0u);  // in line: b
+  EXPECT_EQ(lane.enter("user:c", kStart).steps(), 0u);  // b, c
+  a = FeasibilityLane::Ticket();
+  EXPECT_EQ(lane.enter("user:a", kStart).steps(), 0u);  // b's turn; b, c, a
+  EXPECT_EQ(lane.enter("user:c", kStart).steps(), 0u);
+  FeasibilityLane::Ticket b = lane.enter("user:b", kStart);
+  EXPECT_EQ(b.steps(), 1'000u);  // c, a
+  b = FeasibilityLane::Ticket();
+  EXPECT_EQ(lane.enter("user:b", kStart).steps(), 0u);  // c's turn; c, a, b
+  EXPECT_EQ(lane.enter("user:a", kStart).steps(), 0u);
+  FeasibilityLane::Ticket c = lane.enter("user:c", kStart);
+  EXPECT_EQ(c.steps(), 1'000u);  // a, b
+  c = FeasibilityLane::Ticket();
+  // a's turn starts when b finds the place free, and passes unused.
+  const auto later = kStart + options.turn_kept_for + milliseconds(1);
+  EXPECT_EQ(lane.enter("user:b", kStart).steps(), 0u);
+  EXPECT_EQ(lane.enter("user:b", later).steps(), 1'000u);
+  // A requester within its share still enters at once.
+  EXPECT_EQ(lane.enter("user:honest", later).steps(), 1'000u);
+}
+
 // A requester that spends its bucket gets no share until time refills it, and no other
 // requester loses anything by it; steps a review did not spend go back to its requester.
 TEST(FeasibilityLaneTest, BucketOfStepsPerRequester) {

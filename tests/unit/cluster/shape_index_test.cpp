@@ -295,8 +295,9 @@ std::string describe(const ClaimFeasibility& result, const ClusterState& state) 
     out << "note " << note << "\n";
   }
   for (const AttributePublication& p : result.publications) {
-    out << "publication " << p.request << " " << p.attribute << " " << p.driver << " nodes";
-    for (const auto* list : {&p.nodes, &p.nodes_without, &p.nonstandard_values}) {
+    out << "publication " << p.request << " " << p.attribute << " " << p.driver << " nodes "
+        << p.node_count;
+    for (const auto* list : {&p.nodes_without, &p.nonstandard_values}) {
       for (const std::string& name : *list) {
         out << " " << name;
       }
@@ -421,6 +422,54 @@ TEST(ShapeIndexTest, LiteralComparisonsGroupAsNodeByNode) {
   EXPECT_GT(grouped, checks / 3);
 }
 
+// Selectors that read a per-node attribute (a GPU's uuid, a node-name attribute) other than by
+// comparing it with literals: each device is judged, nodes of one shape are grouped by what the
+// selectors match on them, and the result is the one node by node, every node's answer included.
+TEST(ShapeIndexTest, SelectorsReadingPerNodeValuesGroupByWhatTheyMatch) {
+  std::size_t checks = 0;
+  std::size_t grouped = 0;
+  for (unsigned seed = 1; seed <= 30; ++seed) {
+    ClusterGenerator generator(seed + 200);
+    const Generated cluster = generator.cluster();
+    const ClusterState state = testing::build_state(cluster.yaml);
+    const std::vector<NodeShapes> shapes = {
+        NodeShapes::of(state),
+        NodeShapes::of(state, ShapeOptions{AttributeNames{"gpu.nvidia.com/uuid",
+                                                          "gpu.nvidia.com/productName",
+                                                          "topology.example.com/node"}}),
+    };
+    const std::string uuid = "device.attributes[\"gpu.nvidia.com\"].uuid";
+    const std::string some = cluster.gpu_uuids[seed % cluster.gpu_uuids.size()];
+    for (const std::string& expression : {
+             uuid + ".endsWith(\"-3\") || " + uuid + ".endsWith(\"-5\")",
+             uuid + ".startsWith(\"GPU-node-\")",
+             "size(" + uuid + ") > 14",
+             uuid + ".startsWith(\"" + some.substr(0, some.size() - 2) + "\")",
+             uuid + " != \"GPU-x\" && " + uuid + ".contains(\"e-\")",
+             std::string("device.attributes[\"gpu.nvidia.com\"].productName.endsWith(\"0\")"),
+             std::string("device.attributes[\"topology.example.com\"].node.matches(\"[13579]$\")"),
+             "!has(" + uuid + ") || " + uuid + " < \"" + some + "\"",
+         }) {
+      const k8s::ClaimSpec spec = testing::claim_spec(generator.claim(cluster, expression));
+      FeasibilityOptions options;
+      options.with_allocations = checks % 3 != 0;
+      const std::string expected = describe(check_feasibility(spec, state, options), state);
+      for (const NodeShapes& node_shapes : shapes) {
+        options.shapes = &node_shapes;
+        const ClaimFeasibility result = check_feasibility(spec, state, options);
+        ASSERT_EQ(describe(result, state), expected)
+            << "seed " << seed << " selector " << expression << "\n"
+            << cluster.yaml;
+        ++checks;
+        grouped += result.nodes.size() < state.nodes().size() ? 1 : 0;
+      }
+    }
+  }
+  EXPECT_EQ(checks, 30u * 8u * 2u);
+  // Most selectors match alike on every node of a shape: the nodes stay grouped.
+  EXPECT_GT(grouped, checks / 3);
+}
+
 // What selectors can see of a device: devices alike in everything read share a key; a value
 // compared only with literals counts by the literal it equals.
 TEST(ShapeIndexTest, LookKeysTellDevicesApartByWhatSelectorsRead) {
@@ -524,7 +573,7 @@ TEST(ShapeIndexTest, StepBudgetIsSharedBetweenChecks) {
 
 // Nodes that differ only in per-node attributes share a shape; a claim whose selectors only
 // compare one of them with string literals tells apart the nodes where it equals one, a claim
-// reading it otherwise every node.
+// reading it otherwise the nodes where its selectors match otherwise.
 TEST(ShapeIndexTest, PerNodeAttributesGroupUnlessRead) {
   std::string yaml =
       "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\n"
@@ -564,8 +613,8 @@ TEST(ShapeIndexTest, PerNodeAttributesGroupUnlessRead) {
   EXPECT_EQ(unequal.verdict, Verdict::kSatisfiable);
   EXPECT_EQ(unequal.nodes.size(), 1u);
   EXPECT_LT(budget.spent(), 19u);
-  // Read otherwise, the uuid tells every node apart: reading the 20 devices is past a budget
-  // of 19, which stops before reading any.
+  // Read otherwise, every device is judged: the 20 devices are past a budget of 19, which stops
+  // before judging any.
   StepBudget small(19);
   options.budget = &small;
   const auto over_budget = check_feasibility(
@@ -575,10 +624,13 @@ TEST(ShapeIndexTest, PerNodeAttributesGroupUnlessRead) {
   EXPECT_TRUE(over_budget.nodes.empty());
   EXPECT_EQ(small.spent(), 0u);
   options.budget = nullptr;
-  EXPECT_EQ(check_feasibility(selecting("device.attributes[\"d\"].uuid.startsWith(\"u3\")"),
-                              state, options)
-                .nodes.size(),
-            20u);
+  // Within the budget, every device is judged, and the nodes are grouped by what it matches:
+  // n13 (u3) is told apart, the others (u1x and the rest) are one group.
+  const auto by_match = check_feasibility(
+      selecting("device.attributes[\"d\"].uuid.startsWith(\"u3\")"), state, options);
+  ASSERT_EQ(by_match.nodes.size(), 2u);
+  EXPECT_EQ(by_match.node_groups[1], std::vector<std::size_t>{3});
+  EXPECT_EQ(by_match.verdict, Verdict::kSatisfiable);
 }
 
 // An index kept up to date node by node places nodes as one built from the new state does.
