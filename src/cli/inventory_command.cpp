@@ -377,7 +377,7 @@ void add_inventory_command(CLI::App& app, int& exit_code) {
                    "With --interval: plain HTTP address for /metrics "
                    "(topoguard_node_gpu_nic_pairs{relation}, topoguard_reports_*), /healthz and "
                    "/readyz, e.g. 0.0.0.0:9090")
-      ->type_name("HOST:PORT")
+      ->type_name("ADDRESS")
       ->needs("--interval");
   add_output_option(*command, options->format, {"text", "json", "sarif", "junit"},
                     "Output format: text or json (the inventory, and the findings of "
