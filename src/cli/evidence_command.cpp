@@ -2,6 +2,7 @@
 // devices with their published attributes and a verdict, as a JSON document on stdout to keep
 // with benchmark results, and the verdict as one line per claim on stderr.
 #include <iostream>
+#include <optional>
 
 #include "cluster_slices.h"
 #include "commands.h"
@@ -10,6 +11,7 @@
 #include "topoguard/common/json_writer.h"
 #include "topoguard/common/printable_text.h"
 #include "topoguard/hardware/evidence.h"
+#include "topoguard/hardware/node_report.h"
 
 namespace topoguard::cli {
 
@@ -44,6 +46,35 @@ Result<Json> get_object(kube::ApiClient& client, const std::string& path) {
                  {}};
   }
   return read_json(response->body, kObjectDepth);
+}
+
+// The node's inventory as the DaemonSet reported it (deploy/inventory: a ClusterReport named after
+// the Node's uid); none, said on stderr, when the node has none or it cannot be read.
+std::optional<hardware::SourcedNodeView> node_inventory(kube::ApiClient& client, const std::string& node) {
+  const auto none = [&node](const std::string& why) {
+    std::cerr << "topoguard evidence: no inventory of node " << printable(node) << ": "
+              << printable(why) << '\n';
+    return std::nullopt;
+  };
+  Result<Json> node_object = get_object(client, "/api/v1/nodes/" + node);
+  const Json* uid = node_object ? find_at(*node_object, "/metadata/uid") : nullptr;
+  if (uid == nullptr || !uid->is_string()) {
+    return none(node_object ? "the Node has no uid" : node_object.error().message);
+  }
+  const std::string name = uid->get<std::string>();
+  Result<Json> report =
+      get_object(client, "/apis/openreports.io/v1alpha1/clusterreports/" + name);
+  if (!report) {
+    return none(report.error().message + " (is deploy/inventory running there?)");
+  }
+  if (!hardware::is_node_inventory_report(*report)) {
+    return none("ClusterReport " + name + " is not topoguard's node inventory");
+  }
+  Result<hardware::NodeSysfsView> view = hardware::node_view_from_report(*report);
+  if (!view) {
+    return none("ClusterReport " + name + ": " + view.error().message);
+  }
+  return hardware::SourcedNodeView{"ClusterReport " + name, std::move(*view)};
 }
 
 int fail(const std::string& message) {
@@ -92,6 +123,10 @@ int run_evidence_command(const EvidenceOptions& options) {
   if (!slices) {
     return kExitUsage;
   }
+  std::optional<hardware::SourcedNodeView> inventory;
+  if (const Json* node = find_at(pod_summary, "/node"); node != nullptr && node->is_string()) {
+    inventory = node_inventory(*client, node->get<std::string>());
+  }
   Json documents = Json::array();
   for (const auto& [claim_namespace, claim_name] : claims) {
     Result<Json> claim = get_object(*client, "/apis/resource.k8s.io/v1/namespaces/" +
@@ -102,6 +137,9 @@ int run_evidence_command(const EvidenceOptions& options) {
     Result<hardware::Evidence> evidence = hardware::build_evidence(*claim, *slices);
     if (!evidence) {
       return fail(claim_namespace + "/" + claim_name + ": " + evidence.error().message);
+    }
+    if (inventory) {
+      hardware::add_node_inventory(*evidence, inventory->view, inventory->source);
     }
     std::cerr << claim_namespace << '/' << printable(claim_name) << ": "
               << printable(evidence->verdict_line) << '\n';

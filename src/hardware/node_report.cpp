@@ -284,6 +284,8 @@ Result<NodeSysfsView> node_view_from_report(const Json& report) {
                            "not a path class (PIX, PXB, PHB, NODE, SYS, ?)");
       }
       ++view.pairs[static_cast<std::size_t>(*path)];
+      view.paths.push_back(
+          PairPath{string_member(*properties, "gpu"), string_member(*properties, "nic"), *path});
     } else if (rule == kAttributeMismatchRule) {
       AttributeMismatch mismatch;
       mismatch.slice = string_member(*properties, "slice");
@@ -359,6 +361,8 @@ Result<NodeSysfsView> node_view_from_inventory_json(const Json& document,
           path.is_object() ? path_class_by_name(string_member(path, "class")) : std::nullopt;
       if (relation) {
         ++view.pairs[static_cast<std::size_t>(*relation)];
+        view.paths.push_back(
+            PairPath{string_member(path, "gpu"), string_member(path, "nic"), *relation});
       }
     }
   }

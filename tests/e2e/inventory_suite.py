@@ -11,7 +11,8 @@
   OpenReports CRD's structural schema with nothing pruned, fields owned by topoguard (Apply); a
   driver publishing a wrong pcieRoot, numaNode and address shown as attribute-mismatch results;
   more passes write nothing (resourceVersion kept); the metrics scraped
-  (topoguard_node_gpu_nic_pairs by relation); the driver fixed, the report rewritten once;
+  (topoguard_node_gpu_nic_pairs by relation); `topoguard evidence` of a Pod on the node adds the
+  report's class of its GPU x NIC pair; the driver fixed, the report rewritten once;
 - `topoguard topology` on the cluster's slices and inventory reports shows the node's sysfs beside
   the slices; SIGTERM ends the process.
 
@@ -203,6 +204,37 @@ class Suite(Results):
         with urllib.request.urlopen("http://127.0.0.1:%d/readyz" % self.port, timeout=5) as reply:
             check(reply.status == 200, "readyz")
 
+    def evidence_with_inventory(self):
+        # A claim allocated GPU gpu-0 (0000:10:1c.0) and the EFA on its root (0000:10:1b.0),
+        # as the scheduler would write it, and a Pod on the node using it.
+        requests = [{"name": name, "exactly": {"deviceClassName": name}} for name in ("gpu", "nic")]
+        claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                 "metadata": {"name": "pair", "namespace": "default"},
+                 "spec": {"devices": {"requests": requests}}}
+        self.cluster.kubectl("create", "-f", "-", stdin=json.dumps(claim))
+        results = [{"request": "gpu", "driver": "gpu.example.com", "pool": NODE, "device": "gpu-0"},
+                   {"request": "nic", "driver": "dra.net", "pool": NODE,
+                    "device": "pci-0000-10-1b-0"}]
+        self.cluster.kubectl("patch", "resourceclaim", "pair", "-n", "default",
+                             "--subresource=status", "--type=merge", "-p", json.dumps(
+                                 {"status": {"allocation": {"devices": {"results": results}}}}))
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bench", "namespace": "default"},
+               "spec": {"nodeName": NODE, "resourceClaims": [{"name": "pair",
+                                                               "resourceClaimName": "pair"}],
+                        "containers": [{"name": "bench", "image": "registry.example/bench",
+                                        "resources": {"claims": [{"name": "pair"}]}}]}}
+        self.cluster.kubectl("create", "-f", "-", stdin=json.dumps(pod))
+        done = subprocess.run([BINARY, "evidence", "bench", "--kubeconfig",
+                               self.cluster.plane.kubeconfig], capture_output=True, text=True,
+                              timeout=30)
+        check(done.returncode == 0, "evidence: %s" % done.stderr)
+        document = json.loads(done.stdout)["claims"][0]
+        inventory = document["nodeInventory"]
+        check(inventory["source"] == "ClusterReport " + self.node_uid(), "source: %s" % inventory)
+        check(inventory["paths"] == [{"gpu": "0000:10:1c.0", "nic": "0000:10:1b.0",
+                                      "relation": "PHB"}], "paths: %s" % inventory["paths"])
+        check("aligned" in done.stderr and "sysfs: PHB" in done.stderr, "verdict: %s" % done.stderr)
+
     def topology_beside(self):
         reports = os.path.join(self.work, "reports.yaml")
         slices = os.path.join(self.work, "slices.yaml")
@@ -241,6 +273,16 @@ def run(plane, work, started):
     plane.create_nodes([NODE])
     cluster.kubectl("create", "-f", os.path.join(SOURCE, "tests", "sysfs", "slices",
                                                  "p4d-wrong-attributes.yaml"))
+    # DRANET publishing the node's first EFA as it is (no finding).
+    cluster.kubectl("create", "-f", "-", stdin=json.dumps({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+        "metadata": {"name": "p4d-dra.net"},
+        "spec": {"driver": "dra.net", "nodeName": NODE,
+                 "pool": {"name": NODE, "generation": 1, "resourceSliceCount": 1},
+                 "devices": [{"name": "pci-0000-10-1b-0", "attributes": {
+                     "dra.net/pciAddress": {"string": "0000:10:1b.0"},
+                     "resource.kubernetes.io/pcieRoot": {"string": "pci0000:10"},
+                     "dra.net/numaNode": {"int": 0}}}]}}))
     sysfs = os.path.join(work, "sysfs")
     subprocess.run([sys.executable, os.path.join(SOURCE, "tests", "sysfs", "build_sysfs.py"),
                     os.path.join(SOURCE, "tests", "sysfs", "machines", "aws-p4d.json"), sysfs],
@@ -256,6 +298,8 @@ def run(plane, work, started):
                   suite.mismatches_reported)
         suite.run("no write while nothing changes (3 passes)", suite.unchanged_writes_nothing)
         suite.run("metrics: topoguard_node_gpu_nic_pairs by relation", suite.pair_metrics)
+        suite.run("evidence adds the node's report: the pair's class (PHB)",
+                  suite.evidence_with_inventory)
         suite.run("topology shows the report's inventory beside the slices",
                   suite.topology_beside)
         suite.run("the driver fixed: the report rewritten once", suite.fixed_driver_rewritten)

@@ -12,12 +12,6 @@
 
 namespace topoguard::hardware {
 
-// A node inventory and where it came from ("inventory.json", "ClusterReport <uid>").
-struct SourcedNodeView {
-  std::string source;
-  NodeSysfsView view;
-};
-
 // Text after topology_to_text(), one block per inventory in node order; input escaped.
 [[nodiscard]] std::string inventory_beside_slices_text(
     const std::vector<SourcedNodeView>& inventories, const cluster::Topology& topology);

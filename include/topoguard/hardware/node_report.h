@@ -42,6 +42,13 @@ struct NodeDeviceView {
   std::string physfn;
 };
 
+// One GPU x NIC pair's class, as a report or an inventory's JSON lists it.
+struct PairPath {
+  std::string gpu;
+  std::string nic;
+  PathClass relation = PathClass::kUnknown;
+};
+
 // What a node's sysfs says, wherever it was read from.
 struct NodeSysfsView {
   std::string node;
@@ -50,6 +57,16 @@ struct NodeSysfsView {
   std::size_t omitted_results = 0;  // results a cut report left out (its pairs are not counted)
   std::vector<AttributeMismatch> mismatches;
   std::vector<std::string> problems;
+  // The pairs one by one: read from a report or an inventory's JSON (a report lists at most
+  // kMaxNodeReportResults results); node_view() only counts them, as pairs grow with the square
+  // of the devices.
+  std::vector<PairPath> paths;
+};
+
+// A node inventory and where it came from ("inventory.json", "ClusterReport <uid>").
+struct SourcedNodeView {
+  std::string source;
+  NodeSysfsView view;
 };
 
 [[nodiscard]] PathCounts count_paths(const NodeInventory& inventory);
