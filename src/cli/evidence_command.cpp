@@ -49,13 +49,9 @@ Result<Json> get_object(kube::ApiClient& client, const std::string& path) {
 }
 
 // The node's inventory as the DaemonSet reported it (deploy/inventory: a ClusterReport named after
-// the Node's uid); none, said on stderr, when the node has none or it cannot be read.
-std::optional<hardware::SourcedNodeView> node_inventory(kube::ApiClient& client, const std::string& node) {
-  const auto none = [&node](const std::string& why) {
-    std::cerr << "topoguard evidence: no inventory of node " << printable(node) << ": "
-              << printable(why) << '\n';
-    return std::nullopt;
-  };
+// the Node's uid); an error saying why there is none.
+Result<hardware::SourcedNodeView> node_inventory(kube::ApiClient& client, const std::string& node) {
+  const auto none = [](const std::string& why) { return Error{ErrorCode::kIo, why, {}}; };
   Result<Json> node_object = get_object(client, "/api/v1/nodes/" + node);
   const Json* uid = node_object ? find_at(*node_object, "/metadata/uid") : nullptr;
   if (uid == nullptr || !uid->is_string()) {
@@ -124,8 +120,15 @@ int run_evidence_command(const EvidenceOptions& options) {
     return kExitUsage;
   }
   std::optional<hardware::SourcedNodeView> inventory;
+  std::string without_inventory;  // why the node's inventory is missing, said after the verdicts
   if (const Json* node = find_at(pod_summary, "/node"); node != nullptr && node->is_string()) {
-    inventory = node_inventory(*client, node->get<std::string>());
+    Result<hardware::SourcedNodeView> read = node_inventory(*client, node->get<std::string>());
+    if (read) {
+      inventory = std::move(*read);
+    } else {
+      without_inventory = "no inventory of node " + node->get<std::string>() + ": " +
+                          read.error().message;
+    }
   }
   Json documents = Json::array();
   for (const auto& [claim_namespace, claim_name] : claims) {
@@ -144,6 +147,9 @@ int run_evidence_command(const EvidenceOptions& options) {
     std::cerr << claim_namespace << '/' << printable(claim_name) << ": "
               << printable(evidence->verdict_line) << '\n';
     documents.push_back(std::move(evidence->document));
+  }
+  if (!without_inventory.empty()) {
+    std::cerr << "topoguard evidence: " << printable(without_inventory) << '\n';
   }
   std::cout << to_json_text(Json{{"kind", "topoguard.evidence/v1"},
                                  {"pod", pod_summary},
