@@ -58,10 +58,6 @@ std::string plural(std::size_t count, const char* noun) {
   return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
 }
 
-constexpr std::array<PathClass, 6> kPathClasses = {PathClass::kPix,  PathClass::kPxb,
-                                                   PathClass::kPhb,  PathClass::kNode,
-                                                   PathClass::kSys,  PathClass::kUnknown};
-
 // The inventories in node order (then source), so the output does not depend on input order.
 std::vector<const SourcedNodeView*> in_node_order(const std::vector<SourcedNodeView>& inventories) {
   std::vector<const SourcedNodeView*> ordered;

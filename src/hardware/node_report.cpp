@@ -12,9 +12,6 @@ constexpr std::string_view kPciDeviceRule = "pci-device";
 constexpr std::string_view kPathRule = "gpu-nic-path";
 constexpr std::string_view kSysfsRule = "sysfs";
 constexpr std::string_view kOmittedAnnotation = "topoguard.dev/omitted-results";
-constexpr std::array<PathClass, 6> kPathClasses = {PathClass::kPix,  PathClass::kPxb,
-                                                   PathClass::kPhb,  PathClass::kNode,
-                                                   PathClass::kSys,  PathClass::kUnknown};
 
 std::string_view kind_name(DeviceKind kind) { return kind == DeviceKind::kGpu ? "gpu" : "nic"; }
 

@@ -32,6 +32,9 @@ inline constexpr std::size_t kMaxNodeReportResults = 1000;
 
 // Pairs per path class, indexed by PathClass (PIX, PXB, PHB, NODE, SYS, unknown).
 using PathCounts = std::array<std::size_t, 6>;
+inline constexpr std::array<PathClass, 6> kPathClasses = {PathClass::kPix,  PathClass::kPxb,
+                                                          PathClass::kPhb,  PathClass::kNode,
+                                                          PathClass::kSys,  PathClass::kUnknown};
 
 struct NodeDeviceView {
   DeviceKind kind = DeviceKind::kGpu;
