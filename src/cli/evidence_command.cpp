@@ -2,6 +2,7 @@
 // devices with their published attributes and a verdict, as a JSON document on stdout to keep
 // with benchmark results, and the verdict as one line per claim on stderr.
 #include <iostream>
+#include <optional>
 
 #include "cluster_slices.h"
 #include "commands.h"
@@ -10,6 +11,7 @@
 #include "topoguard/common/json_writer.h"
 #include "topoguard/common/printable_text.h"
 #include "topoguard/hardware/evidence.h"
+#include "topoguard/hardware/node_report.h"
 
 namespace topoguard::cli {
 
@@ -44,6 +46,31 @@ Result<Json> get_object(kube::ApiClient& client, const std::string& path) {
                  {}};
   }
   return read_json(response->body, kObjectDepth);
+}
+
+// The node's inventory as the DaemonSet reported it (deploy/inventory: a ClusterReport named after
+// the Node's uid); an error saying why there is none.
+Result<hardware::SourcedNodeView> node_inventory(kube::ApiClient& client, const std::string& node) {
+  const auto none = [](const std::string& why) { return Error{ErrorCode::kIo, why, {}}; };
+  Result<Json> node_object = get_object(client, "/api/v1/nodes/" + node);
+  const Json* uid = node_object ? find_at(*node_object, "/metadata/uid") : nullptr;
+  if (uid == nullptr || !uid->is_string()) {
+    return none(node_object ? "the Node has no uid" : node_object.error().message);
+  }
+  const std::string name = uid->get<std::string>();
+  Result<Json> report =
+      get_object(client, "/apis/openreports.io/v1alpha1/clusterreports/" + name);
+  if (!report) {
+    return none(report.error().message + " (is deploy/inventory running there?)");
+  }
+  if (!hardware::is_node_inventory_report(*report)) {
+    return none("ClusterReport " + name + " is not topoguard's node inventory");
+  }
+  Result<hardware::NodeSysfsView> view = hardware::node_view_from_report(*report);
+  if (!view) {
+    return none("ClusterReport " + name + ": " + view.error().message);
+  }
+  return hardware::SourcedNodeView{"ClusterReport " + name, std::move(*view)};
 }
 
 int fail(const std::string& message) {
@@ -92,6 +119,17 @@ int run_evidence_command(const EvidenceOptions& options) {
   if (!slices) {
     return kExitUsage;
   }
+  std::optional<hardware::SourcedNodeView> inventory;
+  std::string without_inventory;  // why the node's inventory is missing, said after the verdicts
+  if (const Json* node = find_at(pod_summary, "/node"); node != nullptr && node->is_string()) {
+    Result<hardware::SourcedNodeView> read = node_inventory(*client, node->get<std::string>());
+    if (read) {
+      inventory = std::move(*read);
+    } else {
+      without_inventory = "no inventory of node " + node->get<std::string>() + ": " +
+                          read.error().message;
+    }
+  }
   Json documents = Json::array();
   for (const auto& [claim_namespace, claim_name] : claims) {
     Result<Json> claim = get_object(*client, "/apis/resource.k8s.io/v1/namespaces/" +
@@ -103,9 +141,15 @@ int run_evidence_command(const EvidenceOptions& options) {
     if (!evidence) {
       return fail(claim_namespace + "/" + claim_name + ": " + evidence.error().message);
     }
+    if (inventory) {
+      hardware::add_node_inventory(*evidence, inventory->view, inventory->source);
+    }
     std::cerr << claim_namespace << '/' << printable(claim_name) << ": "
               << printable(evidence->verdict_line) << '\n';
     documents.push_back(std::move(evidence->document));
+  }
+  if (!without_inventory.empty()) {
+    std::cerr << "topoguard evidence: " << printable(without_inventory) << '\n';
   }
   std::cout << to_json_text(Json{{"kind", "topoguard.evidence/v1"},
                                  {"pod", pod_summary},

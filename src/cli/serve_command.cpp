@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "stop_signals.h"
 #include "topoguard/cache/cluster_cache.h"
 #include "topoguard/common/duration.h"
 #include "topoguard/common/printable_text.h"
@@ -37,45 +38,6 @@
 
 namespace topoguard::cli {
 namespace {
-
-// Self-pipe: the signal handler only writes a byte; the main thread reads it and drains (SIGTERM,
-// SIGINT) or reloads (SIGHUP).
-int g_signal_pipe[2] = {-1, -1};
-
-extern "C" void on_stop_signal(int signal_number) {
-  const char byte = static_cast<char>(signal_number);
-  const int saved_errno = errno;
-  [[maybe_unused]] const ssize_t written = ::write(g_signal_pipe[1], &byte, 1);
-  errno = saved_errno;
-}
-
-bool install_signal_handlers() {
-  if (::pipe2(g_signal_pipe, O_CLOEXEC) != 0) {
-    return false;
-  }
-  struct sigaction action {};
-  action.sa_handler = on_stop_signal;
-  sigemptyset(&action.sa_mask);
-  ::sigaction(SIGTERM, &action, nullptr);
-  ::sigaction(SIGINT, &action, nullptr);
-  ::sigaction(SIGHUP, &action, nullptr);  // reload, not stop (its default would kill us)
-  std::signal(SIGPIPE, SIG_IGN);
-  return true;
-}
-
-int wait_for_signal() {
-  char byte = 0;
-  while (true) {
-    const ssize_t n = ::read(g_signal_pipe[0], &byte, 1);
-    if (n == 1) {
-      return static_cast<unsigned char>(byte);
-    }
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    return 0;
-  }
-}
 
 // Every connection is a descriptor: a soft limit below --max-connections would refuse clients
 // the caps let in. The hard limit is what the container allows.

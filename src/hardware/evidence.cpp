@@ -1,5 +1,6 @@
 #include "topoguard/hardware/evidence.h"
 
+#include <algorithm>
 #include <array>
 #include <set>
 
@@ -130,6 +131,60 @@ Result<Evidence> build_evidence(const Json& claim, const std::vector<k8s::Parsed
       {"verdict", verdict_name(evidence.verdict)},
       {"verdictLine", evidence.verdict_line}};
   return evidence;
+}
+
+void add_node_inventory(Evidence& evidence, const NodeSysfsView& view, const std::string& source) {
+  Json devices = Json::array();
+  std::vector<const NodeDeviceView*> gpus;
+  std::vector<const NodeDeviceView*> nics;
+  for (const Json& allocated : evidence.document["devices"]) {
+    const Json* attributes = member(allocated, "attributes");
+    std::string address;
+    for (const char* attribute : {"resource.kubernetes.io/pciBusID", "dra.net/pciAddress"}) {
+      const Json* value = attributes != nullptr && attributes->is_object()
+                              ? member(*attributes, attribute)
+                              : nullptr;
+      if (address.empty() && value != nullptr && value->is_string()) {
+        address = value->get<std::string>();
+      }
+    }
+    const auto found = std::find_if(view.devices.begin(), view.devices.end(),
+                                    [&address](const NodeDeviceView& device) {
+                                      return !address.empty() && device.address == address;
+                                    });
+    Json sysfs;
+    if (found != view.devices.end()) {
+      sysfs = Json{{"pcieRoot", found->pcie_root ? Json(*found->pcie_root) : Json()},
+                   {"numaNode", found->numa_node ? Json(*found->numa_node) : Json()}};
+      (found->kind == DeviceKind::kGpu ? gpus : nics).push_back(&*found);
+    }
+    devices.push_back(Json{{"request", string_member(allocated, "request")},
+                           {"device", string_member(allocated, "device")},
+                           {"pciBusID", address.empty() ? Json() : Json(address)},
+                           {"sysfs", std::move(sysfs)}});
+  }
+  Json paths = Json::array();
+  std::string classes;
+  for (const NodeDeviceView* gpu : gpus) {
+    for (const NodeDeviceView* nic : nics) {
+      // A VF is on its PF's path.
+      const std::string& column = nic->physfn.empty() ? nic->address : nic->physfn;
+      const auto path = std::find_if(view.paths.begin(), view.paths.end(),
+                                     [&](const PairPath& pair) {
+                                       return pair.gpu == gpu->address && pair.nic == column;
+                                     });
+      const std::string relation(path != view.paths.end() ? path_class_name(path->relation)
+                                                          : std::string_view("?"));
+      paths.push_back(Json{{"gpu", gpu->address}, {"nic", nic->address}, {"relation", relation}});
+      classes += (classes.empty() ? "" : ", ") + relation;
+    }
+  }
+  evidence.document["nodeInventory"] =
+      Json{{"source", source}, {"devices", std::move(devices)}, {"paths", std::move(paths)}};
+  if (!classes.empty()) {
+    evidence.verdict_line += "; sysfs: " + classes;
+    evidence.document["verdictLine"] = evidence.verdict_line;
+  }
 }
 
 }  // namespace topoguard::hardware

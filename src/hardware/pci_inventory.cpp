@@ -345,7 +345,8 @@ std::string inventory_to_text(const NodeInventory& inventory) {
   return out;
 }
 
-std::string inventory_to_json(const NodeInventory& inventory, const SliceCheck* check) {
+std::string inventory_to_json(const NodeInventory& inventory, const SliceCheck* check,
+                              std::string_view node) {
   std::string out;
   JsonWriter json(out, 2);
   const auto device = [&json](const InventoryDevice& item) {
@@ -386,6 +387,9 @@ std::string inventory_to_json(const NodeInventory& inventory, const SliceCheck* 
     json.end_object();
   };
   json.begin_object().member("kind", "topoguard.inventory/v1");
+  if (!node.empty()) {
+    json.member("node", node);
+  }
   json.key("gpus").begin_array();
   std::for_each(inventory.gpus.begin(), inventory.gpus.end(), device);
   json.end_array().key("nics").begin_array();

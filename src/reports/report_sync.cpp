@@ -66,6 +66,20 @@ std::string content_hash(const Json& document) {
   return hex;
 }
 
+std::string stamp_content_hash(Json& document) {
+  std::string hash = content_hash(document);
+  document["metadata"]["annotations"][std::string(kContentHashAnnotation)] = hash;
+  return hash;
+}
+
+Result<kube::ObjectResponse> apply_report(kube::ApiClient& client,
+                                          const kube::ResourceRef& resource,
+                                          const std::string& name, const Json& document,
+                                          std::stop_token stop) {
+  return kube::apply_object(client, resource, name, document,
+                            kube::WriteOptions{std::string(kFieldManager), true}, stop);
+}
+
 DesiredReports desired_reports(const cache::CacheSnapshot& snapshot,
                                const policy::PolicySet& policies,
                                const audit::ResourceReportOptions& options) {
@@ -111,8 +125,7 @@ DesiredReports desired_reports(const cache::CacheSnapshot& snapshot,
     report_metadata["ownerReferences"] = Json::array({owner_reference(report.subject, uid)});
     report_metadata["labels"][std::string(kBackgroundLabel)] = "true";
     document["scope"]["uid"] = uid;
-    std::string hash = content_hash(document);
-    report_metadata["annotations"][std::string(kContentHashAnnotation)] = hash;
+    std::string hash = stamp_content_hash(document);
     std::string namespace_name = string_member(report_metadata, "namespace");
     desired.reports.push_back(DesiredReport{std::move(namespace_name), uid, std::move(document),
                                             std::move(hash), report.omitted});
@@ -285,9 +298,8 @@ bool ReportSyncer::Impl::write(const DesiredReport& desired, std::stop_token sto
     return false;
   }
   const Key key{!desired.namespace_.empty(), desired.namespace_, desired.name};
-  kube::WriteOptions write_options{std::string(kFieldManager), true};
-  Result<kube::ObjectResponse> applied = kube::apply_object(*client, resource_of(key), desired.name,
-                                                            desired.document, write_options, stop);
+  Result<kube::ObjectResponse> applied =
+      apply_report(*client, resource_of(key), desired.name, desired.document, stop);
   std::lock_guard lock(mutex);
   if (applied && applied->ok()) {
     known[key] = desired.hash;

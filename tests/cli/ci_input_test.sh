@@ -29,13 +29,13 @@ check "deploy/: a kustomization's note names the command that renders it" \
 check "deploy/: the Helm chart's note names the command that renders it" \
   grep -qF 'deploy/helm/topoguard: skipped, not a Kubernetes object: part of a Helm chart (a folder with Chart.yaml); to audit what it renders: helm template CHART | topoguard audit -' "$work/err"
 check "deploy/: the count by reason" \
-  grep -qE '^skipped 23 inputs that are not Kubernetes objects \(helm-chart 1, kustomization 10, kustomize-patch 6, no-kind 6\)' "$work/err"
+  grep -qE '^skipped 27 inputs that are not Kubernetes objects \(helm-chart 1, kustomization 12, kustomize-patch 8, no-kind 6\)' "$work/err"
 check "deploy/: SARIF run successful, skipped inputs as notes" \
   jq_true '.runs[0].invocations[0].executionSuccessful and
-           ([.runs[0].invocations[0].toolExecutionNotifications[] | select(.level == "note")] | length) == 23' "$work/out"
+           ([.runs[0].invocations[0].toolExecutionNotifications[] | select(.level == "note")] | length) == 27' "$work/out"
 run audit --format json --fail-on never deploy/
 check "deploy/: JSON lists skippedInputs" \
-  jq_true '(.skippedInputs | length) == 23 and (.errors | length) == 0 and
+  jq_true '(.skippedInputs | length) == 27 and (.errors | length) == 0 and
            any(.skippedInputs[]; .reason == "kustomize-patch" and .file == "deploy/webhook/mtls/client-ca.yaml")' "$work/out"
 # The PrometheusRule's {{ $labels.pod }} is alert text, not a Helm template: it is read.
 check "deploy/: the PrometheusRule is read, not skipped" \

@@ -82,6 +82,38 @@ for format in text json sarif junit; do
     fail "compare -o $format differs from $golden"
   fi
 done
+# `topology --inventory`: the node's sysfs (the inventory with the wrong driver's findings) beside
+# what the corpus's captured p4d slices publish, as text and JSON; an inventory that names no node
+# is taken with NODE=FILE, one that is none is an error naming the file.
+if [[ -d $corpus ]]; then
+  timeout 60 "$binary" inventory --sysfs "$work/aws-p4d" --node "$p4d_node" -o json \
+    --compare-slices "$here/slices/p4d-wrong-attributes.yaml" >"$work/p4d-inventory.json"
+  for format in text json; do
+    golden=$here/golden/aws-p4d.topology.$format
+    (cd "$work" && timeout 60 "$binary" topology --cluster-state "$corpus/resourceslice-gpu.yaml" \
+      --cluster-state "$corpus/resourceslice-dranet.yaml" --inventory p4d-inventory.json \
+      -o "$format") | sed "s|$corpus/||g" >"$work/out" 2>"$work/err"
+    status=${PIPESTATUS[0]}
+    [[ $status == 0 ]] || fail "topology --inventory -o $format: exit $status: $(cat "$work/err")"
+    if [[ ${TOPOGUARD_UPDATE_GOLDEN:-} == 1 ]]; then
+      cp "$work/out" "$golden"
+    elif ! diff -u "$golden" "$work/out"; then
+      fail "topology --inventory -o $format differs from $golden"
+    fi
+  done
+  timeout 60 "$binary" inventory --sysfs "$work/aws-p4d" -o json >"$work/anonymous.json"
+  timeout 60 "$binary" topology --cluster-state "$corpus/resourceslice-gpu.yaml" \
+    --inventory "$work/anonymous.json" >"$work/out" 2>"$work/err"
+  [[ $? == 2 ]] && grep -q "anonymous.json: node: the inventory names no node" "$work/err" ||
+    fail "topology --inventory without a node: $(cat "$work/err")"
+  timeout 60 "$binary" topology --cluster-state "$corpus/resourceslice-gpu.yaml" \
+    --inventory "$p4d_node=$work/anonymous.json" >"$work/out" 2>"$work/err"
+  [[ $? == 0 ]] && grep -q "inventory of node $p4d_node" "$work/out" ||
+    fail "topology --inventory NODE=FILE: $(cat "$work/err")"
+  timeout 60 "$binary" topology --cluster-state "$corpus/resourceslice-gpu.yaml" \
+    --inventory "$work/bad-root.json" >"$work/out" 2>"$work/err"
+  [[ $? == 2 ]] && grep -q "bad-root.json: " "$work/err" || fail "topology --inventory bad: $(cat "$work/err")"
+fi
 # The machine formats as their consumers check them: SARIF against the 2.1.0 JSON schema, JUnit
 # against the schema tests/reports uses (when xmllint is there).
 sarif_schema=$source_dir/../shared/reference/schemas/sarif-schema-2.1.0.json

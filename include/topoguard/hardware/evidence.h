@@ -10,6 +10,7 @@
 
 #include "topoguard/common/json.h"
 #include "topoguard/common/result.h"
+#include "topoguard/hardware/node_report.h"
 #include "topoguard/k8s/resource_slice.h"
 
 namespace topoguard::hardware {
@@ -31,5 +32,13 @@ struct Evidence {
 // node known -> across NUMA; else unknown (a device publishes neither, or is in no slice).
 [[nodiscard]] Result<Evidence> build_evidence(const Json& claim,
                                               const std::vector<k8s::ParsedSlicePtr>& slices);
+
+// What the node's inventory (its report, `source`) says of the claim's devices: under
+// "nodeInventory" {source, devices: [{request, device, pciBusID, sysfs: {pcieRoot, numaNode} or
+// null when the address is no GPU or RDMA NIC of the inventory}], paths: [{gpu, nic, relation}]
+// for each allocated GPU and NIC the inventory pairs}, and the classes appended to the verdict
+// line ("; sysfs: PIX"). A device's address is its resource.kubernetes.io/pciBusID, else
+// dra.net/pciAddress.
+void add_node_inventory(Evidence& evidence, const NodeSysfsView& view, const std::string& source);
 
 }  // namespace topoguard::hardware

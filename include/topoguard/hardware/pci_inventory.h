@@ -99,8 +99,10 @@ struct NodeInventory {
 // Human-readable report: devices, then the GPU x NIC matrix with a legend. Input is escaped.
 [[nodiscard]] std::string inventory_to_text(const NodeInventory& inventory);
 struct SliceCheck;
-// The same as a JSON document (topoguard.inventory/v1), with "sliceCheck" when `check` is given.
+// The same as a JSON document (topoguard.inventory/v1), with "node" when `node` is not empty
+// (inventory --node) and "sliceCheck" when `check` is given.
 [[nodiscard]] std::string inventory_to_json(const NodeInventory& inventory,
-                                            const SliceCheck* check = nullptr);
+                                            const SliceCheck* check = nullptr,
+                                            std::string_view node = {});
 
 }  // namespace topoguard::hardware

@@ -28,6 +28,7 @@
 #include "topoguard/kube/api_client.h"
 #include "topoguard/kube/clock.h"
 #include "topoguard/kube/list.h"
+#include "topoguard/kube/objects.h"
 #include "topoguard/kube/rate_limiter.h"
 #include "topoguard/policy/policy_set.h"
 
@@ -70,6 +71,15 @@ struct DesiredReports {
 
 // The content hash of a document (SHA-256, hex).
 [[nodiscard]] std::string content_hash(const Json& document);
+// Sets the annotation topoguard.dev/content-hash of `document` to the hash of the document
+// without it, and returns that hash.
+std::string stamp_content_hash(Json& document);
+// Server-side apply of a report as topoguard (fieldManager topoguard, force).
+[[nodiscard]] Result<kube::ObjectResponse> apply_report(kube::ApiClient& client,
+                                                        const kube::ResourceRef& resource,
+                                                        const std::string& name,
+                                                        const Json& document,
+                                                        std::stop_token stop);
 
 struct ReportSyncOptions {
   std::chrono::milliseconds interval{std::chrono::minutes(5)};

@@ -55,5 +55,36 @@ TEST(EvidenceTest, UnallocatedClaimIsAnError) {
   EXPECT_FALSE(build_evidence(Json{{"metadata", Json::object()}}, slices()));
 }
 
+// The node's inventory adds, per allocated device, what sysfs says of its address (found by
+// pciBusID, else dra.net/pciAddress) and the pair's class as the inventory lists it (a VF by its
+// PF's column); an address the inventory lacks has no sysfs view.
+TEST(EvidenceTest, NodeInventoryAddsSysfsAndPathClass) {
+  Evidence evidence;
+  evidence.verdict_line = "aligned (pcieRoot \"pci0000:00\"; NUMA 0)";
+  evidence.document = Json{
+      {"devices",
+       {{{"request", "gpu"}, {"device", "gpu-0"},
+         {"attributes", {{"resource.kubernetes.io/pciBusID", "0000:07:00.0"}}}},
+        {{"request", "nic"}, {"device", "vf-0"},
+         {"attributes", {{"dra.net/pciAddress", "0000:0c:00.2"}}}},
+        {{"request", "other"}, {"device", "gone"}, {"attributes", nullptr}}}}};
+  NodeSysfsView view;
+  view.node = "n";
+  view.devices = {NodeDeviceView{DeviceKind::kGpu, "0000:07:00.0", "pci0000:00", 0, false, ""},
+                  NodeDeviceView{DeviceKind::kRdmaNic, "0000:0c:00.2", "pci0000:00", 0, false,
+                                 "0000:0c:00.0"}};
+  view.paths = {PairPath{"0000:07:00.0", "0000:0c:00.0", PathClass::kPix}};
+  add_node_inventory(evidence, view, "ClusterReport uid-1");
+  const Json& inventory = evidence.document["nodeInventory"];
+  EXPECT_EQ(inventory["source"], "ClusterReport uid-1");
+  EXPECT_EQ(inventory["devices"][0]["sysfs"]["pcieRoot"], "pci0000:00");
+  EXPECT_EQ(inventory["devices"][1]["pciBusID"], "0000:0c:00.2");
+  EXPECT_TRUE(inventory["devices"][2]["sysfs"].is_null());
+  EXPECT_EQ(inventory["paths"], Json::parse(R"([{"gpu": "0000:07:00.0", "nic": "0000:0c:00.2",
+                                                  "relation": "PIX"}])"));
+  EXPECT_EQ(evidence.verdict_line, "aligned (pcieRoot \"pci0000:00\"; NUMA 0); sysfs: PIX");
+  EXPECT_EQ(evidence.document["verdictLine"], evidence.verdict_line);
+}
+
 }  // namespace
 }  // namespace topoguard::hardware
