@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <stop_token>
-#include <functional>
 #include <utility>
 #include <vector>
 
