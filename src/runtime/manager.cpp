@@ -27,9 +27,6 @@ Status Manager::start() {
 std::string Manager::not_ready_reason() const {
   {
     std::lock_guard lock(mutex_);
-    if (phase_ == Phase::kIdle) {
-      return "starting";
-    }
     if (phase_ == Phase::kStopping) {
       return "shutting down";
     }

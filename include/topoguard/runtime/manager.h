@@ -27,8 +27,9 @@ class Manager {
   // reverse order (without a deadline) and its error is returned, prefixed with its name.
   [[nodiscard]] Status start();
 
-  // The first not-ready reason of the components in order; "" when all are ready. Before start()
-  // and from stop() on, the process is not ready either.
+  // The first not-ready reason of the components in order; "" when all are ready. From stop() on,
+  // "shutting down". (Not "starting" before start() returns: the last component started may be
+  // the one asked, as the webhook server answers /readyz, and it is ready once it serves.)
   [[nodiscard]] std::string not_ready_reason() const;
 
   // Every component's metrics, in order.
