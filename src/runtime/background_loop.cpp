@@ -4,12 +4,7 @@
 
 namespace topoguard::runtime {
 
-BackgroundLoop::~BackgroundLoop() {
-  stop();
-  if (thread_.joinable()) {
-    thread_.join();  // a step that outlived an earlier stop's deadline
-  }
-}
+BackgroundLoop::~BackgroundLoop() { stop(); }  // also waits out a step that outlived a deadline
 
 void BackgroundLoop::start(Step step, Finish finish) {
   step_ = std::move(step);

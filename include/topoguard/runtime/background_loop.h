@@ -29,8 +29,8 @@ class BackgroundLoop {
   void start(Step step, Finish finish = nullptr);
 
   // Asks the loop to leave and waits for its thread until `deadline`: true when it has ended
-  // (then it is joined), false when a step still runs at the deadline (the destructor joins it).
-  // True when never started. Idempotent.
+  // (then it is joined) or never started, false when a step still runs at the deadline (the
+  // destructor waits for it). Idempotent.
   bool stop(std::chrono::steady_clock::time_point deadline =
                 std::chrono::steady_clock::time_point::max());
 
