@@ -21,7 +21,7 @@
 #include "topoguard/kube/objects.h"
 #include "topoguard/reports/kept_report.h"
 #include "topoguard/reports/report_sync.h"
-#include "stop_signals.h"
+#include "topoguard/runtime/signals.h"
 
 namespace topoguard::cli {
 
@@ -220,7 +220,7 @@ std::unique_ptr<http::TlsEventServer> start_metrics_port(const http::HostPort& l
 int watch_inventory(const InventoryOptions& options, std::chrono::nanoseconds interval,
                     const std::shared_ptr<kube::ApiClient>& shared_client) {
   kube::ApiClient& client = *shared_client;
-  if (!install_signal_handlers()) {
+  if (!runtime::install_signal_handlers()) {
     std::cerr << "topoguard inventory: cannot install signal handlers\n";
     return kExitUsage;
   }
@@ -285,7 +285,7 @@ int watch_inventory(const InventoryOptions& options, std::chrono::nanoseconds in
     } else if (!error.empty()) {
       std::cerr << "topoguard inventory: " << printable(error) << '\n';
     }
-    const std::optional<int> signal_number = wait_for_signal_for(
+    const std::optional<int> signal_number = runtime::wait_for_signal_for(
         std::chrono::duration_cast<std::chrono::milliseconds>(interval));
     if (signal_number && *signal_number != SIGHUP) {
       break;  // SIGTERM, SIGINT, or the pipe failed

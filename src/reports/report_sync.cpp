@@ -4,11 +4,9 @@
 
 #include <algorithm>
 #include <array>
-#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -17,6 +15,7 @@
 #include "topoguard/k8s/pod_template.h"
 #include "topoguard/kube/lease_lock.h"
 #include "topoguard/kube/objects.h"
+#include "topoguard/runtime/background_loop.h"
 
 namespace topoguard::reports {
 
@@ -199,7 +198,9 @@ struct ReportSyncer::Impl {
               clock),
         bucket(options.writes, clock) {}
 
-  void run(std::stop_token stop);
+  // One turn of the loop: a pass when due (or poked) and this replica is the writer; returns the
+  // wait before the next turn.
+  std::chrono::nanoseconds turn(bool poked, std::stop_token stop);
   // Renews the Lease when due; whether this replica is the writer.
   bool lead(std::stop_token stop);
   // One pass; false when it could not run (no fresh snapshot, the reports could not be listed).
@@ -230,10 +231,8 @@ struct ReportSyncer::Impl {
   const EventSink on_event;
   const ReportResources resources;
 
-  mutable std::mutex mutex;  // guards state and poked
-  std::condition_variable_any wake;
+  mutable std::mutex mutex;  // guards state
   ReportSyncStatus state;
-  bool poked = false;
 
   // The loop thread's only:
   kube::LeaseLock lease;
@@ -243,7 +242,7 @@ struct ReportSyncer::Impl {
   bool known_valid = false;  // `known` was listed while this replica held the Lease
   int passes_since_list = 0;
   std::map<Key, std::string> known;  // the reports in the cluster -> their content hash
-  std::jthread loop;
+  runtime::BackgroundLoop loop;  // declared last: its thread uses the members above
 };
 
 bool ReportSyncer::Impl::lead(std::stop_token stop) {
@@ -388,27 +387,16 @@ bool ReportSyncer::Impl::pass(std::stop_token stop) {
   return true;
 }
 
-void ReportSyncer::Impl::run(std::stop_token stop) {
-  while (!stop.stop_requested()) {
-    bool run_now = false;
-    {
-      std::lock_guard lock(mutex);
-      run_now = poked;
-      poked = false;
-    }
-    if (lead(stop) && (run_now || clock->now() >= next_pass)) {
-      // A pass that could not run (the cache not synced yet, or stale) is tried again soon.
-      next_pass = clock->now() + (pass(stop) ? options.interval
-                                             : std::min<std::chrono::nanoseconds>(
-                                                   options.interval, std::chrono::seconds(10)));
-    }
-    const auto until_pass = next_pass - clock->now();
-    const auto wait = std::clamp<std::chrono::nanoseconds>(until_pass, std::chrono::milliseconds(1),
-                                                           options.retry_period);
-    std::unique_lock lock(mutex);
-    wake.wait_for(lock, stop, wait, [this] { return poked; });
+std::chrono::nanoseconds ReportSyncer::Impl::turn(bool poked, std::stop_token stop) {
+  if (lead(stop) && (poked || clock->now() >= next_pass)) {
+    // A pass that could not run (the cache not synced yet, or stale) is tried again soon.
+    next_pass = clock->now() + (pass(stop) ? options.interval
+                                           : std::min<std::chrono::nanoseconds>(
+                                                 options.interval, std::chrono::seconds(10)));
   }
-  lease.release();
+  const auto until_pass = next_pass - clock->now();
+  return std::clamp<std::chrono::nanoseconds>(until_pass, std::chrono::milliseconds(1),
+                                              options.retry_period);
 }
 
 ReportSyncer::ReportSyncer(kube::ApiClientPtr client, cache::ClusterCachePtr cache,
@@ -420,23 +408,16 @@ ReportSyncer::ReportSyncer(kube::ApiClientPtr client, cache::ClusterCachePtr cac
 ReportSyncer::~ReportSyncer() { stop(); }
 
 void ReportSyncer::start() {
-  impl_->loop = std::jthread([this](std::stop_token stop) { impl_->run(stop); });
+  Impl& impl = *impl_;
+  impl.loop.start([&impl](bool poked, std::stop_token stop) { return impl.turn(poked, stop); },
+                  [&impl] { impl.lease.release(); });
 }
 
-void ReportSyncer::stop() {
-  if (impl_->loop.joinable()) {
-    impl_->loop.request_stop();
-    impl_->loop.join();
-  }
+bool ReportSyncer::stop(std::chrono::steady_clock::time_point deadline) {
+  return impl_->loop.stop(deadline);
 }
 
-void ReportSyncer::poke() {
-  {
-    std::lock_guard lock(impl_->mutex);
-    impl_->poked = true;
-  }
-  impl_->wake.notify_all();
-}
+void ReportSyncer::poke() { impl_->loop.poke(); }
 
 ReportSyncStatus ReportSyncer::status() const {
   std::lock_guard lock(impl_->mutex);

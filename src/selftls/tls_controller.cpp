@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <array>
-#include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <stop_token>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -14,6 +13,7 @@
 #include "topoguard/kube/lease_lock.h"
 #include "topoguard/kube/objects.h"
 #include "topoguard/kube/reflector.h"
+#include "topoguard/runtime/background_loop.h"
 
 namespace topoguard::selftls {
 
@@ -29,9 +29,9 @@ const char* const kConfigurationFieldManager = "topoguard-tls";
 // come in order), or lists again, the written object stands.
 class NamedObjectFeed final : public kube::ReflectorHandler {
  public:
-  NamedObjectFeed(std::mutex& mutex, std::condition_variable_any& changed,
-                  std::uint64_t& generation)
-      : mutex_(mutex), changed_(changed), generation_(generation) {}
+  // `on_change` is called, without the mutex, after each change of the object.
+  NamedObjectFeed(std::mutex& mutex, std::function<void()> on_change)
+      : mutex_(mutex), on_change_(std::move(on_change)) {}
 
   void on_list_page(std::vector<Json>&& items) override {
     if (!items.empty()) {
@@ -76,14 +76,12 @@ class NamedObjectFeed final : public kube::ReflectorHandler {
       seen_[next_seen_++ % seen_.size()] = std::move(version);
       written_version_.clear();
       object_ = std::move(object);
-      ++generation_;
     }
-    changed_.notify_all();
+    on_change_();
   }
 
   std::mutex& mutex_;
-  std::condition_variable_any& changed_;
-  std::uint64_t& generation_;  // guarded by mutex_
+  const std::function<void()> on_change_;
   Json listed_;  // of a list in progress; the reflector's thread only
   Json object_;
   std::string written_version_;       // of a write the watch has not delivered yet
@@ -206,9 +204,9 @@ struct TlsController::Impl {
         secrets{"", "v1", "secrets", options.secret_namespace},
         validating{"admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", ""},
         mutating{"admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", ""},
-        secret_feed(mutex, changed, generation),
-        validating_feed(mutex, changed, generation),
-        mutating_feed(mutex, changed, generation),
+        secret_feed(mutex, [this] { loop.poke(); }),
+        validating_feed(mutex, [this] { loop.poke(); }),
+        mutating_feed(mutex, [this] { loop.poke(); }),
         lease(client,
               {options.secret_namespace, options.lease_name, options.identity,
                options.lease_duration, options.renew_deadline, options.retry_period},
@@ -228,7 +226,6 @@ struct TlsController::Impl {
     return reflector;
   }
 
-  void run(std::stop_token stop);
   void reconcile(std::stop_token stop);
   void fail(std::string message);
   Json current_object(const NamedObjectFeed& feed) const {
@@ -263,14 +260,11 @@ struct TlsController::Impl {
   const kube::ResourceRef validating;
   const kube::ResourceRef mutating;
 
-  mutable std::mutex mutex;  // guards the feeds' objects, status, generation and poked
-  std::condition_variable_any changed;
-  std::uint64_t generation = 0;  // feed changes so far
+  mutable std::mutex mutex;  // guards the feeds' objects and status
   NamedObjectFeed secret_feed;
   NamedObjectFeed validating_feed;
   NamedObjectFeed mutating_feed;
   TlsStatus state;
-  bool poked = false;
 
   kube::LeaseLock lease;        // the control thread's only
   std::string served_cert_pem;  // the control thread's only
@@ -279,7 +273,8 @@ struct TlsController::Impl {
   std::unique_ptr<kube::Reflector> secret_reflector;
   std::unique_ptr<kube::Reflector> validating_reflector;
   std::unique_ptr<kube::Reflector> mutating_reflector;
-  std::jthread loop;
+  // Reconciles on every change of a feed (poked), after retry_period or resync at the latest.
+  runtime::BackgroundLoop loop;
 };
 
 void TlsController::Impl::fail(std::string message) {
@@ -610,22 +605,6 @@ void TlsController::Impl::reconcile(std::stop_token stop) {
   }
 }
 
-void TlsController::Impl::run(std::stop_token stop) {
-  std::uint64_t seen = 0;
-  while (!stop.stop_requested()) {
-    {
-      std::lock_guard lock(mutex);
-      seen = generation;
-      poked = false;
-    }
-    reconcile(stop);
-    const auto wait = std::min<std::chrono::nanoseconds>(options.retry_period, options.resync);
-    std::unique_lock lock(mutex);
-    changed.wait_for(lock, stop, wait, [&] { return poked || generation != seen; });
-  }
-  lease.release();
-}
-
 TlsController::TlsController(kube::ApiClientPtr client, TlsControllerOptions options,
                              kube::ClockPtr clock, ServingSink on_serving, EventSink on_event)
     : impl_(std::make_unique<Impl>(std::move(client), std::move(options), std::move(clock),
@@ -634,29 +613,29 @@ TlsController::TlsController(kube::ApiClientPtr client, TlsControllerOptions opt
 TlsController::~TlsController() { stop(); }
 
 void TlsController::start() {
-  impl_->secret_reflector->start();
-  impl_->validating_reflector->start();
-  impl_->mutating_reflector->start();
-  impl_->loop = std::jthread([this](std::stop_token stop) { impl_->run(stop); });
+  Impl& impl = *impl_;
+  impl.secret_reflector->start();
+  impl.validating_reflector->start();
+  impl.mutating_reflector->start();
+  const auto wait = std::min<std::chrono::nanoseconds>(impl.options.retry_period,
+                                                       impl.options.resync);
+  impl.loop.start(
+      [&impl, wait](bool /*poked*/, std::stop_token stop) {
+        impl.reconcile(stop);
+        return wait;
+      },
+      [&impl] { impl.lease.release(); });
 }
 
-void TlsController::stop() {
-  if (impl_->loop.joinable()) {
-    impl_->loop.request_stop();
-    impl_->loop.join();
-  }
+bool TlsController::stop(std::chrono::steady_clock::time_point deadline) {
+  const bool stopped = impl_->loop.stop(deadline);
   impl_->secret_reflector->stop();
   impl_->validating_reflector->stop();
   impl_->mutating_reflector->stop();
+  return stopped;
 }
 
-void TlsController::poke() {
-  {
-    std::lock_guard lock(impl_->mutex);
-    impl_->poked = true;
-  }
-  impl_->changed.notify_all();
-}
+void TlsController::poke() { impl_->loop.poke(); }
 
 TlsStatus TlsController::status() const {
   std::lock_guard lock(impl_->mutex);

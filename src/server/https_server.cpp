@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <csignal>
 #include <cstring>
@@ -14,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include "topoguard/admission/admission_review.h"
 #include "topoguard/admission/review_endpoint.h"
@@ -21,6 +21,7 @@
 #include "topoguard/http/byte_budget.h"
 #include "topoguard/http/tls_context.h"
 #include "topoguard/http/tls_event_server.h"
+#include "topoguard/runtime/background_loop.h"
 #include "topoguard/server/decision_pool.h"
 #include "topoguard/server/json_log.h"
 #include "topoguard/server/review_decorators.h"
@@ -113,11 +114,8 @@ struct HttpsServer::Impl {
   bool shut_down = false;  // guarded by shutdown_mutex
   std::mutex shutdown_mutex;
 
-  std::thread watcher;
-  std::mutex watcher_mutex;
-  std::condition_variable watcher_wake;
-  bool watcher_stop = false;  // guarded by watcher_mutex
-  bool reload_now = false;    // guarded by watcher_mutex
+  // Polls the certificate and policy files every reload_interval, at once when poked (reload()).
+  runtime::BackgroundLoop watcher;
 
   [[nodiscard]] bool certificate_valid() const {
     const http::KeyPairPtr pair = certs->current();
@@ -418,21 +416,6 @@ struct HttpsServer::Impl {
     return https->start();
   }
 
-  void watch() {
-    std::unique_lock lock(watcher_mutex);
-    while (!watcher_stop) {
-      watcher_wake.wait_for(lock, options.reload_interval,
-                            [this] { return watcher_stop || reload_now; });
-      if (watcher_stop) {
-        break;
-      }
-      reload_now = false;
-      lock.unlock();
-      poll_once();
-      lock.lock();
-    }
-  }
-
   void poll_once() {
     const ReloadReport cert_report = certs->poll();
     if (cert_report.result == ReloadResult::kReloaded) {
@@ -497,7 +480,13 @@ Status HttpsServer::start() {
   if (Status status = impl.start_ports(); !status) {
     return status;
   }
-  impl.watcher = std::thread([&impl] { impl.watch(); });
+  // The files were read just now: the first turn polls only when reload() asked for it.
+  impl.watcher.start([&impl, first = true](bool poked, std::stop_token) mutable {
+    if (!std::exchange(first, false) || poked) {
+      impl.poll_once();
+    }
+    return std::chrono::nanoseconds(impl.options.reload_interval);
+  });
   impl.started = true;
 
   Json fields = Json::object();
@@ -514,13 +503,7 @@ Status HttpsServer::start() {
   return Ok{};
 }
 
-void HttpsServer::reload() {
-  {
-    std::lock_guard lock(impl_->watcher_mutex);
-    impl_->reload_now = true;
-  }
-  impl_->watcher_wake.notify_all();
-}
+void HttpsServer::reload() { impl_->watcher.poke(); }
 
 int HttpsServer::port() const { return impl_->https ? impl_->https->port() : 0; }
 
@@ -547,14 +530,7 @@ bool HttpsServer::shutdown() {
   const auto deadline = std::chrono::steady_clock::now() + impl.options.shutdown_grace;
   const bool drained = impl.https->drain(deadline);
 
-  {
-    std::lock_guard watcher_lock(impl.watcher_mutex);
-    impl.watcher_stop = true;
-  }
-  impl.watcher_wake.notify_all();
-  if (impl.watcher.joinable()) {
-    impl.watcher.join();
-  }
+  impl.watcher.stop();
   Json fields = Json::object();
   fields["drained"] = drained;
   log_event(drained ? LogLevel::kInfo : LogLevel::kWarn, "shut down", fields);

@@ -128,8 +128,10 @@ class ReportSyncer {
   ReportSyncer& operator=(const ReportSyncer&) = delete;
 
   void start();
-  // Releases the Lease if held and joins the thread. Idempotent.
-  void stop();
+  // Releases the Lease if held and joins the thread; false when a pass still runs at `deadline`
+  // (runtime::BackgroundLoop). Idempotent.
+  bool stop(std::chrono::steady_clock::time_point deadline =
+                std::chrono::steady_clock::time_point::max());
   // Runs a pass now (when this replica is the writer) instead of at the next interval.
   void poke();
 

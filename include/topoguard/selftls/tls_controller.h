@@ -100,8 +100,10 @@ class TlsController {
 
   // Starts the watches and the control loop on threads of their own.
   void start();
-  // Releases the Lease if held and joins every thread. Idempotent.
-  void stop();
+  // Releases the Lease if held and joins every thread; false when the control loop still runs
+  // at `deadline` (runtime::BackgroundLoop). Idempotent.
+  bool stop(std::chrono::steady_clock::time_point deadline =
+                std::chrono::steady_clock::time_point::max());
   // Re-checks now instead of at the next event or tick.
   void poke();
 

@@ -1,4 +1,4 @@
-#include "stop_signals.h"
+#include "topoguard/runtime/signals.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -9,13 +9,12 @@
 #include <csignal>
 #include <limits>
 
-namespace topoguard::cli {
-
+namespace topoguard::runtime {
 namespace {
 
 int g_signal_pipe[2] = {-1, -1};
 
-extern "C" void on_stop_signal(int signal_number) {
+extern "C" void on_signal(int signal_number) {
   const char byte = static_cast<char>(signal_number);
   const int saved_errno = errno;
   [[maybe_unused]] const ssize_t written = ::write(g_signal_pipe[1], &byte, 1);
@@ -29,11 +28,11 @@ bool install_signal_handlers() {
     return false;
   }
   struct sigaction action {};
-  action.sa_handler = on_stop_signal;
+  action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
   ::sigaction(SIGTERM, &action, nullptr);
   ::sigaction(SIGINT, &action, nullptr);
-  ::sigaction(SIGHUP, &action, nullptr);  // reload, not stop (its default would kill us)
+  ::sigaction(SIGHUP, &action, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
   return true;
 }
@@ -73,4 +72,4 @@ std::optional<int> wait_for_signal_for(std::chrono::milliseconds timeout) {
   }
 }
 
-}  // namespace topoguard::cli
+}  // namespace topoguard::runtime
