@@ -25,9 +25,9 @@ std::shared_ptr<kube::ApiClient> make_api_client(std::string_view command,
 
 std::optional<std::vector<k8s::ParsedSlicePtr>> list_cluster_slices(std::string_view command,
                                                                      kube::ApiClient& client) {
-  const kube::ResourceRef slices{std::string(k8s::kResourceGroup), "v1",
-                                 std::string(k8s::kResourceSlices), ""};
-  const kube::ListResult listed = kube::list_resource(client, slices, {});
+  const kube::ResourceRef resource{std::string(k8s::kResourceGroup), "v1",
+                                   std::string(k8s::kResourceSlices), ""};
+  const kube::ListResult listed = kube::list_resource(client, resource, {});
   if (!listed.ok()) {
     std::cerr << "topoguard " << command << ": listing resourceslices: " << printable(listed.error)
               << '\n';
