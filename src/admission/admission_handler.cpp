@@ -10,7 +10,7 @@
 #include "topoguard/common/json_writer.h"
 #include "topoguard/common/printable_text.h"
 #include "topoguard/engine/json_patch.h"
-#include "topoguard/k8s/claim_view.h"
+#include "topoguard/k8s/kinds.h"
 #include "topoguard/k8s/object.h"
 
 namespace topoguard::admission {

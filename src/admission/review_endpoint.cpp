@@ -5,7 +5,7 @@
 #include <memory>
 #include <utility>
 
-#include "topoguard/k8s/claim_view.h"
+#include "topoguard/k8s/kinds.h"
 
 namespace topoguard::admission {
 

@@ -7,18 +7,10 @@
 #include "topoguard/audit/cluster_state_loader.h"
 #include "topoguard/audit/manifest_fixer.h"
 #include "topoguard/cluster/shape_index.h"
+#include "topoguard/k8s/kinds.h"
 #include "topoguard/k8s/object.h"
 
 namespace topoguard::audit {
-
-namespace {
-
-bool is_resource_slice(const Json& object) {
-  return string_member_view(object, "kind") == "ResourceSlice" &&
-         string_member_view(object, "apiVersion").starts_with("resource.k8s.io/");
-}
-
-}  // namespace
 
 AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& policies,
                    const RunOptions& options) {
@@ -48,7 +40,9 @@ AuditRun run_audit(const ManifestSet& manifests, const policy::PolicySet& polici
   std::vector<bool> indexed(manifests.manifests.size(), false);
   for (std::size_t i = 0; i < manifests.manifests.size(); ++i) {
     const Json& object = *manifests.manifests[i].object;
-    indexed[i] = inventory.add(object) || (cluster_state != nullptr && is_resource_slice(object));
+    indexed[i] = inventory.add(object) ||
+                 (cluster_state != nullptr &&
+                  k8s::resource_kind(object) == k8s::ResourceKind::kResourceSlice);
   }
 
   // One for the run: the documents of a bundle name the same DeviceClasses and selectors.

@@ -28,7 +28,7 @@ std::string finding_detail(const ReportedFinding& reported, const std::string& h
                        "\n" + finding.message + "\nhelp: " + help;
   if (!finding.fix.empty()) {
     detail +=
-        "\nfix (JSONPatch): " + to_json_text(nlohmann::json(engine::patch_to_json(finding.fix)));
+        "\nfix (JSONPatch): " + to_json_text(SortedJson(engine::patch_to_json(finding.fix)));
   }
   return detail;
 }

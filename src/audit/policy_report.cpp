@@ -39,8 +39,8 @@ std::string_view result_of(const engine::Finding& finding) {
   return finding.action == policy::Action::kDeny ? "fail" : "warn";
 }
 
-nlohmann::json resource_ref(const k8s::ObjectRef& ref) {
-  nlohmann::json object = {{"apiVersion", ref.api_version}, {"kind", ref.kind}, {"name", ref.name}};
+SortedJson resource_ref(const k8s::ObjectRef& ref) {
+  SortedJson object = {{"apiVersion", ref.api_version}, {"kind", ref.kind}, {"name", ref.name}};
   const std::string namespace_name = display_namespace(ref);
   if (!namespace_name.empty()) {
     object["namespace"] = namespace_name;
@@ -48,8 +48,8 @@ nlohmann::json resource_ref(const k8s::ObjectRef& ref) {
   return object;
 }
 
-nlohmann::json result_entry(const RuleCheck& check, std::string_view result, std::string message,
-                            nlohmann::json properties) {
+SortedJson result_entry(const RuleCheck& check, std::string_view result, std::string message,
+                            SortedJson properties) {
   const policy::RuleInfo& info = policy::rule_info(check.rule);
   return {{"policy", check.policy},
           {"rule", info.name},
@@ -66,7 +66,7 @@ nlohmann::json result_entry(const RuleCheck& check, std::string_view result, std
 // One result per finding (`skip` for one an exception waives, naming the exception), or one
 // pass; properties are strings (the CRDs say so).
 void add_results(const RuleCheck& check, const std::string& help_uri_base,
-                 nlohmann::json& results) {
+                 SortedJson& results) {
   const AuditedResource& resource = *check.resource;
   const std::string help = rule_help_reference(check.rule, help_uri_base);
   if (check.passed()) {
@@ -77,13 +77,13 @@ void add_results(const RuleCheck& check, const std::string& help_uri_base,
   }
   for (const ReportedFinding* reported : check.findings) {
     const engine::Finding& finding = reported->finding;
-    nlohmann::json properties = {{"file", reported->file},
+    SortedJson properties = {{"file", reported->file},
                                  {"line", std::to_string(reported->line)},
                                  {"path", finding.pointer},
                                  {"action", policy::action_name(finding.action)},
                                  {"help", help}};
     if (!finding.fix.empty()) {
-      properties["jsonPatch"] = to_json_text(nlohmann::json(engine::patch_to_json(finding.fix)));
+      properties["jsonPatch"] = to_json_text(SortedJson(engine::patch_to_json(finding.fix)));
     }
     results.push_back(result_entry(check, result_of(finding), finding.message, std::move(properties)));
   }
@@ -100,7 +100,7 @@ void add_results(const RuleCheck& check, const std::string& help_uri_base,
   }
 }
 
-nlohmann::json error_result(const Error& error) {
+SortedJson error_result(const Error& error) {
   return {{"policy", kSource},
           {"rule", "input"},
           {"result", "error"},
@@ -115,9 +115,9 @@ nlohmann::json error_result(const Error& error) {
             {"code", error_code_name(error.code)}}}};
 }
 
-nlohmann::json summary_of(const nlohmann::json& results) {
-  nlohmann::json summary = {{"pass", 0}, {"fail", 0}, {"warn", 0}, {"error", 0}, {"skip", 0}};
-  for (const nlohmann::json& result : results) {
+SortedJson summary_of(const SortedJson& results) {
+  SortedJson summary = {{"pass", 0}, {"fail", 0}, {"warn", 0}, {"error", 0}, {"skip", 0}};
+  for (const SortedJson& result : results) {
     const std::string status = result.at("result").get<std::string>();
     summary[status] = summary[status].get<int>() + 1;
   }
@@ -125,10 +125,10 @@ nlohmann::json summary_of(const nlohmann::json& results) {
 }
 
 // A report without a name: namespaced (scope `scope`) unless `namespace_name` is empty.
-nlohmann::json report_document(const ApiNames& names, const std::string& namespace_name,
-                               nlohmann::json scope, nlohmann::json summary,
-                               nlohmann::json results) {
-  nlohmann::json report = {
+SortedJson report_document(const ApiNames& names, const std::string& namespace_name,
+                               SortedJson scope, SortedJson summary,
+                               SortedJson results) {
+  SortedJson report = {
       {"apiVersion", names.api_version},
       {"kind", namespace_name.empty() ? names.cluster_kind : names.kind},
       {"metadata", {{"labels", {{"app.kubernetes.io/managed-by", "topoguard"}}}}}};
@@ -147,21 +147,21 @@ nlohmann::json report_document(const ApiNames& names, const std::string& namespa
 }
 
 // The namespace-wide report of policy_reports(), named "topoguard".
-nlohmann::json namespace_report(const ApiNames& names, const std::string& namespace_name,
-                                nlohmann::json results) {
-  nlohmann::json scope;
+SortedJson namespace_report(const ApiNames& names, const std::string& namespace_name,
+                                SortedJson results) {
+  SortedJson scope;
   if (!namespace_name.empty()) {
     scope = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"name", namespace_name}};
   }
-  nlohmann::json summary = summary_of(results);
-  nlohmann::json report = report_document(names, namespace_name, std::move(scope),
+  SortedJson summary = summary_of(results);
+  SortedJson report = report_document(names, namespace_name, std::move(scope),
                                           std::move(summary), std::move(results));
   report["metadata"]["name"] = kReportName;
   return report;
 }
 
 // The order in which a cut keeps results: what needs action first, passes last.
-int keep_rank(const nlohmann::json& result) {
+int keep_rank(const SortedJson& result) {
   const std::string& status = result.at("result").get_ref<const std::string&>();
   return status == "fail" || status == "error" ? 0
          : status == "warn"                    ? 1
@@ -170,7 +170,7 @@ int keep_rank(const nlohmann::json& result) {
 }
 
 // The results kept under the options' limits, in their original order; how many were cut.
-std::size_t cut_results(nlohmann::json& results, const ResourceReportOptions& options) {
+std::size_t cut_results(SortedJson& results, const ResourceReportOptions& options) {
   std::vector<std::size_t> order(results.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(), [&results](std::size_t a, std::size_t b) {
@@ -190,7 +190,7 @@ std::size_t cut_results(nlohmann::json& results, const ResourceReportOptions& op
   if (count == results.size()) {
     return 0;
   }
-  nlohmann::json cut = nlohmann::json::array();
+  SortedJson cut = SortedJson::array();
   for (std::size_t i = 0; i < results.size(); ++i) {
     if (kept[i]) {
       cut.push_back(std::move(results[i]));
@@ -202,11 +202,11 @@ std::size_t cut_results(nlohmann::json& results, const ResourceReportOptions& op
 }
 
 ResourceReport make_resource_report(const ApiNames& names, std::string file,
-                                    const k8s::ObjectRef& subject, nlohmann::json results,
+                                    const k8s::ObjectRef& subject, SortedJson results,
                                     const ResourceReportOptions& options) {
-  nlohmann::json summary = summary_of(results);
+  SortedJson summary = summary_of(results);
   const std::size_t omitted = cut_results(results, options);
-  nlohmann::json document =
+  SortedJson document =
       report_document(names, display_namespace(subject), resource_ref(subject), std::move(summary),
                       std::move(results));
   if (omitted > 0) {
@@ -218,13 +218,13 @@ ResourceReport make_resource_report(const ApiNames& names, std::string file,
 
 }  // namespace
 
-nlohmann::json policy_reports(const AuditReport& report, ReportApi api,
+SortedJson policy_reports(const AuditReport& report, ReportApi api,
                               const std::string& help_uri_base) {
   const ApiNames names = names_of(api);
   // namespace ("" = cluster-scoped) -> results, namespaces in sorted order
-  std::map<std::string, nlohmann::json> results;
-  auto results_of = [&results](const std::string& namespace_name) -> nlohmann::json& {
-    return results.try_emplace(namespace_name, nlohmann::json::array()).first->second;
+  std::map<std::string, SortedJson> results;
+  auto results_of = [&results](const std::string& namespace_name) -> SortedJson& {
+    return results.try_emplace(namespace_name, SortedJson::array()).first->second;
   };
   for (const RuleCheck& check : rule_checks(report)) {
     add_results(check, help_uri_base, results_of(display_namespace(check.resource->ref)));
@@ -232,7 +232,7 @@ nlohmann::json policy_reports(const AuditReport& report, ReportApi api,
   for (const Error& error : report.errors) {
     results_of("").push_back(error_result(error));
   }
-  nlohmann::json items = nlohmann::json::array();
+  SortedJson items = SortedJson::array();
   for (auto& [namespace_name, list] : results) {
     if (!namespace_name.empty()) {
       items.push_back(namespace_report(names, namespace_name, std::move(list)));
@@ -254,7 +254,7 @@ std::vector<ResourceReport> resource_reports(const AuditReport& report,
   for (const Error& error : report.errors) {
     errors_by_file[error.location.file].push_back(&error);
   }
-  const auto add_errors = [&errors_by_file](const std::string& file, nlohmann::json& results) {
+  const auto add_errors = [&errors_by_file](const std::string& file, SortedJson& results) {
     auto errors = errors_by_file.find(file);
     if (errors != errors_by_file.end()) {
       for (const Error* error : errors->second) {
@@ -264,16 +264,16 @@ std::vector<ResourceReport> resource_reports(const AuditReport& report,
     }
   };
 
-  std::map<const AuditedResource*, nlohmann::json> results;
+  std::map<const AuditedResource*, SortedJson> results;
   for (const AuditedResource& resource : report.resources) {
-    results.emplace(&resource, nlohmann::json::array());
+    results.emplace(&resource, SortedJson::array());
   }
   for (const RuleCheck& check : rule_checks(report)) {
     add_results(check, options.help_uri_base, results[check.resource]);
   }
   std::vector<ResourceReport> reports;
   for (const AuditedResource& resource : report.resources) {
-    nlohmann::json& list = results[&resource];
+    SortedJson& list = results[&resource];
     for (const std::string& text : resource.unknown) {
       list.push_back({{"policy", kSource},
                       {"rule", "unknown"},
@@ -290,7 +290,7 @@ std::vector<ResourceReport> resource_reports(const AuditReport& report,
   }
   for (const auto& [file, subject] : subjects) {
     if (errors_by_file.contains(file)) {
-      nlohmann::json list = nlohmann::json::array();
+      SortedJson list = SortedJson::array();
       add_errors(file, list);
       reports.push_back(make_resource_report(names, file, subject, std::move(list), options));
     }

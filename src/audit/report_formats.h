@@ -10,6 +10,7 @@
 
 #include "topoguard/audit/audit_report.h"
 #include "topoguard/common/json.h"
+#include "topoguard/common/sorted_json.h"
 #include "topoguard/common/location_text.h"
 #include "topoguard/policy/rule_info.h"
 
@@ -46,14 +47,14 @@ struct RuleCheck {
 [[nodiscard]] std::vector<RuleCheck> rule_checks(const AuditReport& report);
 
 // JSON-based formats: a document built from the report, written by one JSON writer.
-[[nodiscard]] nlohmann::json sarif_report(const AuditReport& report,
+[[nodiscard]] SortedJson sarif_report(const AuditReport& report,
                                           const std::string& help_uri_base);
 
 // Kubernetes report CRDs: OpenReports (openreports.io/v1alpha1 Report / ClusterReport) and the
 // wg-policy PolicyReport (wgpolicyk8s.io/v1alpha2 PolicyReport / ClusterPolicyReport), as a
 // `kind: List` that `kubectl apply -f` takes.
 enum class ReportApi { kOpenReports, kPolicyReport };
-[[nodiscard]] nlohmann::json policy_reports(const AuditReport& report, ReportApi api,
+[[nodiscard]] SortedJson policy_reports(const AuditReport& report, ReportApi api,
                                             const std::string& help_uri_base);
 
 // JUnit XML: one test case per resource and rule.

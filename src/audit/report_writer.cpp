@@ -101,7 +101,7 @@ class TextReportWriter final : public ReportWriter {
 // the document, and on stderr too.
 class JsonDocumentWriter final : public ReportWriter {
  public:
-  using Build = std::function<nlohmann::json(const AuditReport&)>;
+  using Build = std::function<SortedJson(const AuditReport&)>;
   explicit JsonDocumentWriter(Build build) : build_(std::move(build)) {}
 
   // ReportWriter
@@ -245,13 +245,13 @@ std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, ReportOpti
   return std::make_unique<TextReportWriter>(std::move(options));
 }
 
-nlohmann::json report_to_json(const AuditReport& report) {
+SortedJson report_to_json(const AuditReport& report) {
   // Waived findings are listed with the others, marked `exempted` with their exception.
-  nlohmann::json findings = nlohmann::json::array();
+  SortedJson findings = SortedJson::array();
   for (const ReportedFinding* listed_finding : listed_findings(report, true)) {
     const ReportedFinding& reported = *listed_finding;
     const engine::Finding& finding = reported.finding;
-    nlohmann::json entry = {
+    SortedJson entry = {
         {"rule", policy::rule_name(finding.rule)},
         {"policy", finding.policy},
         {"action", policy::action_name(finding.action)},
@@ -265,7 +265,7 @@ nlohmann::json report_to_json(const AuditReport& report) {
         {"path", finding.pointer},
     };
     if (!finding.fix.empty()) {
-      entry["fix"] = nlohmann::json(engine::patch_to_json(finding.fix));
+      entry["fix"] = SortedJson(engine::patch_to_json(finding.fix));
     }
     if (!finding.exception.empty()) {
       entry["exempted"] = true;
@@ -273,7 +273,7 @@ nlohmann::json report_to_json(const AuditReport& report) {
     }
     findings.push_back(std::move(entry));
   }
-  nlohmann::json errors = nlohmann::json::array();
+  SortedJson errors = SortedJson::array();
   for (const Error& error : report.errors) {
     errors.push_back({{"file", error.location.file},
                       {"line", error.location.line},
@@ -281,7 +281,7 @@ nlohmann::json report_to_json(const AuditReport& report) {
                       {"code", error_code_name(error.code)},
                       {"message", error.message}});
   }
-  nlohmann::json unknown = nlohmann::json::array();
+  SortedJson unknown = SortedJson::array();
   for (const AuditedResource& resource : report.resources) {
     for (const std::string& text : resource.unknown) {
       unknown.push_back({{"resource",
@@ -293,7 +293,7 @@ nlohmann::json report_to_json(const AuditReport& report) {
                          {"message", text}});
     }
   }
-  nlohmann::json document = {{"summary",
+  SortedJson document = {{"summary",
            {{"resources", report.summary.resources},
             {"skipped", report.summary.skipped},
             {"deny", report.summary.deny},
@@ -305,7 +305,7 @@ nlohmann::json report_to_json(const AuditReport& report) {
           {"errors", std::move(errors)}};
   if (!report.skipped_inputs.empty()) {
     // Like `unknown`: listed only when some input was skipped, so other reports keep their shape.
-    nlohmann::json skipped = nlohmann::json::array();
+    SortedJson skipped = SortedJson::array();
     for (const SkippedInput& input : report.skipped_inputs) {
       skipped.push_back({{"file", input.file},
                          {"line", input.line},

@@ -57,8 +57,8 @@ std::string artifact_uri(std::string_view file) {
   return uri;
 }
 
-nlohmann::json physical_location(const std::string& file, int line) {
-  nlohmann::json location = {{"artifactLocation", {{"uri", artifact_uri(file)}}}};
+SortedJson physical_location(const std::string& file, int line) {
+  SortedJson location = {{"artifactLocation", {{"uri", artifact_uri(file)}}}};
   if (line > 0) {
     location["region"] = {{"startLine", line}};
   }
@@ -82,9 +82,9 @@ std::string friendly_name(std::string_view id) {
 
 // The rule's whole explanation is its help (what `topoguard explain` prints); helpUri only with
 // a configured base, since a link to a page that may not exist helps no one.
-nlohmann::json rule_descriptor(policy::RuleId rule, const std::string& help_uri_base) {
+SortedJson rule_descriptor(policy::RuleId rule, const std::string& help_uri_base) {
   const policy::RuleInfo& info = policy::rule_info(rule);
-  nlohmann::json descriptor = {
+  SortedJson descriptor = {
       {"id", info.name},
       {"name", friendly_name(info.name)},
       {"shortDescription", {{"text", info.title}}},
@@ -107,7 +107,7 @@ nlohmann::json rule_descriptor(policy::RuleId rule, const std::string& help_uri_
 
 // The lines of the document that `topoguard fix` changes (with every enabled fix of that
 // document), as whole lines replaced by the same lines plus the inserted ones.
-nlohmann::json fix_of(const SourceEdit& edit, const std::string& file) {
+SortedJson fix_of(const SourceEdit& edit, const std::string& file) {
   return {{"description",
            {{"text", "Insert what `topoguard fix` adds (every enabled fix of this document)"}}},
           {"artifactChanges",
@@ -117,12 +117,12 @@ nlohmann::json fix_of(const SourceEdit& edit, const std::string& file) {
                 {"insertedContent", {{"text", edit.text}}}}}}}}}};
 }
 
-nlohmann::json result_of(const ReportedFinding& reported) {
+SortedJson result_of(const ReportedFinding& reported) {
   const engine::Finding& finding = reported.finding;
   const k8s::ObjectRef& ref = finding.resource;
   const std::string namespace_name = display_namespace(ref);
   const std::string qualified = ref.kind + "/" + (namespace_name.empty() ? "" : namespace_name + "/") + ref.name;
-  nlohmann::json result = {
+  SortedJson result = {
       {"ruleId", policy::rule_name(finding.rule)},
       {"ruleIndex", static_cast<int>(finding.rule)},
       {"level", level_of(finding.action)},
@@ -143,14 +143,14 @@ nlohmann::json result_of(const ReportedFinding& reported) {
         {"apiVersion", ref.api_version}}},
   };
   if (!finding.fix.empty()) {
-    result["properties"]["jsonPatch"] = nlohmann::json(engine::patch_to_json(finding.fix));
+    result["properties"]["jsonPatch"] = SortedJson(engine::patch_to_json(finding.fix));
   }
   if (reported.fix_edit) {
     result["fixes"] = {fix_of(*reported.fix_edit, reported.file)};
   }
   // Exceptions are topoguard's only suppressions, so every result states its state: none, or
   // the policy exception that waives it (kept outside the scanned file: "external").
-  result["suppressions"] = nlohmann::json::array();
+  result["suppressions"] = SortedJson::array();
   if (!finding.exception.empty()) {
     result["suppressions"].push_back({{"kind", "external"},
                                       {"status", "accepted"},
@@ -160,8 +160,8 @@ nlohmann::json result_of(const ReportedFinding& reported) {
   return result;
 }
 
-nlohmann::json notification_of(const Error& error) {
-  nlohmann::json notification = {
+SortedJson notification_of(const Error& error) {
+  SortedJson notification = {
       {"level", "error"},
       {"message", {{"text", error.message}}},
       {"descriptor", {{"id", error_code_name(error.code)}}},
@@ -177,7 +177,7 @@ nlohmann::json notification_of(const Error& error) {
 }
 
 // Input that is not Kubernetes objects: a note, so the run stays successful.
-nlohmann::json notification_of(const SkippedInput& skipped) {
+SortedJson notification_of(const SkippedInput& skipped) {
   return {{"level", "note"},
           {"message", {{"text", "skipped, not a Kubernetes object: " +
                                     std::string(not_an_object_description(skipped.reason))}}},
@@ -187,23 +187,23 @@ nlohmann::json notification_of(const SkippedInput& skipped) {
 
 }  // namespace
 
-nlohmann::json sarif_report(const AuditReport& report, const std::string& help_uri_base) {
-  nlohmann::json rules = nlohmann::json::array();
+SortedJson sarif_report(const AuditReport& report, const std::string& help_uri_base) {
+  SortedJson rules = SortedJson::array();
   for (policy::RuleId rule : policy::kAllRules) {
     rules.push_back(rule_descriptor(rule, help_uri_base));
   }
-  nlohmann::json results = nlohmann::json::array();
+  SortedJson results = SortedJson::array();
   for (const ReportedFinding* reported : listed_findings(report, true)) {
     results.push_back(result_of(*reported));
   }
-  nlohmann::json notifications = nlohmann::json::array();
+  SortedJson notifications = SortedJson::array();
   for (const Error& error : report.errors) {
     notifications.push_back(notification_of(error));
   }
   for (const SkippedInput& skipped : report.skipped_inputs) {
     notifications.push_back(notification_of(skipped));
   }
-  nlohmann::json driver = {{"name", "topoguard"},
+  SortedJson driver = {{"name", "topoguard"},
                            {"version", TOPOGUARD_VERSION},
                            {"rules", std::move(rules)}};
   if (!help_uri_base.empty()) {

@@ -2,13 +2,14 @@
 
 #include <utility>
 
+#include "topoguard/k8s/kinds.h"
 #include "topoguard/k8s/object.h"
 
 namespace topoguard::cache {
 namespace {
 
-constexpr std::string_view kSlices = "resourceslices";
-constexpr std::string_view kTaintRules = "devicetaintrules";
+constexpr std::string_view kSlices = k8s::kResourceSlices;
+constexpr std::string_view kTaintRules = k8s::kDeviceTaintRules;
 
 const ObjectMap& objects_of(const ObjectStore& store, std::string_view resource) {
   static const ObjectMap kNone;
@@ -29,8 +30,7 @@ std::string node_of(const ObjectStore& objects, const std::string& key,
   }
   const ObjectMap& kept = objects_of(objects, kSlices);
   const auto found = kept.find(key);
-  const Json* node = found != kept.end() ? find_at(*found->second, "/spec/nodeName") : nullptr;
-  return node != nullptr && node->is_string() ? node->get<std::string>() : std::string();
+  return found != kept.end() ? k8s::slice_node_name(*found->second) : std::string();
 }
 
 // Whether a slice is the one held before: the same read, or the same object not read.

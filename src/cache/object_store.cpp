@@ -1,15 +1,15 @@
 #include "topoguard/cache/object_store.h"
 
-#include <iterator>
 #include <utility>
 
+#include "topoguard/k8s/kinds.h"
 #include "topoguard/k8s/object.h"
 #include "topoguard/k8s/resource_slice.h"
 
 namespace topoguard::cache {
 namespace {
 
-constexpr std::string_view kSlices = "resourceslices";
+constexpr std::string_view kSlices = k8s::kResourceSlices;
 
 // Without metadata.managedFields, which nothing here reads and which the API server sends with
 // every object, often as large as its spec.
@@ -19,24 +19,6 @@ void drop_managed_fields(Json& object) {
         metadata != object.end() && metadata->is_object()) {
       metadata->erase("managedFields");
     }
-  }
-}
-
-// The object kept beside a slice that cannot be read: its node, which the slice leaves
-// incomplete and whose shapes an event on it changes. The store's key names it.
-void keep_only(Json& object, std::string_view name) {
-  for (auto it = object.begin(); it != object.end();) {
-    it = it.key() != name ? object.erase(it) : std::next(it);
-  }
-}
-
-void keep_node(Json& slice) {
-  if (!slice.is_object()) {
-    return;
-  }
-  keep_only(slice, "spec");
-  if (auto spec = slice.find("spec"); spec != slice.end() && spec->is_object()) {
-    keep_only(*spec, "nodeName");
   }
 }
 
@@ -108,7 +90,9 @@ void ObjectStore::put(bool slice, Json&& object, const Maps& into, const Held* h
       object = Json();  // taken, as the objects kept are: the caller's copy goes now
       return;
     }
-    keep_node(object);
+    // What is kept beside a slice that cannot be read: its node, which the slice leaves
+    // incomplete and whose shapes an event on it changes. The store's key names it.
+    k8s::keep_only_node_name(object);
   }
   into.objects.writable().insert_or_assign(std::move(key),
                                            std::make_shared<const Json>(std::move(object)));

@@ -8,7 +8,6 @@
 #include <functional>
 #include <limits>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -35,28 +34,26 @@ std::uint64_t regex_compile_cost(std::string_view pattern) {
 
 }  // namespace
 
-// A `matches` pattern written as a literal, compiled when an evaluation first needs it (and can
-// pay for it), once for every evaluation of the program, from any thread.
+// All literal patterns of one program compiled with it, in expansion nodes (regex_expansion):
+// past it, a pattern is compiled by each evaluation that reaches it, as a computed one is, so a
+// hostile expression's compilation stays bounded by its size.
+constexpr std::size_t kMaxPrecompiledExpansion = 4 * kMaxRegexExpansion;
+
+// A `matches` pattern written as a literal, compiled with the program (within the expansion
+// budget above). Immutable afterwards: evaluations on any thread read it.
 struct LiteralPattern {
-  explicit LiteralPattern(std::string_view pattern)
-      : text(pattern), compile_cost(regex_compile_cost(pattern)) {}
+  LiteralPattern(std::string_view pattern, bool precompile)
+      : compile_cost(regex_compile_cost(pattern)),
+        regex(precompile ? std::optional(compile_bounded_regex(pattern)) : std::nullopt) {}
 
-  const Result<std::shared_ptr<const re2::RE2>>& regex() {
-    std::call_once(once, [this] { compiled.emplace(compile_bounded_regex(text)); });
-    return *compiled;
-  }
-
-  const std::string text;
   const std::uint64_t compile_cost;
-
- private:
-  std::once_flag once;
-  std::optional<Result<std::shared_ptr<const re2::RE2>>> compiled;
+  // nullopt: left to the evaluation.
+  const std::optional<Result<std::shared_ptr<const re2::RE2>>> regex;
 };
 
 struct Program::Compiled {
   // The pattern of every `matches` whose pattern is a literal, by the call's node.
-  std::map<const Expr*, std::unique_ptr<LiteralPattern>> patterns;
+  std::map<const Expr*, LiteralPattern> patterns;
 };
 
 namespace {
@@ -107,7 +104,8 @@ Value pattern_failure(const Error& error) {
 
 // The pattern of every `matches` call whose pattern is a string literal, compiled once.
 void collect_patterns(const Expr& root, Program::Compiled& compiled) {
-  walk(root, [&compiled](const Expr& expr) {
+  std::size_t expansion_left = kMaxPrecompiledExpansion;
+  walk(root, [&compiled, &expansion_left](const Expr& expr) {
     const auto* call = std::get_if<Call>(&expr.node);
     if (call == nullptr || call->function != "matches") {
       return;
@@ -121,7 +119,11 @@ void collect_patterns(const Expr& root, Program::Compiled& compiled) {
     const auto* literal = pattern != nullptr ? std::get_if<Literal>(&(*pattern)->node) : nullptr;
     const auto* text = literal != nullptr ? std::get_if<std::string>(literal) : nullptr;
     if (text != nullptr) {
-      compiled.patterns.emplace(&expr, std::make_unique<LiteralPattern>(*text));
+      const std::size_t nodes = std::min(regex_expansion(*text), kMaxRegexExpansion + 1);
+      const bool precompile = nodes <= expansion_left;
+      expansion_left -= precompile ? nodes : 0;
+      compiled.patterns.emplace(std::piecewise_construct, std::forward_as_tuple(&expr),
+                                std::forward_as_tuple(*text, precompile));
     }
   });
 }
@@ -795,18 +797,34 @@ struct Evaluator {
     // A pattern's compilation is charged on every evaluation, compiled here or before: the cost,
     // and so the answer, never depends on what ran earlier.
     const auto found = program.compiled_->patterns.find(&expr);
-    LiteralPattern* literal =
-        found != program.compiled_->patterns.end() ? found->second.get() : nullptr;
+    const LiteralPattern* literal =
+        found != program.compiled_->patterns.end() ? &found->second : nullptr;
     if (!charge(literal != nullptr ? literal->compile_cost : regex_compile_cost(*argument))) {
       return limit_reached();
     }
     std::optional<Result<std::shared_ptr<const re2::RE2>>> built;
     const Result<std::shared_ptr<const re2::RE2>>& regex =
-        literal != nullptr ? literal->regex() : built.emplace(compile_bounded_regex(*argument));
+        literal != nullptr && literal->regex ? *literal->regex
+                                             : built.emplace(compile_bounded_regex(*argument));
     if (!regex) {
       return pattern_failure(regex.error());
     }
     return re2::RE2::PartialMatch(*subject, **regex);
+  }
+
+  // isGreaterThan / isLessThan / compareTo of the semver and quantity libraries, given how the
+  // receiver compares to the argument; null for another function.
+  static Value comparison(const std::string& function, int order) {
+    if (function == "isGreaterThan") {
+      return order > 0;
+    }
+    if (function == "isLessThan") {
+      return order < 0;
+    }
+    if (function == "compareTo") {
+      return static_cast<std::int64_t>(order);
+    }
+    return NullLiteral{};
   }
 
   static Value versions(const std::string& function, bool has_target,
@@ -842,17 +860,7 @@ struct Evaluator {
     if (right == nullptr) {
       return NullLiteral{};
     }
-    const int order = left->compare(*right);
-    if (function == "isGreaterThan") {
-      return order > 0;
-    }
-    if (function == "isLessThan") {
-      return order < 0;
-    }
-    if (function == "compareTo") {
-      return static_cast<std::int64_t>(order);
-    }
-    return NullLiteral{};
+    return comparison(function, left->compare(*right));
   }
 
   static Value quantities(const std::string& function, bool has_target,
@@ -908,17 +916,7 @@ struct Evaluator {
     if (function == "sub") {
       return left->minus(*right);
     }
-    const int order = left->compare(*right);
-    if (function == "isGreaterThan") {
-      return order > 0;
-    }
-    if (function == "isLessThan") {
-      return order < 0;
-    }
-    if (function == "compareTo") {
-      return static_cast<std::int64_t>(order);
-    }
-    return NullLiteral{};
+    return comparison(function, left->compare(*right));
   }
 
   Value eval_node(const Expr& /*expr*/, const CreateList& list) {
@@ -1078,63 +1076,7 @@ struct Evaluator {
   }
 };
 
-namespace {
-
-// Compiled programs by source text, per thread. The expressions of a workload's objects repeat
-// (every pod of a workload carries the same claim template; a mutating review reads its object
-// twice), so, as Kubernetes' own DRA code does, compiled expressions are kept. Programs are
-// immutable and shared, so a hit is a copy of four shared pointers. Each thread keeps its own:
-// readers never wait on each other, and what checks evaluate (a DeviceClass's selectors, a
-// claim's) was compiled when its object was read. Bounded in bytes (an estimate of the syntax
-// tree and every compiled pattern's footprint) and in entries; only short expressions are kept,
-// and a full cache starts over (a hostile stream of distinct expressions costs one parse each,
-// as without the cache).
-class CompiledCache {
- public:
-  static constexpr std::size_t kMaxEntries = 1024;
-  static constexpr std::size_t kMaxTextBytes = 4096;
-  static constexpr std::size_t kMaxBytes = 16 * 1024 * 1024;
-  // Syntax-tree bytes per source byte, generously: a node of ~100 bytes per token of 2-3 bytes.
-  static constexpr std::size_t kTreeBytesPerSourceByte = 64;
-
-  [[nodiscard]] const Program* find(std::string_view text) const {
-    const auto found = programs_.find(text);
-    return found == programs_.end() ? nullptr : &found->second;
-  }
-
-  void keep(std::string_view text, const Program& program, std::size_t pattern_bytes) {
-    if (text.size() > kMaxTextBytes) {
-      return;
-    }
-    const std::size_t size = text.size() * kTreeBytesPerSourceByte + pattern_bytes;
-    if (size > kMaxBytes / 4) {
-      return;
-    }
-    if (programs_.size() >= kMaxEntries || bytes_ + size > kMaxBytes) {
-      programs_.clear();
-      bytes_ = 0;
-    }
-    if (programs_.emplace(std::string(text), program).second) {
-      bytes_ += size;
-    }
-  }
-
- private:
-  std::map<std::string, Program, std::less<>> programs_;
-  std::size_t bytes_ = 0;
-};
-
-CompiledCache& compiled_cache() {
-  thread_local CompiledCache cache;
-  return cache;
-}
-
-}  // namespace
-
 Result<Program> compile(std::string_view text) {
-  if (const Program* kept = compiled_cache().find(text)) {
-    return *kept;
-  }
   Result<ExprPtr> parsed = parse(text);
   if (!parsed) {
     return parsed.error();
@@ -1144,13 +1086,40 @@ Result<Program> compile(std::string_view text) {
   program.root_ = std::shared_ptr<const Expr>(std::move(*parsed));
   auto compiled = std::make_shared<Program::Compiled>();
   collect_patterns(*program.root_, *compiled);
-  // Patterns are compiled on first use: each counts as much as RE2 may take for one.
-  const std::size_t pattern_bytes =
-      compiled->patterns.size() * static_cast<std::size_t>(kRegexMaxMemory);
   program.compiled_ = std::move(compiled);
   program.facts_ = std::make_shared<const ProgramFacts>(inspect(*program.root_));
-  compiled_cache().keep(text, program, pattern_bytes);
   return program;
+}
+
+Result<Program> ProgramCache::compile(std::string_view text) {
+  if (const auto found = programs_.find(text); found != programs_.end()) {
+    return found->second;
+  }
+  Result<Program> program = cel::compile(text);
+  if (program) {
+    keep(text, *program);
+  }
+  return program;
+}
+
+void ProgramCache::keep(std::string_view text, const Program& program) {
+  if (text.size() > kMaxTextBytes) {
+    return;
+  }
+  // Each literal pattern counts as much as RE2 may take for one.
+  const std::size_t size = text.size() * kTreeBytesPerSourceByte +
+                           program.compiled_->patterns.size() *
+                               static_cast<std::size_t>(kRegexMaxMemory);
+  if (size > kMaxBytes / 4) {
+    return;
+  }
+  if (programs_.size() >= kMaxEntries || bytes_ + size > kMaxBytes) {
+    programs_.clear();
+    bytes_ = 0;
+  }
+  if (programs_.emplace(std::string(text), program).second) {
+    bytes_ += size;
+  }
 }
 
 const char* outcome_name(Outcome outcome) {

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "topoguard/common/printable_text.h"
+#include "topoguard/k8s/kinds.h"
 #include "topoguard/kube/list.h"
 
 namespace topoguard::cli {
@@ -24,8 +25,9 @@ std::shared_ptr<kube::ApiClient> make_api_client(std::string_view command,
 
 std::optional<std::vector<k8s::ParsedSlicePtr>> list_cluster_slices(std::string_view command,
                                                                      kube::ApiClient& client) {
-  const kube::ListResult listed = kube::list_resource(
-      client, kube::ResourceRef{"resource.k8s.io", "v1", "resourceslices", ""}, {});
+  const kube::ResourceRef resource{std::string(k8s::kResourceGroup), "v1",
+                                   std::string(k8s::kResourceSlices), ""};
+  const kube::ListResult listed = kube::list_resource(client, resource, {});
   if (!listed.ok()) {
     std::cerr << "topoguard " << command << ": listing resourceslices: " << printable(listed.error)
               << '\n';

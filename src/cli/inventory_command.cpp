@@ -13,11 +13,12 @@
 #include "conventions.h"
 #include "topoguard/audit/manifest_reader.h"
 #include "topoguard/common/printable_text.h"
-#include "topoguard/hardware/slice_check.h"
 #include "topoguard/hardware/pci_inventory.h"
+#include "topoguard/hardware/slice_check.h"
 #include "topoguard/hardware/sysfs_facts.h"
 #include "topoguard/hardware/node_report.h"
 #include "topoguard/http/tls_event_server.h"
+#include "topoguard/k8s/kinds.h"
 #include "topoguard/kube/objects.h"
 #include "topoguard/reports/kept_report.h"
 #include "topoguard/reports/report_sync.h"
@@ -49,7 +50,7 @@ std::optional<std::vector<k8s::ParsedSlicePtr>> read_slices(const std::vector<st
   }
   std::vector<k8s::ParsedSlicePtr> slices;
   for (const audit::Manifest& manifest : manifests.manifests) {
-    if (string_member(*manifest.object, "kind") != "ResourceSlice") {
+    if (k8s::resource_kind(*manifest.object) != k8s::ResourceKind::kResourceSlice) {
       continue;
     }
     Result<k8s::ParsedSlicePtr> slice = k8s::read_resource_slice(*manifest.object);

@@ -4,6 +4,7 @@
 #include <tuple>
 #include <utility>
 
+#include "topoguard/k8s/kinds.h"
 #include "topoguard/k8s/object.h"
 
 namespace topoguard::cluster {
@@ -59,9 +60,9 @@ Result<bool> ClusterStateBuilder::add_slice(const Json& object,
                                             const Result<ParsedSlicePtr>& slice) {
   if (!slice) {
     // What this slice publishes is unknown: its node (or every node) may lack devices it has.
-    const Json* node = find_at(object, "/spec/nodeName");
-    if (node != nullptr && node->is_string() && !node->get_ref<const std::string&>().empty()) {
-      broken_nodes_.insert(node->get<std::string>());
+    std::string node = k8s::slice_node_name(object);
+    if (!node.empty()) {
+      broken_nodes_.insert(std::move(node));
     } else {
       broken_without_node_ = true;
     }
@@ -72,24 +73,18 @@ Result<bool> ClusterStateBuilder::add_slice(const Json& object,
 }
 
 Result<bool> ClusterStateBuilder::add(const Json& object) {
-  if (!object.is_object() ||
-      k8s::api_group(string_member_view(object, "apiVersion")) != "resource.k8s.io") {
-    return false;
+  switch (k8s::resource_kind(object)) {
+    case k8s::ResourceKind::kResourceSlice:
+      return add_slice(object, k8s::read_resource_slice(object));
+    case k8s::ResourceKind::kDeviceClass:
+      return add_device_class(object);
+    case k8s::ResourceKind::kDeviceTaintRule:
+      return add_taint_rule(object);
+    case k8s::ResourceKind::kResourceClaim:
+      return add_claim(object);
+    default:
+      return false;
   }
-  const std::string_view kind = string_member_view(object, "kind");
-  if (kind == "ResourceSlice") {
-    return add_slice(object, k8s::read_resource_slice(object));
-  }
-  if (kind == "DeviceClass") {
-    return add_device_class(object);
-  }
-  if (kind == "DeviceTaintRule") {
-    return add_taint_rule(object);
-  }
-  if (kind == "ResourceClaim") {
-    return add_claim(object);
-  }
-  return false;
 }
 
 Result<bool> ClusterStateBuilder::add_taint_rule(const Json& object) {

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "topoguard/common/utf8.h"
+#include "utf8.h"
 
 namespace topoguard {
 

@@ -1,4 +1,4 @@
-#include "topoguard/common/utf8.h"
+#include "utf8.h"
 
 namespace topoguard {
 

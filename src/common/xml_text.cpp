@@ -1,6 +1,6 @@
 #include "topoguard/common/xml_text.h"
 
-#include "topoguard/common/utf8.h"
+#include "utf8.h"
 
 namespace topoguard {
 

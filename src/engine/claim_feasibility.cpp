@@ -49,7 +49,8 @@ struct FixedSpec {
 };
 
 // The claim as topoguard's fixes would leave it, when they add an alignment constraint.
-std::optional<FixedSpec> fixed_spec(const Json& object, const ClaimVerdict& verdict) {
+std::optional<FixedSpec> fixed_spec(const Json& object, const ClaimVerdict& verdict,
+                                    cel::ProgramCache& programs) {
   JsonPatch operations;
   for (const ClaimFinding& finding : verdict.findings) {
     operations.insert(operations.end(), finding.fix.begin(), finding.fix.end());
@@ -61,7 +62,7 @@ std::optional<FixedSpec> fixed_spec(const Json& object, const ClaimVerdict& verd
   if (!fixed) {
     return std::nullopt;
   }
-  auto spec = k8s::read_claim_spec(*fixed);
+  auto spec = k8s::read_claim_spec(*fixed, &programs);
   if (!spec) {
     return std::nullopt;
   }
@@ -112,13 +113,13 @@ std::vector<std::string> alignment_impossible_on(const k8s::ClaimSpec& spec,
 void check_claim_feasibility(const Json& object, const k8s::ClaimSpec& spec, ClaimVerdict& verdict,
                              const cluster::ClusterState& state, const policy::Policy& policy,
                              const cluster::NodeShapes* shapes, cluster::FeasibilityCache* cache,
-                             cluster::StepBudget* budget) {
+                             cluster::StepBudget* budget, cel::ProgramCache& programs) {
   std::vector<ClaimFinding>& findings = verdict.findings;
   const k8s::DeviceConstraint* constraint = alignment_constraint(spec, verdict, policy);
   const bool what_if = constraint == nullptr;
   std::optional<FixedSpec> fixed;
   if (what_if) {
-    fixed = fixed_spec(object, verdict);
+    fixed = fixed_spec(object, verdict, programs);
     if (!fixed || !has_alignment_constraint(fixed->spec, policy)) {
       return;
     }

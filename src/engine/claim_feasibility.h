@@ -25,10 +25,10 @@ namespace topoguard::engine {
 // (its fixes are the what-if), which gets the new findings. `shapes`: the state's node shapes,
 // or null to check node by node (the same answers). `cache` (null: none) keeps answers for
 // `state`, by claim spec. `budget` (null: unbounded) bounds the checks' work; an answer past it
-// is unknown and adds no finding.
+// is unknown and adds no finding. The fixed claim's expressions are compiled through `programs`.
 void check_claim_feasibility(const Json& object, const k8s::ClaimSpec& spec, ClaimVerdict& verdict,
                              const cluster::ClusterState& state, const policy::Policy& policy,
                              const cluster::NodeShapes* shapes, cluster::FeasibilityCache* cache,
-                             cluster::StepBudget* budget);
+                             cluster::StepBudget* budget, cel::ProgramCache& programs);
 
 }  // namespace topoguard::engine

@@ -10,6 +10,7 @@
 #include "device_roles.h"
 #include "messages.h"
 #include "topoguard/k8s/claim_view.h"
+#include "topoguard/k8s/kinds.h"
 #include "topoguard/k8s/object.h"
 #include "topoguard/k8s/pod_spec_view.h"
 #include "topoguard/k8s/pod_template.h"
@@ -90,7 +91,8 @@ class PolicyEvaluator {
   PolicyEvaluator(const policy::Policy& policy, const Inventory& inventory,
                   const DeviceRoles& roles, const Json& object, const k8s::ObjectRef& ref,
                   const std::vector<k8s::PodTemplateLocation>& templates,
-                  cluster::StepBudget* feasibility_budget, Evaluation& out)
+                  cluster::StepBudget* feasibility_budget, cel::ProgramCache& programs,
+                  Evaluation& out)
       : policy_(policy),
         inventory_(inventory),
         roles_(roles),
@@ -98,6 +100,7 @@ class PolicyEvaluator {
         ref_(ref),
         templates_(templates),
         feasibility_budget_(feasibility_budget),
+        programs_(programs),
         out_(out) {}
 
   void run() {
@@ -138,7 +141,7 @@ class PolicyEvaluator {
   }
 
   void evaluate_claim() {
-    auto spec = k8s::read_claim_spec(object_);
+    auto spec = k8s::read_claim_spec(object_, &programs_);
     if (!spec) {
       out_.errors.push_back(spec.error());
       return;
@@ -149,7 +152,7 @@ class PolicyEvaluator {
         (enabled(RuleId::kUnsatisfiableAlignment) || enabled(RuleId::kAttributeNotPublished) ||
          policy_.rule(RuleId::kNumaOnlyAlignment).when_alignment_impossible)) {
       check_claim_feasibility(object_, *spec, verdict, *state, policy_, inventory_.node_shapes(),
-                              inventory_.feasibility_cache(), feasibility_budget_);
+                              inventory_.feasibility_cache(), feasibility_budget_, programs_);
     }
     for (ClaimFinding& finding : verdict.findings) {
       emit(finding.rule, finding.pointer, std::move(finding.message), std::move(finding.fix),
@@ -250,7 +253,8 @@ class PolicyEvaluator {
     if (target_name.empty()) {
       return std::nullopt;
     }
-    const std::string kind = by_template ? "ResourceClaimTemplate" : "ResourceClaim";
+    const std::string kind(by_template ? k8s::kResourceClaimTemplateKind
+                                       : k8s::kResourceClaimKind);
     const Json* target = by_template ? inventory_.claim_template(namespace_name, target_name)
                                      : inventory_.claim(namespace_name, target_name);
     if (target == nullptr) {
@@ -260,7 +264,7 @@ class PolicyEvaluator {
       }
       return std::nullopt;
     }
-    auto spec = k8s::read_claim_spec(*target);
+    auto spec = k8s::read_claim_spec(*target, &programs_);
     if (!spec) {
       return std::nullopt;  // reported where the claim itself is evaluated
     }
@@ -360,6 +364,7 @@ class PolicyEvaluator {
   const k8s::ObjectRef& ref_;
   const std::vector<k8s::PodTemplateLocation>& templates_;
   cluster::StepBudget* feasibility_budget_;  // null: unbounded
+  cel::ProgramCache& programs_;
   Evaluation& out_;
   // Says once per object and policy what could not be evaluated.
   void note_unknown(std::string text) const {
@@ -426,6 +431,8 @@ class BudgetScope {
 // Per policy, in the policy set's order.
 struct Evaluator::Memo {
   std::vector<DeviceRoles> roles;
+  // The claims' expressions, compiled once for every policy and object that repeats them.
+  cel::ProgramCache programs;
 };
 
 Evaluator::Evaluator(const policy::PolicySet& policies, const Inventory& inventory)
@@ -473,7 +480,7 @@ Evaluation Evaluator::evaluate(const Json& object, std::uint64_t cel_budget,
       case MatchOutcome::kYes: {
         const BudgetScope charged(memo_->roles[i], budget);
         PolicyEvaluator(policies[i], inventory_, memo_->roles[i], object, ref, templates,
-                        feasibility_budget, evaluation)
+                        feasibility_budget, memo_->programs, evaluation)
             .run();
         break;
       }

@@ -2,6 +2,7 @@
 
 #include "topoguard/k8s/claim_view.h"
 #include "topoguard/k8s/device_class.h"
+#include "topoguard/k8s/kinds.h"
 #include "topoguard/k8s/object.h"
 
 namespace topoguard::engine {
@@ -24,16 +25,11 @@ k8s::DeviceClass read_device_class(const Json& object, std::string name) {
   return std::move(read).value();
 }
 
-bool is_device_class(const Json& object) {
-  return k8s::api_group(string_member_view(object, "apiVersion")) == "resource.k8s.io" &&
-         string_member_view(object, "kind") == "DeviceClass";
-}
-
 }  // namespace
 
 std::vector<Error> device_class_errors(const Json& object, bool with_read_error) {
   std::vector<Error> errors;
-  auto read = is_device_class(object) ? k8s::read_device_class(object)
+  auto read = k8s::resource_kind(object) == k8s::ResourceKind::kDeviceClass ? k8s::read_device_class(object)
                                       : Result<k8s::DeviceClass>(k8s::DeviceClass{});
   if (!read) {
     if (with_read_error) {
@@ -51,17 +47,18 @@ bool Inventory::add(const Json& object) {
     return false;
   }
   Key key{k8s::effective_namespace(ref), ref.name};
-  if (group == "resource.k8s.io" && ref.kind == "DeviceClass") {
-    device_classes_.insert_or_assign(ref.name, read_device_class(object, ref.name));
-    return true;
-  }
-  if (group == "resource.k8s.io" && ref.kind == "ResourceClaimTemplate") {
-    claim_templates_.insert_or_assign(std::move(key), &object);
-    return true;
-  }
-  if (group == "resource.k8s.io" && ref.kind == "ResourceClaim") {
-    claims_by_name_.insert_or_assign(std::move(key), &object);
-    return true;
+  switch (k8s::resource_kind(group, ref.kind)) {
+    case k8s::ResourceKind::kDeviceClass:
+      device_classes_.insert_or_assign(ref.name, read_device_class(object, ref.name));
+      return true;
+    case k8s::ResourceKind::kResourceClaimTemplate:
+      claim_templates_.insert_or_assign(std::move(key), &object);
+      return true;
+    case k8s::ResourceKind::kResourceClaim:
+      claims_by_name_.insert_or_assign(std::move(key), &object);
+      return true;
+    default:
+      break;
   }
   if (group.empty() && ref.kind == "Namespace") {
     namespaces_.insert_or_assign(ref.name, &object);

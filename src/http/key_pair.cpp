@@ -1,16 +1,18 @@
 #include "topoguard/http/key_pair.h"
 
 #include <openssl/err.h>
-#include <openssl/pem.h>
 #include <openssl/x509.h>
 
 #include <ctime>
 
-#include "openssl_error.h"
 #include "tls_native.h"
 #include "topoguard/common/text_file.h"
+#include "topoguard/pem/pem.h"
 
 namespace topoguard::http {
+
+using pem::openssl_error;
+
 namespace {
 
 std::int64_t to_epoch(const ASN1_TIME* time) {
@@ -20,11 +22,6 @@ std::int64_t to_epoch(const ASN1_TIME* time) {
   }
   return static_cast<std::int64_t>(timegm(&tm));
 }
-
-struct BioDeleter {
-  void operator()(BIO* bio) const { BIO_free(bio); }
-};
-using BioPtr = std::unique_ptr<BIO, BioDeleter>;
 
 }  // namespace
 
@@ -40,26 +37,24 @@ bool KeyPair::valid_at(std::int64_t now) const {
 }
 
 Result<KeyPairPtr> parse_key_pair(const std::string& cert_pem, const std::string& key_pem) {
-  ERR_clear_error();
-  BioPtr cert_bio(BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size())));
-  X509* leaf = PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr);
-  if (leaf == nullptr) {
-    return openssl_error("no PEM certificate in the certificate file");
+  Result<std::vector<pem::CertificatePtr>> certs = pem::read_certificates(cert_pem);
+  if (!certs) {
+    return Error{certs.error().code, "the certificate file: " + certs.error().message, {}};
   }
+  Result<pem::PrivateKeyPtr> key = pem::read_private_key(key_pem);
+  if (!key) {
+    return Error{key.error().code, "the key file: " + key.error().message, {}};
+  }
+  X509* leaf = certs->front().release();
+  EVP_PKEY* private_key = key->release();
   STACK_OF(X509)* chain = sk_X509_new_null();
-  while (X509* extra = PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr)) {
-    sk_X509_push(chain, extra);
+  for (std::size_t i = 1; i < certs->size(); ++i) {
+    sk_X509_push(chain, (*certs)[i].release());
   }
-  ERR_clear_error();  // the loop ends on "no start line", which is not an error
-
-  BioPtr key_bio(BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())));
-  EVP_PKEY* key = PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr);
   // The pair owns all three from here on.
-  auto pair = std::make_shared<KeyPair>(std::make_unique<KeyPair::Native>(leaf, chain, key));
-  if (key == nullptr) {
-    return openssl_error("no PEM private key in the key file");
-  }
-  if (X509_check_private_key(leaf, key) != 1) {
+  auto pair =
+      std::make_shared<KeyPair>(std::make_unique<KeyPair::Native>(leaf, chain, private_key));
+  if (X509_check_private_key(leaf, private_key) != 1) {
     return openssl_error("the private key does not match the certificate");
   }
   return KeyPairPtr(std::move(pair));

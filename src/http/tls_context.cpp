@@ -1,16 +1,18 @@
 #include "topoguard/http/tls_context.h"
 
 #include <openssl/err.h>
-#include <openssl/pem.h>
 #include <openssl/ssl.h>
 
 #include <memory>
 
-#include "openssl_error.h"
 #include "tls_native.h"
 #include "topoguard/common/text_file.h"
+#include "topoguard/pem/pem.h"
 
 namespace topoguard::http {
+
+using pem::openssl_error;
+
 namespace {
 
 // SSL_CTX_set_cert_cb: runs in the handshake, before cipher selection.
@@ -46,21 +48,16 @@ Status load_client_ca(SSL_CTX& ctx, const std::string& path) {
   if (!pem) {
     return pem.error();
   }
-  const std::unique_ptr<BIO, decltype(&BIO_free)> bio(
-      BIO_new_mem_buf(pem->data(), static_cast<int>(pem->size())), BIO_free);
-  int count = 0;
-  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
-    const bool added = X509_STORE_add_cert(SSL_CTX_get_cert_store(&ctx), cert) == 1 &&
-                       SSL_CTX_add_client_CA(&ctx, cert) == 1;
-    X509_free(cert);
-    if (!added) {
+  Result<std::vector<pem::CertificatePtr>> certs = pem::read_certificates(*pem);
+  if (!certs) {
+    return Error{certs.error().code, "the client CA file " + path + ": " + certs.error().message,
+                 {}};
+  }
+  for (const pem::CertificatePtr& cert : *certs) {
+    if (X509_STORE_add_cert(SSL_CTX_get_cert_store(&ctx), cert.get()) != 1 ||
+        SSL_CTX_add_client_CA(&ctx, cert.get()) != 1) {
       return openssl_error("cannot trust a certificate of the client CA file " + path);
     }
-    ++count;
-  }
-  ERR_clear_error();  // the end of the PEM text
-  if (count == 0) {
-    return openssl_error("no CA certificate in the client CA file " + path);
   }
   return Ok{};
 }

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <utility>
 
-#include "topoguard/k8s/fields.h"
+#include "fields.h"
 #include "topoguard/k8s/object.h"
 #include "topoguard/k8s/resource_slice.h"
 

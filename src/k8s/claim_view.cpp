@@ -9,7 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "topoguard/k8s/fields.h"
+#include "fields.h"
+#include "topoguard/k8s/kinds.h"
 #include "topoguard/k8s/object.h"
 
 namespace topoguard::k8s {
@@ -108,13 +109,13 @@ std::optional<Error> read_capacity_requests(const Json& capacity, const std::str
 // field's pointer is only made for an error.
 template <typename Pointer>
 Result<cel::Program> compile_expression(const std::string& text, std::size_t limit,
-                                        const Pointer& pointer) {
+                                        const Pointer& pointer, cel::ProgramCache* programs) {
   if (text.size() > limit) {
     return field_error(ErrorCode::kTooLarge, pointer(),
                        "CEL expression of " + std::to_string(text.size()) +
                            " bytes; the API server accepts at most " + std::to_string(limit));
   }
-  auto program = cel::compile(text);
+  auto program = programs != nullptr ? programs->compile(text) : cel::compile(text);
   if (!program) {
     return field_error(program.error().code, pointer(), program.error().message);
   }
@@ -124,7 +125,8 @@ Result<cel::Program> compile_expression(const std::string& text, std::size_t lim
 // `derivedAttributes` of a request, subrequest or flat v1beta1 request (the same field in every
 // version that has it): [{name, expression}], both required.
 std::optional<Error> read_derived_attributes(const Json& holder, const std::string& pointer,
-                                             std::vector<DerivedAttribute>& out) {
+                                             std::vector<DerivedAttribute>& out,
+                                             cel::ProgramCache* programs) {
   const Json* list = nullptr;
   if (auto error = optional_member(holder, pointer, "derivedAttributes", "array", kIsArray, list)) {
     return error;
@@ -160,7 +162,8 @@ std::optional<Error> read_derived_attributes(const Json& holder, const std::stri
     }
     auto program =
         compile_expression(expression->get_ref<const std::string&>(), kMaxDerivedExpressionBytes,
-                           [&item_pointer] { return append_pointer(item_pointer, "expression"); });
+                           [&item_pointer] { return append_pointer(item_pointer, "expression"); },
+                           programs);
     if (!program) {
       return program.error();
     }
@@ -169,7 +172,8 @@ std::optional<Error> read_derived_attributes(const Json& holder, const std::stri
   return std::nullopt;
 }
 
-Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer) {
+Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer,
+                                 cel::ProgramCache* programs) {
   DeviceChoice choice;
   choice.pointer = pointer;
   const Json* value = nullptr;
@@ -226,7 +230,7 @@ Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer)
       }
       auto program = compile_expression(
           expression->get_ref<const std::string&>(), kMaxSelectorExpressionBytes,
-          [&cel_pointer] { return append_pointer(cel_pointer(), "expression"); });
+          [&cel_pointer] { return append_pointer(cel_pointer(), "expression"); }, programs);
       if (!program) {
         return program.error();
       }
@@ -234,7 +238,7 @@ Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer)
       choice.selector_programs.push_back(std::move(*program));
     }
   }
-  if (auto error = read_derived_attributes(holder, pointer, choice.derived_attributes)) {
+  if (auto error = read_derived_attributes(holder, pointer, choice.derived_attributes, programs)) {
     return *error;
   }
   if (auto error =
@@ -279,7 +283,8 @@ Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer)
   return choice;
 }
 
-Result<DeviceRequest> read_request(const Json& request, const std::string& pointer) {
+Result<DeviceRequest> read_request(const Json& request, const std::string& pointer,
+                                   cel::ProgramCache* programs) {
   if (!request.is_object()) {
     return type_error(pointer, "object", request);
   }
@@ -311,7 +316,7 @@ Result<DeviceRequest> read_request(const Json& request, const std::string& point
       if (!(*value)[i].is_object()) {
         return type_error(sub_pointer, "object", (*value)[i]);
       }
-      auto choice = read_choice((*value)[i], sub_pointer);
+      auto choice = read_choice((*value)[i], sub_pointer, programs);
       if (!choice) {
         return choice.error();
       }
@@ -324,8 +329,9 @@ Result<DeviceRequest> read_request(const Json& request, const std::string& point
   if (auto error = optional_member(request, pointer, "exactly", "object", kIsObject, exactly)) {
     return *error;
   }
-  auto choice = exactly != nullptr ? read_choice(*exactly, append_pointer(pointer, "exactly"))
-                                   : read_choice(request, pointer);
+  auto choice = exactly != nullptr
+                    ? read_choice(*exactly, append_pointer(pointer, "exactly"), programs)
+                    : read_choice(request, pointer, programs);
   if (!choice) {
     return choice.error();
   }
@@ -422,19 +428,10 @@ std::optional<Error> repeated_request_name(const std::vector<DeviceRequest>& req
 
 }  // namespace
 
-bool is_claim_kind_name(std::string_view kind) {
-  return kind == "ResourceClaim" || kind == "ResourceClaimTemplate" ||
-         kind == "ClusterResourceClaimTemplate";
-}
-
-bool is_claim_kind(std::string_view group, std::string_view kind) {
-  return group == "resource.k8s.io" && is_claim_kind_name(kind);
-}
-
-Result<ClaimSpec> read_claim_spec(const Json& object) {
+Result<ClaimSpec> read_claim_spec(const Json& object, cel::ProgramCache* programs) {
   // ResourceClaim keeps its claim spec at /spec; the templates one level deeper.
   static constexpr std::array<std::string_view, 3> kTemplatePath{"spec", "spec", "devices"};
-  const bool is_claim = string_member_view(object, "kind") == "ResourceClaim";
+  const bool is_claim = string_member_view(object, "kind") == kResourceClaimKind;
   const std::span<const std::string_view> path =
       is_claim ? std::span(kTemplatePath).subspan(1) : std::span(kTemplatePath);
   ClaimSpec view;
@@ -469,7 +466,7 @@ Result<ClaimSpec> read_claim_spec(const Json& object) {
     }
     view.requests.reserve(requests->size());
     for (std::size_t i = 0; i < requests->size(); ++i) {
-      auto request = read_request((*requests)[i], append_pointer(list_pointer, i));
+      auto request = read_request((*requests)[i], append_pointer(list_pointer, i), programs);
       if (!request) {
         return request.error();
       }

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "topoguard/k8s/fields.h"
+#include "fields.h"
 #include "topoguard/k8s/object.h"
 
 namespace topoguard::k8s {

@@ -1,4 +1,4 @@
-#include "topoguard/k8s/fields.h"
+#include "fields.h"
 
 #include <optional>
 #include <utility>

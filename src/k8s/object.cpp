@@ -1,5 +1,7 @@
 #include "topoguard/k8s/object.h"
 
+#include "topoguard/k8s/kinds.h"
+
 namespace topoguard::k8s {
 
 ObjectRef object_ref(const Json& object) {
@@ -42,9 +44,17 @@ const Json& annotations_of(const Json& object_or_template) {
 
 bool is_cluster_scoped(const ObjectRef& ref) {
   const std::string_view group = api_group(ref.api_version);
-  if (group == "resource.k8s.io") {
-    return ref.kind == "DeviceClass" || ref.kind == "ResourceSlice" ||
-           ref.kind == "DeviceTaintRule" || ref.kind == "ClusterResourceClaimTemplate";
+  switch (resource_kind(group, ref.kind)) {
+    case ResourceKind::kDeviceClass:
+    case ResourceKind::kResourceSlice:
+    case ResourceKind::kDeviceTaintRule:
+    case ResourceKind::kClusterResourceClaimTemplate:
+      return true;
+    case ResourceKind::kResourceClaim:
+    case ResourceKind::kResourceClaimTemplate:
+      return false;
+    case ResourceKind::kOther:
+      break;
   }
   return group.empty() && (ref.kind == "Namespace" || ref.kind == "Node");
 }

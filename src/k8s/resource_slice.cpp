@@ -5,8 +5,8 @@
 #include <set>
 #include <utility>
 
+#include "fields.h"
 #include "topoguard/cel/value.h"
-#include "topoguard/k8s/fields.h"
 #include "topoguard/k8s/object.h"
 
 namespace topoguard::k8s {

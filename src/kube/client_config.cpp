@@ -1,8 +1,6 @@
 #include "topoguard/kube/client_config.h"
 
-#include <openssl/bio.h>
 #include <openssl/err.h>
-#include <openssl/pem.h>
 #include <openssl/x509.h>
 
 #include <algorithm>
@@ -15,9 +13,10 @@
 #include <set>
 #include <tuple>
 
+#include "topoguard/common/base64.h"
 #include "topoguard/common/text_file.h"
 #include "topoguard/common/yaml_document.h"
-#include "topoguard/common/base64.h"
+#include "topoguard/pem/pem.h"
 
 namespace topoguard::kube {
 
@@ -50,40 +49,21 @@ std::string resolve(const std::string& dir, const std::string& path) {
   return (std::filesystem::path(dir) / path).lexically_normal().string();
 }
 
-void clear_openssl_errors() { ERR_clear_error(); }
-
-// The number of certificates in PEM text (0: none could be read).
-int count_certificates(const std::string& pem) {
-  std::unique_ptr<BIO, decltype(&BIO_free)> bio(
-      BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
-  int count = 0;
-  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
-    X509_free(cert);
-    ++count;
-  }
-  clear_openssl_errors();
-  return count;
-}
+// Whether PEM text holds certificates, every one of them readable.
+bool holds_certificates(const std::string& pem) { return pem::read_certificates(pem).has_value(); }
 
 // Empty when the key parses and belongs to the first certificate; else why not.
 std::string check_key_pair(const std::string& cert_pem, const std::string& key_pem) {
-  std::unique_ptr<BIO, decltype(&BIO_free)> cert_bio(
-      BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size())), BIO_free);
-  std::unique_ptr<X509, decltype(&X509_free)> cert(
-      PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr), X509_free);
-  std::unique_ptr<BIO, decltype(&BIO_free)> key_bio(
-      BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())), BIO_free);
-  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
-      PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr), EVP_PKEY_free);
-  clear_openssl_errors();
+  const Result<pem::CertificatePtr> cert = pem::read_first_certificate(cert_pem);
   if (!cert) {
     return "the client certificate is not a PEM certificate";
   }
+  const Result<pem::PrivateKeyPtr> key = pem::read_private_key(key_pem);
   if (!key) {
     return "the client key is not a PEM private key";
   }
-  if (X509_check_private_key(cert.get(), key.get()) != 1) {
-    clear_openssl_errors();
+  if (X509_check_private_key(cert->get(), key->get()) != 1) {
+    ERR_clear_error();
     return "the client key does not belong to the client certificate";
   }
   return "";
@@ -192,7 +172,7 @@ Result<std::string> pem_field(const Fields& fields, const std::string& base, boo
   } else {
     return std::string();
   }
-  if (certificate && count_certificates(pem) == 0) {
+  if (certificate && !holds_certificates(pem)) {
     return fields.error(ErrorCode::kInvalidValue, key, "holds no PEM certificate");
   }
   return pem;
@@ -706,7 +686,7 @@ Result<ClientConfig> load_in_cluster_config(const LoadOptions& options) {
   if (!ca) {
     return Error{ErrorCode::kIo, "cannot read the cluster CA: " + reason, {ca_file, 0, ""}};
   }
-  if (count_certificates(*ca) == 0) {
+  if (!holds_certificates(*ca)) {
     return Error{ErrorCode::kInvalidValue, "holds no PEM certificate", {ca_file, 0, ""}};
   }
   config.ca_pem = std::move(*ca);

@@ -9,6 +9,7 @@
 
 #include "cel_cost.h"
 #include "claim_cel.h"
+#include "topoguard/k8s/kinds.h"
 #include "topoguard/policy/policy_json.h"
 
 namespace topoguard::native {
@@ -269,11 +270,11 @@ class PolicyCompiler {
              std::find(policy_.match.kinds.begin(), policy_.match.kinds.end(), kind) !=
                  policy_.match.kinds.end();
     };
-    if (kind_selected("ResourceClaim")) {
-      resources.emplace_back("resourceclaims");
+    if (kind_selected(k8s::kResourceClaimKind)) {
+      resources.emplace_back(k8s::kResourceClaims);
     }
-    if (kind_selected("ResourceClaimTemplate")) {
-      resources.emplace_back("resourceclaimtemplates");
+    if (kind_selected(k8s::kResourceClaimTemplateKind)) {
+      resources.emplace_back(k8s::kResourceClaimTemplates);
     }
     if (resources.empty()) {
       out_.not_compiled.push_back("policy \"" + policy_.name +
@@ -288,7 +289,7 @@ class PolicyCompiler {
     for (const std::string& note : cel_.notes) {
       out_.not_compiled.push_back("policy \"" + policy_.name + "\": " + note);
     }
-    match_constraints_ = {{"resourceRules", Json::array({{{"apiGroups", {"resource.k8s.io"}},
+    match_constraints_ = {{"resourceRules", Json::array({{{"apiGroups", {k8s::kResourceGroup}},
                                                           {"apiVersions", {"v1"}},
                                                           {"operations", {"CREATE"}},
                                                           {"resources", resources}}})},

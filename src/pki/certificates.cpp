@@ -11,7 +11,6 @@
 #include <openssl/x509v3.h>
 
 #include <array>
-#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
@@ -20,6 +19,8 @@
 #include <optional>
 #include <set>
 #include <utility>
+
+#include "topoguard/pem/pem.h"
 
 namespace topoguard::pki {
 namespace {
@@ -31,8 +32,9 @@ struct Deleter {
 template <typename T, void (*Free)(T*)>
 using Owned = std::unique_ptr<T, Deleter<T, Free>>;
 using BioPtr = Owned<BIO, BIO_free_all>;
-using CertPtr = Owned<X509, X509_free>;
-using KeyPtr = Owned<EVP_PKEY, EVP_PKEY_free>;
+using CertPtr = pem::CertificatePtr;
+using KeyPtr = pem::PrivateKeyPtr;
+using pem::openssl_error;
 
 // Owns the stack, not the certificates in it (they stay owned by their CertPtr).
 struct StackDeleter {
@@ -49,20 +51,6 @@ constexpr std::size_t kMaxCommonName = 64;
 
 Error invalid(std::string message) {
   return Error{ErrorCode::kInvalidValue, std::move(message), {}};
-}
-
-// `message` plus OpenSSL's reason for the first queued failure (if any); the queue is cleared
-// so the next call starts clean. A local twin of src/http/openssl_error.h, which is private to
-// the http module.
-Error openssl_error(std::string message, ErrorCode code = ErrorCode::kInvalidValue) {
-  const unsigned long first = ERR_get_error();  // NOLINT(google-runtime-int): OpenSSL's type
-  if (first != 0) {
-    std::array<char, 256> text{};
-    ERR_error_string_n(first, text.data(), text.size());
-    message += " (" + std::string(text.data()) + ")";
-  }
-  ERR_clear_error();
-  return Error{code, std::move(message), {}};
 }
 
 // --- time: whole seconds since the epoch, so nothing depends on the host's time_t or tz ---
@@ -152,70 +140,6 @@ Result<Seconds> read_validity(const X509* cert) {
 }
 
 // --- PEM ---
-
-Result<BioPtr> memory_bio(std::string_view text) {
-  if (text.size() > static_cast<std::size_t>(INT_MAX)) {
-    return Error{ErrorCode::kTooLarge, "PEM text larger than 2 GiB", {}};
-  }
-  BioPtr bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
-  if (!bio) {
-    return openssl_error("cannot allocate a memory BIO", ErrorCode::kInternal);
-  }
-  return bio;
-}
-
-// The certificates of `pem` in order (only the first when `first_only`). A block that does not
-// decode is an error rather than the end of the bundle, so a damaged bundle is not cut short.
-Result<std::vector<CertPtr>> parse_certificates(std::string_view pem, bool first_only) {
-  ERR_clear_error();
-  Result<BioPtr> bio = memory_bio(pem);
-  if (!bio) {
-    return bio.error();
-  }
-  std::vector<CertPtr> certs;
-  while (X509* cert = PEM_read_bio_X509(bio->get(), nullptr, nullptr, nullptr)) {
-    certs.emplace_back(cert);
-    if (first_only) {
-      ERR_clear_error();
-      return certs;
-    }
-  }
-  const unsigned long last = ERR_peek_last_error();  // NOLINT(google-runtime-int)
-  const bool clean_end = last == 0 || (ERR_GET_LIB(last) == ERR_LIB_PEM &&
-                                       ERR_GET_REASON(last) == PEM_R_NO_START_LINE);
-  if (!clean_end) {
-    return openssl_error("PEM certificate " + std::to_string(certs.size() + 1) + " cannot be read");
-  }
-  ERR_clear_error();
-  if (certs.empty()) {
-    return invalid("no PEM certificate found");
-  }
-  return certs;
-}
-
-Result<CertPtr> parse_first_certificate(std::string_view pem) {
-  Result<std::vector<CertPtr>> certs = parse_certificates(pem, /*first_only=*/true);
-  if (!certs) {
-    return certs.error();
-  }
-  return std::move(certs->front());
-}
-
-// Encrypted keys are refused: with no callback OpenSSL would prompt on the terminal.
-int refuse_passphrase(char* /*buffer*/, int /*size*/, int /*rwflag*/, void* /*user*/) { return -1; }
-
-Result<KeyPtr> parse_private_key(std::string_view pem) {
-  ERR_clear_error();
-  Result<BioPtr> bio = memory_bio(pem);
-  if (!bio) {
-    return bio.error();
-  }
-  KeyPtr key(PEM_read_bio_PrivateKey(bio->get(), nullptr, refuse_passphrase, nullptr));
-  if (!key) {
-    return openssl_error("no unencrypted PEM private key found");
-  }
-  return key;
-}
 
 Result<std::string> take_text(BIO* bio) {
   char* data = nullptr;
@@ -526,11 +450,11 @@ Result<PemPair> issue_serving_certificate(const PemPair& ca,
       return invalid("\"" + name + "\" is not a DNS name");
     }
   }
-  Result<CertPtr> ca_cert = parse_first_certificate(ca.cert_pem);
+  Result<CertPtr> ca_cert = pem::read_first_certificate(ca.cert_pem);
   if (!ca_cert) {
     return Error{ca_cert.error().code, "CA certificate: " + ca_cert.error().message, {}};
   }
-  Result<KeyPtr> ca_key = parse_private_key(ca.key_pem);
+  Result<KeyPtr> ca_key = pem::read_private_key(ca.key_pem);
   if (!ca_key) {
     return Error{ca_key.error().code, "CA key: " + ca_key.error().message, {}};
   }
@@ -588,7 +512,7 @@ Result<PemPair> issue_serving_certificate(const PemPair& ca,
 }
 
 Result<CertificateInfo> read_certificate(std::string_view pem) {
-  Result<CertPtr> cert = parse_first_certificate(pem);
+  Result<CertPtr> cert = pem::read_first_certificate(pem);
   if (!cert) {
     return cert.error();
   }
@@ -596,7 +520,7 @@ Result<CertificateInfo> read_certificate(std::string_view pem) {
 }
 
 Result<std::vector<CertificateInfo>> read_certificates(std::string_view pem_bundle) {
-  Result<std::vector<CertPtr>> certs = parse_certificates(pem_bundle, /*first_only=*/false);
+  Result<std::vector<CertPtr>> certs = pem::read_certificates(pem_bundle);
   if (!certs) {
     return certs.error();
   }
@@ -613,11 +537,11 @@ Result<std::vector<CertificateInfo>> read_certificates(std::string_view pem_bund
 }
 
 Result<bool> key_matches(std::string_view cert_pem, std::string_view key_pem) {
-  Result<CertPtr> cert = parse_first_certificate(cert_pem);
+  Result<CertPtr> cert = pem::read_first_certificate(cert_pem);
   if (!cert) {
     return cert.error();
   }
-  Result<KeyPtr> key = parse_private_key(key_pem);
+  Result<KeyPtr> key = pem::read_private_key(key_pem);
   if (!key) {
     return key.error();
   }
@@ -632,11 +556,11 @@ Status verify_serving_certificate(std::string_view cert_pem, std::string_view ca
   if (dns_name.empty()) {
     return invalid("no DNS name to verify the certificate for");
   }
-  Result<std::vector<CertPtr>> chain = parse_certificates(cert_pem, /*first_only=*/false);
+  Result<std::vector<CertPtr>> chain = pem::read_certificates(cert_pem);
   if (!chain) {
     return Error{chain.error().code, "certificate: " + chain.error().message, {}};
   }
-  Result<std::vector<CertPtr>> cas = parse_certificates(ca_bundle_pem, /*first_only=*/false);
+  Result<std::vector<CertPtr>> cas = pem::read_certificates(ca_bundle_pem);
   if (!cas) {
     return Error{cas.error().code, "CA bundle: " + cas.error().message, {}};
   }
@@ -692,7 +616,7 @@ Result<std::string> make_bundle(const std::vector<std::string>& pems) {
     if (pems[i].find_first_not_of(" \t\r\n") == std::string::npos) {
       continue;
     }
-    Result<std::vector<CertPtr>> certs = parse_certificates(pems[i], /*first_only=*/false);
+    Result<std::vector<CertPtr>> certs = pem::read_certificates(pems[i]);
     if (!certs) {
       return Error{
           certs.error().code, "PEM " + std::to_string(i + 1) + ": " + certs.error().message, {}};

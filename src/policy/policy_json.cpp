@@ -1,6 +1,6 @@
 #include "topoguard/policy/policy_json.h"
 
-#include "topoguard/policy/policy_parser.h"
+#include "policy_parser.h"
 
 namespace topoguard::policy {
 

@@ -1,4 +1,4 @@
-#include "topoguard/policy/policy_lint.h"
+#include "policy_lint.h"
 
 #include <algorithm>
 #include <optional>

@@ -10,11 +10,11 @@
 #include <utility>
 
 #include "builtin_policy.h"
+#include "policy_lint.h"
+#include "policy_parser.h"
 #include "topoguard/common/printable_text.h"
 #include "topoguard/common/text_file.h"
 #include "topoguard/common/yaml_document.h"
-#include "topoguard/policy/policy_lint.h"
-#include "topoguard/policy/policy_parser.h"
 
 namespace topoguard::policy {
 

@@ -1,11 +1,11 @@
-#include "topoguard/policy/policy_parser.h"
+#include "policy_parser.h"
 
 #include <algorithm>
 #include <initializer_list>
 #include <map>
 #include <utility>
 
-#include "topoguard/k8s/claim_view.h"
+#include "topoguard/k8s/kinds.h"
 #include "topoguard/k8s/pod_template.h"
 #include "topoguard/policy/rule_info.h"
 

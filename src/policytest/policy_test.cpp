@@ -11,6 +11,7 @@
 
 #include "topoguard/audit/audit_runner.h"
 #include "topoguard/audit/namespace_labels.h"
+#include "topoguard/common/sorted_json.h"
 #include "topoguard/common/text_file.h"
 #include "topoguard/common/yaml_document.h"
 #include "topoguard/engine/json_patch.h"
@@ -276,7 +277,7 @@ std::optional<Outcome> outcome_of(policy::Action action) {
 
 // YAML of a document with its keys sorted, line by line, for a readable diff.
 std::vector<std::string> yaml_lines(const Json& document) {
-  const std::string text = to_yaml(Json(nlohmann::json(document)));
+  const std::string text = to_yaml(Json(SortedJson(document)));
   std::vector<std::string> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
@@ -575,7 +576,7 @@ void check_patched(const ExpectedResult& expected, const audit::ManifestEvaluati
     problem = "the patched file cannot be read: " + expected.patched;
   } else if (!patched) {
     problem = "the patch does not apply: " + patched.error().to_string();
-  } else if (nlohmann::json(*patched) != nlohmann::json(*file->second)) {
+  } else if (SortedJson(*patched) != SortedJson(*file->second)) {
     problem = evaluation.evaluation.patch.empty() ? "the object is not patched, and differs"
                                                   : "the patched object differs";
     result.diff = unified_diff(*file->second, *patched);

@@ -11,6 +11,8 @@
 #include <utility>
 
 #include "topoguard/audit/audit_runner.h"
+#include "topoguard/common/sorted_json.h"
+#include "topoguard/k8s/kinds.h"
 #include "topoguard/k8s/object.h"
 #include "topoguard/k8s/pod_template.h"
 #include "topoguard/kube/lease_lock.h"
@@ -21,7 +23,7 @@ namespace topoguard::reports {
 
 namespace {
 
-constexpr std::string_view kSlices = "resourceslices";
+constexpr std::string_view kSlices = k8s::kResourceSlices;
 
 // "cluster:resourceclaims.v1.resource.k8s.io/NS/NAME", as `audit --cluster` names its sources.
 std::string source_name(const std::string& resource, const std::string& key) {
@@ -171,7 +173,7 @@ std::string render_report_metrics(const ReportSyncStatus& status) {
   std::string text;
   for (const Metric& metric : metrics) {
     if (metric.value) {
-      nlohmann::json number = *metric.value;
+      SortedJson number = *metric.value;
       text += std::string("# HELP ") + metric.name + " " + metric.help + "\n# TYPE " + metric.name +
               " " + metric.type + "\n" + metric.name + " " + number.dump() + "\n";
     }

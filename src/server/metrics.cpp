@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "topoguard/k8s/claim_view.h"
+#include "topoguard/k8s/kinds.h"
 #include "topoguard/k8s/pod_template.h"
 
 namespace topoguard::server {

@@ -172,7 +172,7 @@ std::optional<cel::Activation> device_of(const Json& json) {
         if (!quantity) {
           return std::nullopt;
         }
-        (*device.capacity)[domain].emplace(name, std::move(*quantity));
+        (*device.capacity)[domain].try_emplace(name, std::move(*quantity));
       }
     }
   }

@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "note_name.h"
+#include "test_paths.h"
 #include "topoguard/common/json.h"
 #include "topoguard/common/yaml_document.h"
-#include "topoguard/k8s/claim_view.h"
+#include "topoguard/k8s/kinds.h"
 #include "topoguard/k8s/pod_template.h"
 #include "topoguard/kube/discovery.h"
-#include "test_paths.h"
 
 namespace topoguard {
 namespace {

@@ -122,13 +122,13 @@ TEST_P(GoldenTest, MatchesExpectedFiles) {
   const audit::ManifestSet set =
       audit::parse_manifests({{"input.yaml", read_text(dir / "input.yaml")}});
   const audit::AuditRun run = audit_text(set, *policies, spec.cluster_state);
-  const nlohmann::json report = audit::report_to_json(run.report);
+  const SortedJson report = audit::report_to_json(run.report);
   const fs::path report_path = dir / "expected-report.json";
   if (updating()) {
     write_text(report_path, report.dump(2) + "\n");
   }
   ASSERT_TRUE(fs::exists(report_path)) << "run with UPDATE_GOLDEN=1 to create " << report_path;
-  EXPECT_EQ(report.dump(2), nlohmann::json::parse(read_text(report_path)).dump(2));
+  EXPECT_EQ(report.dump(2), SortedJson::parse(read_text(report_path)).dump(2));
 
   for (const auto& [format, file_name] : kFormatFiles) {
     const fs::path path = dir / file_name;

@@ -13,6 +13,7 @@
 
 #include "topoguard/audit/audit_report.h"
 #include "topoguard/common/result.h"
+#include "topoguard/common/sorted_json.h"
 
 namespace topoguard::audit {
 
@@ -49,6 +50,6 @@ struct ReportOptions {
 void write_skipped_inputs(const std::vector<SkippedInput>& skipped, std::ostream& errors);
 
 // The JSON document of a report (also used by tests and golden files).
-[[nodiscard]] nlohmann::json report_to_json(const AuditReport& report);
+[[nodiscard]] SortedJson report_to_json(const AuditReport& report);
 
 }  // namespace topoguard::audit

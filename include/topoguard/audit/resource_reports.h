@@ -13,6 +13,7 @@
 #include "topoguard/audit/audit_report.h"
 #include "topoguard/audit/report_writer.h"
 #include "topoguard/common/json.h"
+#include "topoguard/common/sorted_json.h"
 
 namespace topoguard::audit {
 
@@ -32,7 +33,7 @@ struct ResourceReport {
   k8s::ObjectRef subject;
   // apiVersion, kind, metadata (namespace for namespaced subjects, the managed-by label and,
   // when cut, the omitted-results annotation), scope, source, summary and results. No name.
-  nlohmann::json document;
+  SortedJson document;
   std::size_t omitted = 0;  // results cut
 };
 

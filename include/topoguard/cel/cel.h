@@ -17,7 +17,6 @@
 // evaluated from several threads at once.
 #pragma once
 
-#include <boost/container/flat_map.hpp>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -29,6 +28,7 @@
 
 #include "topoguard/cel/ast.h"
 #include "topoguard/cel/value.h"
+#include "topoguard/common/flat_map.h"
 #include "topoguard/common/result.h"
 
 namespace topoguard::cel {
@@ -52,6 +52,7 @@ class Program {
 
  private:
   friend Result<Program> compile(std::string_view text);
+  friend class ProgramCache;
 
   std::shared_ptr<const std::string> source_;
   std::shared_ptr<const Expr> root_;
@@ -64,8 +65,36 @@ class Program {
 inline constexpr std::size_t kMaxExpressionSize = 100'000;
 inline constexpr int kMaxNesting = 250;
 
-// Parses `text`; the error names line:column of the first syntax error.
+// Parses `text` and compiles its literal `matches` patterns; the error names line:column of the
+// first syntax error.
 [[nodiscard]] Result<Program> compile(std::string_view text);
+
+// Compiled programs by source text, for a caller that compiles the same expressions again and
+// again: the expressions of a workload's objects repeat (every pod of a workload carries the same
+// claim template; each policy reads a claim again), so, as Kubernetes' own DRA code does,
+// compiled expressions are kept. Programs are immutable and shared, so a hit is a copy of four
+// shared pointers. Owned by its caller (an engine::Evaluator) and not safe to share between
+// threads. Bounded in bytes (an estimate of the syntax tree and every compiled pattern's
+// footprint) and in entries; only short expressions are kept, and a full cache starts over (a
+// hostile stream of distinct expressions costs one parse each, as without the cache).
+class ProgramCache {
+ public:
+  static constexpr std::size_t kMaxEntries = 1024;
+  static constexpr std::size_t kMaxTextBytes = 4096;
+  static constexpr std::size_t kMaxBytes = 16 * 1024 * 1024;
+  // Syntax-tree bytes per source byte, generously: a node of ~100 bytes per token of 2-3 bytes.
+  static constexpr std::size_t kTreeBytesPerSourceByte = 64;
+
+  // compile(text), or the program compiled from the same text before.
+  [[nodiscard]] Result<Program> compile(std::string_view text);
+  [[nodiscard]] std::size_t size() const { return programs_.size(); }
+
+ private:
+  void keep(std::string_view text, const Program& program);
+
+  std::map<std::string, Program, std::less<>> programs_;
+  std::size_t bytes_ = 0;
+};
 
 // One device attribute as a ResourceSlice publishes it; UnknownValue for one not read exactly
 // (e.g. a list-valued attribute).
@@ -73,10 +102,10 @@ using AttributeValue = std::variant<std::int64_t, bool, std::string, Version, Un
 // Fully qualified names: domain -> identifier -> value. An attribute a driver publishes without
 // a domain belongs to the driver's domain (as the allocator binds it).
 // Sorted vectors, not trees: an activation is made per device and kept per node shape.
-using DomainAttributes = boost::container::flat_map<std::string, AttributeValue, std::less<>>;
-using DomainCapacity = boost::container::flat_map<std::string, Quantity, std::less<>>;
-using Attributes = boost::container::flat_map<std::string, DomainAttributes, std::less<>>;
-using Capacity = boost::container::flat_map<std::string, DomainCapacity, std::less<>>;
+using DomainAttributes = FlatMap<std::string, AttributeValue>;
+using DomainCapacity = FlatMap<std::string, Quantity>;
+using Attributes = FlatMap<std::string, DomainAttributes>;
+using Capacity = FlatMap<std::string, DomainCapacity>;
 
 // The `device` a selector reads. An Activation holds one in maps; a cluster's published device
 // is read in place (cluster::PublishedDevice), so a check copies only the values it reads.

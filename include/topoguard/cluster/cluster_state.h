@@ -5,9 +5,10 @@
 // feasibility and topology. Not thread-safe while building; safe to share read-only after.
 #pragma once
 
-#include <boost/iterator/indirect_iterator.hpp>
+#include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -50,7 +51,39 @@ using DevicePtr = std::shared_ptr<const Device>;
 // cache's generations) share them instead of copying.
 class DeviceList {
  public:
-  using const_iterator = boost::indirect_iterator<std::vector<DevicePtr>::const_iterator>;
+  // Walks the shared pointers, yielding what they point to.
+  class const_iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = Device;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Device*;
+    using reference = const Device&;
+
+    const_iterator() = default;
+    explicit const_iterator(std::vector<DevicePtr>::const_iterator at) : at_(at) {}
+
+    reference operator*() const { return **at_; }
+    pointer operator->() const { return at_->get(); }
+    reference operator[](difference_type n) const { return *at_[n]; }
+    const_iterator& operator++() { return ++at_, *this; }
+    const_iterator operator++(int) { return const_iterator(at_++); }
+    const_iterator& operator--() { return --at_, *this; }
+    const_iterator operator--(int) { return const_iterator(at_--); }
+    const_iterator& operator+=(difference_type n) { return at_ += n, *this; }
+    const_iterator& operator-=(difference_type n) { return at_ -= n, *this; }
+    friend const_iterator operator+(const_iterator it, difference_type n) { return it += n; }
+    friend const_iterator operator+(difference_type n, const_iterator it) { return it += n; }
+    friend const_iterator operator-(const_iterator it, difference_type n) { return it -= n; }
+    friend difference_type operator-(const const_iterator& a, const const_iterator& b) {
+      return a.at_ - b.at_;
+    }
+    friend bool operator==(const const_iterator&, const const_iterator&) = default;
+    friend auto operator<=>(const const_iterator&, const const_iterator&) = default;
+
+   private:
+    std::vector<DevicePtr>::const_iterator at_;
+  };
 
   [[nodiscard]] const Device& operator[](std::size_t index) const { return *items_[index]; }
   [[nodiscard]] std::size_t size() const { return items_.size(); }

@@ -75,13 +75,6 @@ struct ClaimSpec {
   std::vector<DeviceConstraint> constraints;
 };
 
-// True for kinds whose objects hold a claim spec (ResourceClaim, ResourceClaimTemplate and the
-// cluster-scoped ClusterResourceClaimTemplate of KEP-5978).
-[[nodiscard]] bool is_claim_kind(std::string_view group, std::string_view kind);
-
-// True for ResourceClaim, ResourceClaimTemplate and ClusterResourceClaimTemplate.
-[[nodiscard]] bool is_claim_kind_name(std::string_view kind);
-
 // The API server's validation limits for a claim spec (resource.k8s.io types:
 // DeviceRequestsMaxSize, DeviceConstraintsMaxSize, DeviceSelectorsMaxSize,
 // FirstAvailableDeviceRequestMaxSize, CELSelectorExpressionMaxLength, and at most 32 derived
@@ -98,7 +91,9 @@ inline constexpr std::size_t kMaxDerivedExpressionBytes = 10 * 1024;
 // Reads the claim spec of a claim-kind object. Errors name the offending field (JSON pointer)
 // and say what type was expected, or which API limit the object is over (kTooLarge). A selector
 // or derived-attribute expression that does not parse is an error at its field (kInvalidValue):
-// the API server compiles both and refuses the object.
-[[nodiscard]] Result<ClaimSpec> read_claim_spec(const Json& object);
+// the API server compiles both and refuses the object. Expressions are compiled through
+// `programs` when given (the caller's cache of compiled expressions).
+[[nodiscard]] Result<ClaimSpec> read_claim_spec(const Json& object,
+                                                cel::ProgramCache* programs = nullptr);
 
 }  // namespace topoguard::k8s

@@ -3,7 +3,6 @@
 // place for the cluster state and the watch cache; immutable once read.
 #pragma once
 
-#include <boost/container/flat_map.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -14,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "topoguard/common/flat_map.h"
 #include "topoguard/common/json.h"
 #include "topoguard/common/result.h"
 #include "topoguard/k8s/interned_table.h"
@@ -91,7 +91,7 @@ struct DeviceExtras {
   // Short attribute names Device::short_names cannot mark (see there).
   AttributeTable other_short_attributes;
   // capacity.<name>.requestPolicy (DRAConsumableCapacity), by qualified capacity names.
-  boost::container::flat_map<std::string, RequestPolicy, std::less<>> request_policies;
+  FlatMap<std::string, RequestPolicy> request_policies;
   std::vector<DeviceTaint> taints;  // the slice's, then those of DeviceTaintRules
   std::vector<CounterConsumption> consumes_counters;
 

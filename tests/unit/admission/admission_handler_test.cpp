@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "note_name.h"
-#include "topoguard/common/utf8.h"
 #include "topoguard/engine/json_patch.h"
 #include "topoguard/policy/policy_loader.h"
+#include "utf8.h"
 
 namespace topoguard::admission {
 namespace {

@@ -8,39 +8,39 @@
 namespace topoguard::audit {
 namespace {
 
-nlohmann::json reports_of(ReportFormat format, const AuditReport& report) {
-  return nlohmann::json::parse(testing::render(format, report));
+SortedJson reports_of(ReportFormat format, const AuditReport& report) {
+  return SortedJson::parse(testing::render(format, report));
 }
 
 // The template (namespace ml) and the pod (default) each get their namespace's report, scoped
 // to the Namespace; every checked rule is a result: fail for deny, warn for warn, pass else.
 TEST(PolicyReportTest, OneReportPerNamespaceWithPasses) {
-  const nlohmann::json list = reports_of(ReportFormat::kPolicyReport, testing::sample_report());
+  const SortedJson list = reports_of(ReportFormat::kPolicyReport, testing::sample_report());
   EXPECT_EQ(list.at("apiVersion"), "v1");
   EXPECT_EQ(list.at("kind"), "List");
-  const nlohmann::json& items = list.at("items");
+  const SortedJson& items = list.at("items");
   ASSERT_EQ(items.size(), 2u);
-  const nlohmann::json& fallback = items.at(0);  // namespaces in sorted order
+  const SortedJson& fallback = items.at(0);  // namespaces in sorted order
   EXPECT_EQ(fallback.at("apiVersion"), "wgpolicyk8s.io/v1alpha2");
   EXPECT_EQ(fallback.at("kind"), "PolicyReport");
   EXPECT_EQ(fallback.at("metadata").at("namespace"), "default");
   EXPECT_EQ(fallback.at("scope"),
-            (nlohmann::json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"name", "default"}}));
+            (SortedJson{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"name", "default"}}));
   EXPECT_FALSE(fallback.contains("source"));  // v1alpha2 has no report-level source
   EXPECT_EQ(fallback.at("summary"),
-            (nlohmann::json{{"pass", 4}, {"fail", 0}, {"warn", 1}, {"error", 0}, {"skip", 0}}));
+            (SortedJson{{"pass", 4}, {"fail", 0}, {"warn", 1}, {"error", 0}, {"skip", 0}}));
 
-  const nlohmann::json& ml = items.at(1);
+  const SortedJson& ml = items.at(1);
   EXPECT_EQ(ml.at("metadata").at("namespace"), "ml");
   EXPECT_EQ(ml.at("summary"),
-            (nlohmann::json{{"pass", 3}, {"fail", 1}, {"warn", 0}, {"error", 0}, {"skip", 0}}));
-  const nlohmann::json& fail = ml.at("results").at(0);
+            (SortedJson{{"pass", 3}, {"fail", 1}, {"warn", 0}, {"error", 0}, {"skip", 0}}));
+  const SortedJson& fail = ml.at("results").at(0);
   EXPECT_EQ(fail.at("policy"), "default");
   EXPECT_EQ(fail.at("rule"), "missing-pcie-alignment");
   EXPECT_EQ(fail.at("result"), "fail");
   EXPECT_EQ(fail.at("severity"), "high");
   EXPECT_EQ(fail.at("source"), "topoguard");
-  EXPECT_EQ(fail.at("resources"), (nlohmann::json::array({{{"apiVersion", "resource.k8s.io/v1"},
+  EXPECT_EQ(fail.at("resources"), (SortedJson::array({{{"apiVersion", "resource.k8s.io/v1"},
                                                             {"kind", "ResourceClaimTemplate"},
                                                             {"namespace", "ml"},
                                                             {"name", "gpu-nic"}}})));
@@ -48,7 +48,7 @@ TEST(PolicyReportTest, OneReportPerNamespaceWithPasses) {
   EXPECT_EQ(fail.at("properties").at("line"), "9");
   EXPECT_EQ(fail.at("properties").at("path"), "/spec/spec/devices");
   EXPECT_TRUE(fail.at("properties").contains("jsonPatch"));
-  const nlohmann::json& pass = ml.at("results").at(1);
+  const SortedJson& pass = ml.at("results").at(1);
   EXPECT_EQ(pass.at("rule"), "numa-only-alignment");
   EXPECT_EQ(pass.at("result"), "pass");
   EXPECT_EQ(pass.at("message"), "no numa-only-alignment finding");
@@ -58,11 +58,11 @@ TEST(PolicyReportTest, OneReportPerNamespaceWithPasses) {
 // APIs.
 TEST(PolicyReportTest, ExemptedFindingIsSkipWithTheException) {
   for (const ReportFormat format : {ReportFormat::kPolicyReport, ReportFormat::kOpenReports}) {
-    const nlohmann::json ml =
+    const SortedJson ml =
         reports_of(format, testing::exempted_sample_report()).at("items").at(1);
     EXPECT_EQ(ml.at("summary"),
-              (nlohmann::json{{"pass", 3}, {"fail", 0}, {"warn", 0}, {"error", 0}, {"skip", 1}}));
-    const nlohmann::json& skip = ml.at("results").at(0);
+              (SortedJson{{"pass", 3}, {"fail", 0}, {"warn", 0}, {"error", 0}, {"skip", 1}}));
+    const SortedJson& skip = ml.at("results").at(0);
     EXPECT_EQ(skip.at("rule"), "missing-pcie-alignment");
     EXPECT_EQ(skip.at("result"), "skip");
     EXPECT_THAT(skip.at("message").get<std::string>(), ::testing::StartsWith("GPU request"));
@@ -75,7 +75,7 @@ TEST(PolicyReportTest, ExemptedFindingIsSkipWithTheException) {
 
 // OpenReports: same results, its own API names and a report-level source.
 TEST(PolicyReportTest, OpenReportsNamesAndSource) {
-  const nlohmann::json items =
+  const SortedJson items =
       reports_of(ReportFormat::kOpenReports, testing::sample_report()).at("items");
   ASSERT_EQ(items.size(), 2u);
   EXPECT_EQ(items.at(0).at("apiVersion"), "openreports.io/v1alpha1");
@@ -101,21 +101,21 @@ spec:
       - {name: nic, exactly: {deviceClassName: dranet}}
 )"},
        {"bad.yaml", "kind: [\n"}});
-  const nlohmann::json items =
+  const SortedJson items =
       reports_of(ReportFormat::kOpenReports, run_audit(set, testing::builtin_policies()).report)
           .at("items");
   ASSERT_EQ(items.size(), 1u);
-  const nlohmann::json& cluster = items.at(0);
+  const SortedJson& cluster = items.at(0);
   EXPECT_EQ(cluster.at("kind"), "ClusterReport");
   EXPECT_FALSE(cluster.at("metadata").contains("namespace"));
   EXPECT_FALSE(cluster.contains("scope"));
   EXPECT_EQ(cluster.at("summary").at("fail"), 1);
   EXPECT_EQ(cluster.at("summary").at("error"), 1);
   EXPECT_EQ(cluster.at("results").at(0).at("resources").at(0),
-            (nlohmann::json{{"apiVersion", "resource.k8s.io/v1"},
+            (SortedJson{{"apiVersion", "resource.k8s.io/v1"},
                             {"kind", "ClusterResourceClaimTemplate"},
                             {"name", "shared"}}));
-  const nlohmann::json& error = cluster.at("results").back();
+  const SortedJson& error = cluster.at("results").back();
   EXPECT_EQ(error.at("result"), "error");
   EXPECT_EQ(error.at("properties").at("file"), "bad.yaml");
   EXPECT_EQ(error.at("properties").at("code"), "invalid_yaml");
@@ -124,7 +124,7 @@ spec:
 // No input, no report: an empty List.
 TEST(PolicyReportTest, EmptyAuditIsEmptyList) {
   EXPECT_EQ(reports_of(ReportFormat::kPolicyReport, AuditReport{}).at("items"),
-            nlohmann::json::array());
+            SortedJson::array());
 }
 
 }  // namespace

@@ -87,16 +87,16 @@ TEST(TextReportTest, ErrorsGoToErrorStream) {
 
 // The JSON report has the documented schema; `fix` only on fixable findings.
 TEST(JsonReportTest, StableSchema) {
-  const nlohmann::json report = report_to_json(sample_report());
-  const nlohmann::json& summary = report.at("summary");
+  const SortedJson report = report_to_json(sample_report());
+  const SortedJson& summary = report.at("summary");
   EXPECT_EQ(summary.at("resources"), 2);
   EXPECT_EQ(summary.at("skipped"), 1);
   EXPECT_EQ(summary.at("deny"), 1);
   EXPECT_EQ(summary.at("warn"), 1);
   EXPECT_EQ(summary.at("audit"), 0);
-  const nlohmann::json& findings = report.at("findings");
+  const SortedJson& findings = report.at("findings");
   ASSERT_EQ(findings.size(), 2u);
-  const nlohmann::json& first = findings[0];
+  const SortedJson& first = findings[0];
   std::vector<std::string> keys;
   for (const auto& [key, value] : first.items()) {
     keys.push_back(key);
@@ -106,13 +106,13 @@ TEST(JsonReportTest, StableSchema) {
   EXPECT_EQ(first.at("rule"), "missing-pcie-alignment");
   EXPECT_EQ(first.at("policy"), "default");
   EXPECT_EQ(first.at("action"), "deny");
-  EXPECT_EQ(first.at("resource"), (nlohmann::json{{"apiVersion", "resource.k8s.io/v1"},
+  EXPECT_EQ(first.at("resource"), (SortedJson{{"apiVersion", "resource.k8s.io/v1"},
                                                    {"kind", "ResourceClaimTemplate"},
                                                    {"namespace", "ml"},
                                                    {"name", "gpu-nic"}}));
-  EXPECT_EQ(first.at("source"), (nlohmann::json{{"file", "in.yaml"}, {"line", 9}}));
+  EXPECT_EQ(first.at("source"), (SortedJson{{"file", "in.yaml"}, {"line", 9}}));
   EXPECT_EQ(first.at("path"), "/spec/spec/devices");
-  EXPECT_EQ(first.at("fix"), nlohmann::json::parse(R"([{"op":"add",
+  EXPECT_EQ(first.at("fix"), SortedJson::parse(R"([{"op":"add",
       "path":"/spec/spec/devices/constraints","value":[{"requests":["gpu","nic"],
       "matchAttribute":"resource.kubernetes.io/pcieRoot"}]}])"));
   EXPECT_FALSE(findings[1].contains("fix"));
@@ -125,13 +125,13 @@ TEST(JsonReportTest, StableSchema) {
 TEST(ExemptedReportTest, WaivedFindingsAreReported) {
   const AuditReport report = testing::exempted_sample_report();
 
-  const nlohmann::json json = report_to_json(report);
+  const SortedJson json = report_to_json(report);
   EXPECT_EQ(json.at("summary").at("exempted"), 1);
   ASSERT_EQ(json.at("findings").size(), 2u);
-  const nlohmann::json& first = json.at("findings")[0];
+  const SortedJson& first = json.at("findings")[0];
   EXPECT_EQ(first.at("rule"), "missing-pcie-alignment");
   EXPECT_EQ(first.at("exempted"), true);
-  EXPECT_EQ(first.at("exception"), (nlohmann::json{{"name", "team-a-legacy"},
+  EXPECT_EQ(first.at("exception"), (SortedJson{{"name", "team-a-legacy"},
                                                    {"reason", "validated by hand (TICKET-42)"}}));
   EXPECT_FALSE(json.at("findings")[1].contains("exempted"));
 
@@ -156,7 +156,7 @@ TEST(JsonReportTest, WriterPrintsReportJson) {
   std::ostringstream out;
   std::ostringstream errors;
   make_report_writer(ReportFormat::kJson)->write(report, out, errors);
-  EXPECT_EQ(nlohmann::json::parse(out.str()), report_to_json(report));
+  EXPECT_EQ(SortedJson::parse(out.str()), report_to_json(report));
 }
 
 TEST(ReportFormatTest, ParsesEveryFormatName) {

@@ -11,7 +11,7 @@
 namespace topoguard::audit {
 namespace {
 
-nlohmann::json summary(int pass, int fail, int warn, int error, int skip) {
+SortedJson summary(int pass, int fail, int warn, int error, int skip) {
   return {{"pass", pass}, {"fail", fail}, {"warn", warn}, {"error", error}, {"skip", skip}};
 }
 
@@ -19,15 +19,15 @@ TEST(ResourceReportsTest, OneReportPerResourceScopedToIt) {
   const std::vector<ResourceReport> reports =
       resource_reports(testing::sample_report(), {}, ResourceReportOptions{});
   ASSERT_EQ(reports.size(), 2u);  // the template and the pod; the ConfigMap is skipped
-  const nlohmann::json& claims = reports[0].document;
+  const SortedJson& claims = reports[0].document;
   EXPECT_EQ(reports[0].file, "in.yaml");
   EXPECT_EQ(reports[0].subject.kind, "ResourceClaimTemplate");
   EXPECT_EQ(claims.at("apiVersion"), "openreports.io/v1alpha1");
   EXPECT_EQ(claims.at("kind"), "Report");
   EXPECT_EQ(claims.at("metadata"),
-            (nlohmann::json{{"namespace", "ml"},
+            (SortedJson{{"namespace", "ml"},
                             {"labels", {{"app.kubernetes.io/managed-by", "topoguard"}}}}));
-  EXPECT_EQ(claims.at("scope"), (nlohmann::json{{"apiVersion", "resource.k8s.io/v1"},
+  EXPECT_EQ(claims.at("scope"), (SortedJson{{"apiVersion", "resource.k8s.io/v1"},
                                                 {"kind", "ResourceClaimTemplate"},
                                                 {"namespace", "ml"},
                                                 {"name", "gpu-nic"}}));
@@ -37,11 +37,11 @@ TEST(ResourceReportsTest, OneReportPerResourceScopedToIt) {
   EXPECT_EQ(claims.at("results").at(0).at("rule"), "missing-pcie-alignment");
   EXPECT_EQ(reports[0].omitted, 0u);
 
-  const nlohmann::json& pod = reports[1].document;
+  const SortedJson& pod = reports[1].document;
   EXPECT_EQ(pod.at("metadata").at("namespace"), "default");  // no namespace: the default one
   EXPECT_EQ(pod.at("scope").at("kind"), "Pod");
   EXPECT_EQ(pod.at("summary"), summary(4, 0, 1, 0, 0));
-  for (const nlohmann::json& result : pod.at("results")) {
+  for (const SortedJson& result : pod.at("results")) {
     EXPECT_EQ(result.at("resources").at(0).at("name"), "p");  // only its own results
   }
 }
@@ -64,7 +64,7 @@ TEST(ResourceReportsTest, CutKeepsFailuresAndCounts) {
   options.max_results = 2;
   const std::vector<ResourceReport> reports =
       resource_reports(testing::sample_report(), {}, options);
-  const nlohmann::json& claims = reports[0].document;
+  const SortedJson& claims = reports[0].document;
   EXPECT_EQ(reports[0].omitted, 2u);
   EXPECT_EQ(claims.at("summary"), summary(3, 1, 0, 0, 0));
   ASSERT_EQ(claims.at("results").size(), 2u);
@@ -72,7 +72,7 @@ TEST(ResourceReportsTest, CutKeepsFailuresAndCounts) {
   EXPECT_EQ(claims.at("results").at(1).at("result"), "pass");
   EXPECT_EQ(claims.at("metadata").at("annotations").at("topoguard.dev/omitted-results"), "2");
   // The pod's warning is kept over its passes, wherever it stood.
-  const nlohmann::json& pod = reports[1].document;
+  const SortedJson& pod = reports[1].document;
   ASSERT_EQ(pod.at("results").size(), 2u);
   EXPECT_TRUE(pod.at("results").at(0).at("result") == "warn" ||
               pod.at("results").at(1).at("result") == "warn");
@@ -90,9 +90,9 @@ TEST(ResourceReportsTest, UnknownIsASkip) {
   AuditReport report = testing::sample_report();
   report.resources[0].unknown.push_back("namespaceSelector of policy p: Namespace ml unknown");
   const std::vector<ResourceReport> reports = resource_reports(report, {}, ResourceReportOptions{});
-  const nlohmann::json& claims = reports[0].document;
+  const SortedJson& claims = reports[0].document;
   EXPECT_EQ(claims.at("summary"), summary(3, 1, 0, 0, 1));
-  const nlohmann::json& skip = claims.at("results").back();
+  const SortedJson& skip = claims.at("results").back();
   EXPECT_EQ(skip.at("result"), "skip");
   EXPECT_EQ(skip.at("rule"), "unknown");
   EXPECT_EQ(skip.at("scored"), false);
@@ -122,11 +122,11 @@ spec:
   ASSERT_EQ(reports.size(), 2u);
   EXPECT_EQ(reports[0].file, "template.yaml");
   EXPECT_EQ(reports[0].document.at("summary").at("error"), 0);
-  const nlohmann::json& cluster = reports[1].document;
+  const SortedJson& cluster = reports[1].document;
   EXPECT_EQ(reports[1].file, "class.yaml");
   EXPECT_EQ(cluster.at("kind"), "ClusterReport");
   EXPECT_FALSE(cluster.at("metadata").contains("namespace"));
-  EXPECT_EQ(cluster.at("scope"), (nlohmann::json{{"apiVersion", "resource.k8s.io/v1"},
+  EXPECT_EQ(cluster.at("scope"), (SortedJson{{"apiVersion", "resource.k8s.io/v1"},
                                                  {"kind", "DeviceClass"},
                                                  {"name", "gpu.nvidia.com"}}));
   EXPECT_EQ(cluster.at("summary").at("error"), static_cast<int>(report.errors.size()));

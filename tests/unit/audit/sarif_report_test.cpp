@@ -12,8 +12,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-nlohmann::json sarif_of(const AuditReport& report, const std::string& help_uri_base = "") {
-  return nlohmann::json::parse(
+SortedJson sarif_of(const AuditReport& report, const std::string& help_uri_base = "") {
+  return SortedJson::parse(
       testing::render(ReportFormat::kSarif, report, ReportOptions{false, help_uri_base}));
 }
 
@@ -21,15 +21,15 @@ nlohmann::json sarif_of(const AuditReport& report, const std::string& help_uri_b
 // description, its whole explanation as help and the default action as level; no helpUri, and
 // no informationUri, without a configured base (a link to a page that may not exist).
 TEST(SarifReportTest, DriverListsEveryRuleWithHelp) {
-  const nlohmann::json sarif = sarif_of(AuditReport{});
+  const SortedJson sarif = sarif_of(AuditReport{});
   EXPECT_EQ(sarif.at("version"), "2.1.0");
-  const nlohmann::json& driver = sarif.at("runs").at(0).at("tool").at("driver");
+  const SortedJson& driver = sarif.at("runs").at(0).at("tool").at("driver");
   EXPECT_EQ(driver.at("name"), "topoguard");
-  const nlohmann::json& rules = driver.at("rules");
+  const SortedJson& rules = driver.at("rules");
   ASSERT_EQ(rules.size(), policy::kRuleCount);
   for (policy::RuleId rule : policy::kAllRules) {
     const policy::RuleInfo& info = policy::rule_info(rule);
-    const nlohmann::json& descriptor = rules.at(static_cast<std::size_t>(rule));
+    const SortedJson& descriptor = rules.at(static_cast<std::size_t>(rule));
     EXPECT_EQ(descriptor.at("id"), info.name);
     EXPECT_EQ(descriptor.at("shortDescription").at("text"), info.title);
     EXPECT_EQ(descriptor.at("fullDescription").at("text"), info.description);
@@ -43,13 +43,13 @@ TEST(SarifReportTest, DriverListsEveryRuleWithHelp) {
   EXPECT_EQ(rules.at(0).at("defaultConfiguration").at("level"), "error");   // deny
   EXPECT_EQ(rules.at(2).at("defaultConfiguration").at("level"), "warning");  // warn
   EXPECT_EQ(rules.at(5).at("defaultConfiguration").at("level"), "note");     // audit
-  EXPECT_EQ(sarif.at("runs").at(0).at("results"), nlohmann::json::array());
+  EXPECT_EQ(sarif.at("runs").at(0).at("results"), SortedJson::array());
 }
 
 // With --help-uri-base, each rule links its row of the rules table there, and the tool the base.
 TEST(SarifReportTest, HelpUriOnlyWithConfiguredBase) {
   const std::string base = "https://git.example.com/platform/topoguard/README.md";
-  const nlohmann::json driver =
+  const SortedJson driver =
       sarif_of(AuditReport{}, base).at("runs").at(0).at("tool").at("driver");
   EXPECT_EQ(driver.at("informationUri"), base);
   for (policy::RuleId rule : policy::kAllRules) {
@@ -61,15 +61,15 @@ TEST(SarifReportTest, HelpUriOnlyWithConfiguredBase) {
 // One result per finding: rule, level from the action, message, file and line of the offending
 // field, the resource as logical location, and the fix as a JSONPatch property when it has one.
 TEST(SarifReportTest, ResultPerFindingWithLocation) {
-  const nlohmann::json results = sarif_of(testing::sample_report()).at("runs").at(0).at("results");
+  const SortedJson results = sarif_of(testing::sample_report()).at("runs").at(0).at("results");
   ASSERT_EQ(results.size(), 2u);
-  const nlohmann::json& first = results.at(0);
+  const SortedJson& first = results.at(0);
   EXPECT_EQ(first.at("ruleId"), "missing-pcie-alignment");
   EXPECT_EQ(first.at("ruleIndex"), 0);
   EXPECT_EQ(first.at("level"), "error");
-  const nlohmann::json& location = first.at("locations").at(0);
+  const SortedJson& location = first.at("locations").at(0);
   EXPECT_EQ(location.at("physicalLocation"),
-            (nlohmann::json{{"artifactLocation", {{"uri", "in.yaml"}}},
+            (SortedJson{{"artifactLocation", {{"uri", "in.yaml"}}},
                             {"region", {{"startLine", 9}}}}));
   EXPECT_EQ(location.at("logicalLocations").at(0).at("fullyQualifiedName"),
             "ResourceClaimTemplate/ml/gpu-nic");
@@ -78,7 +78,7 @@ TEST(SarifReportTest, ResultPerFindingWithLocation) {
             "/spec/spec/devices/constraints");
   EXPECT_EQ(first.at("partialFingerprints").at("topoguardFinding/v1"),
             "default/missing-pcie-alignment/ResourceClaimTemplate/ml/gpu-nic/spec/spec/devices");
-  const nlohmann::json& second = results.at(1);
+  const SortedJson& second = results.at(1);
   EXPECT_EQ(second.at("ruleId"), "device-plugin-pairing");
   EXPECT_EQ(second.at("ruleIndex"), 2);
   EXPECT_EQ(second.at("level"), "warning");
@@ -89,31 +89,31 @@ TEST(SarifReportTest, ResultPerFindingWithLocation) {
 // suppression whose justification is the exception's reason; every other result says it has
 // none (an empty array).
 TEST(SarifReportTest, ExemptedFindingIsSuppressedResult) {
-  const nlohmann::json results =
+  const SortedJson results =
       sarif_of(testing::exempted_sample_report()).at("runs").at(0).at("results");
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results.at(0).at("ruleId"), "missing-pcie-alignment");
   EXPECT_EQ(results.at(0).at("suppressions"),
-            (nlohmann::json::array({{{"kind", "external"},
+            (SortedJson::array({{{"kind", "external"},
                                      {"status", "accepted"},
                                      {"justification", "validated by hand (TICKET-42)"},
                                      {"properties", {{"exception", "team-a-legacy"}}}}})));
   EXPECT_EQ(results.at(1).at("ruleId"), "device-plugin-pairing");
-  EXPECT_EQ(results.at(1).at("suppressions"), nlohmann::json::array());
+  EXPECT_EQ(results.at(1).at("suppressions"), SortedJson::array());
 }
 
 // Input errors make the run unsuccessful and become error notifications with their location.
 TEST(SarifReportTest, InputErrorsAreNotifications) {
   const ManifestSet set = parse_manifests({{"bad.yaml", "kind: Pod\nmetadata: {name: [\n"}});
-  const nlohmann::json invocation =
+  const SortedJson invocation =
       sarif_of(run_audit(set, testing::builtin_policies()).report)
           .at("runs").at(0).at("invocations").at(0);
   EXPECT_EQ(invocation.at("executionSuccessful"), false);
-  const nlohmann::json& notification = invocation.at("toolExecutionNotifications").at(0);
+  const SortedJson& notification = invocation.at("toolExecutionNotifications").at(0);
   EXPECT_EQ(notification.at("level"), "error");
   EXPECT_EQ(notification.at("descriptor").at("id"), "invalid_yaml");
   EXPECT_EQ(notification.at("locations").at(0).at("physicalLocation"),
-            (nlohmann::json{{"artifactLocation", {{"uri", "bad.yaml"}}},
+            (SortedJson{{"artifactLocation", {{"uri", "bad.yaml"}}},
                             {"region", {{"startLine", 3}}}}));
 }
 
@@ -124,12 +124,12 @@ TEST(SarifReportTest, FixReplacesTheChangedLines) {
   const ManifestSet set = parse_manifests({{"in.yaml", testing::kUnalignedTemplate}});
   AuditRun run = run_audit(set, testing::builtin_policies());
   attach_fix_edits(set, run);
-  const nlohmann::json result = sarif_of(run.report).at("runs").at(0).at("results").at(0);
-  const nlohmann::json& change = result.at("fixes").at(0).at("artifactChanges").at(0);
+  const SortedJson result = sarif_of(run.report).at("runs").at(0).at("results").at(0);
+  const SortedJson& change = result.at("fixes").at(0).at("artifactChanges").at(0);
   EXPECT_EQ(change.at("artifactLocation").at("uri"), "in.yaml");
-  const nlohmann::json& replacement = change.at("replacements").at(0);
+  const SortedJson& replacement = change.at("replacements").at(0);
   EXPECT_EQ(replacement.at("deletedRegion"),
-            (nlohmann::json{{"startLine", 14}, {"endLine", 14}}));
+            (SortedJson{{"startLine", 14}, {"endLine", 14}}));
   EXPECT_EQ(replacement.at("insertedContent").at("text"), run.report.findings[0].fix_edit->text);
   EXPECT_THAT(run.report.findings[0].fix_edit->text,
               HasSubstr("\n      constraints:\n      - requests: [gpu, nic]\n"));
@@ -141,7 +141,7 @@ struct UriCase {
   std::string_view note;
   std::string file;
   int line;
-  nlohmann::json physical_location;
+  SortedJson physical_location;
 };
 
 class SarifUriTest : public ::testing::TestWithParam<UriCase> {};
@@ -155,7 +155,7 @@ TEST_P(SarifUriTest, PhysicalLocation) {
   finding.policy = "default";
   finding.resource = report.resources[0].ref;
   report.findings.push_back(ReportedFinding{finding, c.file, c.line, 0, nullptr});
-  const nlohmann::json result = sarif_of(report).at("runs").at(0).at("results").at(0);
+  const SortedJson result = sarif_of(report).at("runs").at(0).at("results").at(0);
   EXPECT_EQ(result.at("locations").at(0).at("physicalLocation"), c.physical_location);
 }
 

@@ -220,3 +220,46 @@ TEST(CelEvaluator, CostLimitGivesUnknown) {
 
 }  // namespace
 }  // namespace topoguard::cel
+
+namespace topoguard::cel {
+namespace {
+
+TEST(ProgramCache, GivesTheProgramCompiledBeforeFromTheSameText) {
+  ProgramCache cache;
+  const Result<Program> first = cache.compile(R"(device.driver.matches("^gpu\\."))");
+  const Result<Program> again = cache.compile(R"(device.driver.matches("^gpu\\."))");
+  const Result<Program> other = cache.compile(R"(device.driver == "nic")");
+  ASSERT_TRUE(first && again && other);
+  EXPECT_EQ(&first->root(), &again->root());
+  EXPECT_NE(&first->root(), &other->root());
+  EXPECT_EQ(cache.size(), 2U);
+  Activation gpu;
+  gpu.driver = "gpu.example.com";
+  EXPECT_EQ(evaluate(*again, gpu).outcome, Outcome::kTrue);
+  EXPECT_EQ(evaluate(*again, gpu).cost, evaluate(*first, gpu).cost);
+}
+
+TEST(ProgramCache, KeepsNeitherErrorsNorLongTextsAndStartsOverWhenFull) {
+  ProgramCache cache;
+  EXPECT_FALSE(cache.compile("device.driver =="));
+  EXPECT_TRUE(cache.compile("\"" + std::string(ProgramCache::kMaxTextBytes, 'a') + "\" != ''"));
+  EXPECT_EQ(cache.size(), 0U);
+  for (std::size_t i = 0; i <= ProgramCache::kMaxEntries; ++i) {
+    ASSERT_TRUE(cache.compile(std::to_string(i) + " == 0"));
+  }
+  EXPECT_EQ(cache.size(), 1U);
+}
+
+TEST(Compile, LiteralPatternsCompiledWithTheProgramAnswerAsComputedOnes) {
+  Activation gpu;
+  gpu.driver = "gpu.example.com";
+  const Result<Program> literal = compile(R"(device.driver.matches("^gpu\\.[a-z]+\\.com$"))");
+  const Result<Program> computed =
+      compile(R"(device.driver.matches("^gpu\\." + "[a-z]+\\.com$"))");
+  ASSERT_TRUE(literal && computed);
+  EXPECT_EQ(evaluate(*literal, gpu).outcome, Outcome::kTrue);
+  EXPECT_EQ(evaluate(*computed, gpu).outcome, Outcome::kTrue);
+}
+
+}  // namespace
+}  // namespace topoguard::cel

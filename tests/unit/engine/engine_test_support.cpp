@@ -5,7 +5,6 @@
 #include "topoguard/common/yaml_document.h"
 #include "topoguard/k8s/object.h"
 #include "topoguard/policy/policy_loader.h"
-#include "topoguard/policy/policy_parser.h"
 
 namespace topoguard::engine::testing {
 

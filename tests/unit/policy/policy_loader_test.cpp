@@ -10,11 +10,11 @@
 #include <sstream>
 
 #include "note_name.h"
+#include "policy_parser.h"
 #include "temp_dir.h"
+#include "test_paths.h"
 #include "topoguard/common/yaml_document.h"
 #include "topoguard/policy/policy_json.h"
-#include "topoguard/policy/policy_parser.h"
-#include "test_paths.h"
 
 namespace topoguard::policy {
 namespace {

@@ -1,4 +1,4 @@
-#include "topoguard/policy/policy_parser.h"
+#include "policy_parser.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -7,6 +7,7 @@
 
 #include "../audit/audit_test_support.h"
 #include "temp_dir.h"
+#include "topoguard/common/sorted_json.h"
 #include "topoguard/policy/policy_loader.h"
 
 namespace topoguard::policytest {
@@ -290,7 +291,7 @@ TEST(PolicyTestRun, StrictTestsFailOnUnlistedFindingsOfListedResources) {
 )";
   TestInputs inputs = inputs_of(audit::testing::kUnalignedTemplate);
   const PolicyTest strict = one_test(results);
-  inputs.patched.emplace(strict.results[0].patched, Json(nlohmann::json::parse(R"({"a": 1})")));
+  inputs.patched.emplace(strict.results[0].patched, Json(SortedJson::parse(R"({"a": 1})")));
   const TestResult failed = run_policy_test(strict, inputs);
   ASSERT_EQ(failed.cases.size(), 2u);
   EXPECT_FALSE(failed.cases[0].passed);  // the patched object differs
