@@ -122,6 +122,15 @@ class FakeApiServer {
   }
   // The requests served so far.
   Json requests() { return get("/_fake/requests"); }
+  // API requests served so far with `method` (the fake's own /_fake/ calls not counted).
+  int api_requests(const std::string& method) {
+    int found = 0;
+    for (const Json& request : requests()) {
+      const std::string path = request["path"];
+      found += request["method"] == method && path.rfind("/_fake/", 0) != 0 ? 1 : 0;
+    }
+    return found;
+  }
   Json state() { return get("/_fake/state"); }
 
  private:

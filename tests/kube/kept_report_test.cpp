@@ -28,14 +28,7 @@ class KeptReportTest : public ::testing::Test {
     EXPECT_TRUE(made.has_value()) << made.error().to_string();
     api_ = *made;
   }
-  int count(const std::string& method) {
-    int found = 0;
-    for (const Json& request : fake_.requests()) {
-      const std::string path = request["path"];
-      found += request["method"] == method && path.rfind("/_fake/", 0) != 0 ? 1 : 0;
-    }
-    return found;
-  }
+  int count(const std::string& method) { return fake_.api_requests(method); }
   testing::FakeApiServer fake_;
   std::shared_ptr<testing::TestClock> clock_ = std::make_shared<testing::TestClock>(true);
   kube::ApiClientPtr api_;

@@ -24,15 +24,7 @@ class ObjectsTest : public ::testing::Test {
     api_ = *made;
   }
 
-  // API requests the fake served with `method`.
-  int count(const std::string& method) {
-    int found = 0;
-    for (const Json& request : fake_.requests()) {
-      const std::string path = request["path"];
-      found += request["method"] == method && path.rfind("/_fake/", 0) != 0 ? 1 : 0;
-    }
-    return found;
-  }
+  int count(const std::string& method) { return fake_.api_requests(method); }
 
   testing::FakeApiServer fake_;
   std::shared_ptr<testing::TestClock> clock_ = std::make_shared<testing::TestClock>(true);
