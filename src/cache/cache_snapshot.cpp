@@ -8,7 +8,6 @@
 namespace topoguard::cache {
 namespace {
 
-constexpr std::string_view kSlices = k8s::kResourceSlices;
 constexpr std::string_view kTaintRules = k8s::kDeviceTaintRules;
 
 const ObjectMap& objects_of(const ObjectStore& store, std::string_view resource) {
@@ -28,7 +27,7 @@ std::string node_of(const ObjectStore& objects, const std::string& key,
   if (slice) {
     return (*slice)->scope == cluster::NodeScope::kNode ? (*slice)->node : std::string();
   }
-  const ObjectMap& kept = objects_of(objects, kSlices);
+  const ObjectMap& kept = objects_of(objects, k8s::kResourceSlices);
   const auto found = kept.find(key);
   return found != kept.end() ? k8s::slice_node_name(*found->second) : std::string();
 }
@@ -43,8 +42,8 @@ bool same_slice(const ObjectStore& now, const ObjectStore& before, const std::st
   if (a || b) {
     return false;
   }
-  const auto& now_kept = objects_of(now, kSlices);
-  const auto& before_kept = objects_of(before, kSlices);
+  const auto& now_kept = objects_of(now, k8s::kResourceSlices);
+  const auto& before_kept = objects_of(before, k8s::kResourceSlices);
   const auto x = now_kept.find(key);
   const auto y = before_kept.find(key);
   return x != now_kept.end() && y != before_kept.end() && x->second == y->second;
@@ -98,7 +97,7 @@ CacheSnapshotPtr SnapshotBuilder::build(const ObjectStore& objects, std::uint64_
     }
   };
   for (const auto& [resource, by_key] : snapshot->objects.resources()) {
-    if (is_resource(resource, kSlices)) {
+    if (is_resource(resource, k8s::kResourceSlices)) {
       static const Json kRead = Json::object();  // a read slice's object is not kept
       for (const auto& [key, slice] : snapshot->objects.slices()) {
         const auto kept = by_key->find(key);

@@ -9,8 +9,6 @@
 namespace topoguard::cache {
 namespace {
 
-constexpr std::string_view kSlices = k8s::kResourceSlices;
-
 // Without metadata.managedFields, which nothing here reads and which the API server sends with
 // every object, often as large as its spec.
 void drop_managed_fields(Json& object) {
@@ -109,7 +107,7 @@ std::string object_key(const Json& object) {
 }
 
 ObjectStore::Listing::Listing(std::string resource, const ObjectStore& current)
-    : resource_(std::move(resource)), slices_(is_resource(resource_, kSlices)) {
+    : resource_(std::move(resource)), slices_(is_resource(resource_, k8s::kResourceSlices)) {
   if (const auto found = current.resources_.find(resource_); found != current.resources_.end()) {
     held_objects_ = found->second;
     if (slices_) {
@@ -157,7 +155,7 @@ void ObjectStore::apply(const std::string& resource, kube::WatchEventType type, 
     return;
   }
   SharedMap<ObjectMap>& objects = resources_[resource];
-  const bool slice = is_resource(resource, kSlices);
+  const bool slice = is_resource(resource, k8s::kResourceSlices);
   switch (type) {
     case kube::WatchEventType::kAdded:
     case kube::WatchEventType::kModified:
@@ -179,7 +177,7 @@ void ObjectStore::apply(const std::string& resource, kube::WatchEventType type, 
 }
 
 std::size_t ObjectStore::count(std::string_view resource) const {
-  if (is_resource(resource, kSlices)) {
+  if (is_resource(resource, k8s::kResourceSlices)) {
     return resources_.count(resource) != 0 ? slices_->size() : 0;
   }
   const auto found = resources_.find(resource);

@@ -14,6 +14,7 @@
 #include "derived_attributes.h"
 #include "topoguard/cel/device_reads.h"
 #include "topoguard/cluster/selector_match.h"
+#include "topoguard/common/counted_noun.h"
 
 namespace topoguard::cluster {
 
@@ -78,10 +79,6 @@ Block taint_block(const Device& device, const k8s::DeviceChoice& choice) {
     }
   }
   return block;
-}
-
-std::string plural(std::size_t count, const char* noun) {
-  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
 }
 
 std::string in_quotes(const std::string& text) { return "\"" + text + "\""; }
@@ -1016,7 +1013,7 @@ class ClaimChecker {
       result.shortfall = Shortfall::kNotEnoughDevices;
       result.closeness = coverage([](const RequestOnNode& q) { return q.matching + q.maybe; });
       result.reason = "request " + in_quotes(request.request) + " needs " +
-                      plural(request.needed, "device") + ", " + std::to_string(usable) + " match";
+                      counted_noun(request.needed, "device") + ", " + std::to_string(usable) + " match";
       if (excluded == 0) {
         return;
       }
@@ -1032,7 +1029,7 @@ class ClaimChecker {
       result.reason = "request " + in_quotes(request.request) +
                       (all ? " (allocationMode All) takes every device its selectors pick, " +
                                  std::to_string(usable + excluded) + ", and cannot have some ("
-                           : " needs " + plural(request.needed, "device") + ", " +
+                           : " needs " + counted_noun(request.needed, "device") + ", " +
                                  std::to_string(usable) + " usable of the " +
                                  std::to_string(usable + excluded) + " its selectors pick (") +
                       why + ")";
@@ -1045,9 +1042,9 @@ class ClaimChecker {
         result.shortfall = Shortfall::kAttributeMissing;
         const std::size_t matching = request.matching + request.maybe;
         result.reason = "request " + in_quotes(request.request) + " needs " +
-                        plural(request.needed, "device") + " with " +
+                        counted_noun(request.needed, "device") + " with " +
                         (attributes.empty() ? std::string("the attribute") : *attributes.front()) +
-                        "; of its " + plural(matching, "matching device") + ", " +
+                        "; of its " + counted_noun(matching, "matching device") + ", " +
                         (request.with_attribute == 0 ? std::string("none")
                                                      : std::to_string(request.with_attribute)) +
                         (request.with_attribute > 1 ? " publish it" : " publishes it");

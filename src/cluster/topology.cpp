@@ -6,6 +6,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "topoguard/common/counted_noun.h"
 #include "topoguard/common/printable_text.h"
 
 namespace topoguard::cluster {
@@ -56,10 +57,6 @@ Json devices_to_json(const std::vector<TopologyDevice>& devices) {
     out.push_back(device_to_json(device));
   }
   return out;
-}
-
-std::string plural(std::size_t count, const char* noun) {
-  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
 }
 
 void write_devices(std::ostream& out, const char* role, const std::vector<TopologyDevice>& devices) {
@@ -217,7 +214,7 @@ std::string topology_to_text(const Topology& topology) {
   std::size_t pairs = 0;
   for (const NodeTopology& node : topology.nodes) {
     out << "node " << printable(node.name) << ": "
-        << plural(node.aligned_pairs(), "aligned GPU+NIC pair")
+        << counted_noun(node.aligned_pairs(), "aligned GPU+NIC pair")
         << (node.incomplete ? " (incomplete: some of its slices could not be read)" : "") << '\n';
     if (node.best_available) {
       out << "  no GPU and NIC share a " << attribute << "; "
@@ -225,18 +222,18 @@ std::string topology_to_text(const Topology& topology) {
                   ? std::string("no alignment or NUMA attribute pairs them either")
                   : "the strongest attribute that pairs them is " +
                         printable(node.best_available->attribute) + " (" +
-                        plural(node.best_available->pairs, "pair") + ")")
+                        counted_noun(node.best_available->pairs, "pair") + ")")
           << '\n';
     }
     for (const PcieRoot& root : node.roots) {
-      out << "  " << printable(root.root) << ": " << plural(root.gpus.size(), "GPU") << ", "
-          << plural(root.nics.size(), "NIC") << '\n';
+      out << "  " << printable(root.root) << ": " << counted_noun(root.gpus.size(), "GPU") << ", "
+          << counted_noun(root.nics.size(), "NIC") << '\n';
       write_devices(out, "gpu", root.gpus);
       write_devices(out, "nic", root.nics);
     }
     if (!node.unrooted.gpus.empty() || !node.unrooted.nics.empty()) {
-      out << "  no " << attribute << ": " << plural(node.unrooted.gpus.size(), "GPU")
-          << ", " << plural(node.unrooted.nics.size(), "NIC") << '\n';
+      out << "  no " << attribute << ": " << counted_noun(node.unrooted.gpus.size(), "GPU")
+          << ", " << counted_noun(node.unrooted.nics.size(), "NIC") << '\n';
       write_devices(out, "gpu", node.unrooted.gpus);
       write_devices(out, "nic", node.unrooted.nics);
     }
@@ -250,8 +247,8 @@ std::string topology_to_text(const Topology& topology) {
     out << ' ' << printable(name);
   }
   out << (without.empty() ? " none" : "") << '\n';
-  out << "summary: " << plural(topology.nodes.size(), "node") << ", "
-      << plural(pairs, "aligned GPU+NIC pair") << " (attribute " << attribute << ")\n";
+  out << "summary: " << counted_noun(topology.nodes.size(), "node") << ", "
+      << counted_noun(pairs, "aligned GPU+NIC pair") << " (attribute " << attribute << ")\n";
   return out.str();
 }
 

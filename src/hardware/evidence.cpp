@@ -4,11 +4,12 @@
 #include <array>
 #include <set>
 
+#include "topoguard/k8s/kinds.h"
+
 namespace topoguard::hardware {
 
 namespace {
 
-constexpr std::string_view kPcieRoot = "resource.kubernetes.io/pcieRoot";
 constexpr std::array<std::string_view, 2> kNumaAttributes = {"resource.kubernetes.io/numaNode",
                                                              "dra.net/numaNode"};
 
@@ -82,7 +83,7 @@ Result<Evidence> build_evidence(const Json& claim, const std::vector<k8s::Parsed
       for (const auto& [attribute, value] : device->attributes) {
         attributes[attribute] = attribute_json(value);
       }
-      root = device->attribute(kPcieRoot);
+      root = device->attribute(k8s::kPcieRootAttribute);
       for (const std::string_view attribute : kNumaAttributes) {
         numa = numa != nullptr ? numa : device->attribute(attribute);
       }

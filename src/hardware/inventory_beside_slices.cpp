@@ -6,7 +6,10 @@
 #include <optional>
 #include <set>
 
+#include "topoguard/common/counted_noun.h"
 #include "topoguard/common/printable_text.h"
+
+#include "numa_text.h"
 
 namespace topoguard::hardware {
 
@@ -50,14 +53,6 @@ const cluster::NodeTopology* find_node(const cluster::Topology& topology, const 
   return nullptr;
 }
 
-std::string numa_text(const std::optional<int>& numa) {
-  return numa ? std::to_string(*numa) : std::string("unknown");
-}
-
-std::string plural(std::size_t count, const char* noun) {
-  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
-}
-
 // The inventories in node order (then source), so the output does not depend on input order.
 std::vector<const SourcedNodeView*> in_node_order(const std::vector<SourcedNodeView>& inventories) {
   std::vector<const SourcedNodeView*> ordered;
@@ -84,7 +79,7 @@ std::string inventory_beside_slices_text(const std::vector<SourcedNodeView>& inv
       gpus += device.kind == DeviceKind::kGpu ? 1 : 0;
     }
     out += "inventory of node " + printable(view.node) + " (" + printable(inventory->source) +
-           "): " + plural(gpus, "GPU") + ", " + plural(view.devices.size() - gpus, "RDMA NIC") +
+           "): " + counted_noun(gpus, "GPU") + ", " + counted_noun(view.devices.size() - gpus, "RDMA NIC") +
            (node == nullptr ? "; no ResourceSlice publishes a device of this node" : "") + "\n";
     out += "  GPU x NIC pairs:";
     for (PathClass path : kPathClasses) {
@@ -92,7 +87,7 @@ std::string inventory_beside_slices_text(const std::vector<SourcedNodeView>& inv
              std::to_string(view.pairs[static_cast<std::size_t>(path)]);
     }
     out += view.omitted_results > 0
-               ? " (" + plural(view.omitted_results, "result") + " left out of the report)\n"
+               ? " (" + counted_noun(view.omitted_results, "result") + " left out of the report)\n"
                : "\n";
     std::set<std::string, std::less<>> in_sysfs;
     for (const NodeDeviceView& device : view.devices) {

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cstdint>
 
+#include "numa_text.h"
+
 namespace topoguard::hardware {
 
 namespace {
@@ -14,10 +16,6 @@ constexpr std::string_view kSysfsRule = "sysfs";
 constexpr std::string_view kOmittedAnnotation = "topoguard.dev/omitted-results";
 
 std::string_view kind_name(DeviceKind kind) { return kind == DeviceKind::kGpu ? "gpu" : "nic"; }
-
-std::string numa_text(const std::optional<int>& numa) {
-  return numa ? std::to_string(*numa) : std::string("unknown");
-}
 
 Json pass_result(std::string_view rule, std::string message, Json properties) {
   return Json{{"policy", kNodeInventoryPolicy}, {"rule", rule},

@@ -9,6 +9,8 @@
 #include "topoguard/common/printable_text.h"
 #include "topoguard/hardware/slice_check.h"
 
+#include "numa_text.h"
+
 namespace topoguard::hardware {
 
 namespace {
@@ -137,10 +139,6 @@ InventoryDevice make_device(const PciFunctionFacts& facts, DeviceKind kind,
     device.c2c = root_port != by_address.end() && root_port->second->vendor == kVendorNvidia;
   }
   return device;
-}
-
-std::string numa_text(const std::optional<int>& numa_node) {
-  return numa_node ? std::to_string(*numa_node) : "unknown";
 }
 
 std::string joined(const std::vector<std::string>& names) {

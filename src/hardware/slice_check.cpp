@@ -6,12 +6,12 @@
 #include "topoguard/common/json_writer.h"
 #include "topoguard/common/printable_text.h"
 #include "topoguard/common/xml_text.h"
+#include "topoguard/k8s/kinds.h"
 
 namespace topoguard::hardware {
 
 namespace {
 
-constexpr std::string_view kPcieRoot = "resource.kubernetes.io/pcieRoot";
 constexpr std::string_view kPciBusId = "resource.kubernetes.io/pciBusID";
 constexpr std::string_view kNumaNode = "resource.kubernetes.io/numaNode";
 // DRANET's own names for the PCI address and NUMA node (corpus: dranet's p4d capture).
@@ -67,11 +67,11 @@ SliceCheck check_slices(const NodeInventory& inventory,
         continue;
       }
       const InventoryDevice& actual = *found->second;
-      if (const k8s::AttributeValue* root = device.attribute(kPcieRoot)) {
+      if (const k8s::AttributeValue* root = device.attribute(k8s::kPcieRootAttribute)) {
         const k8s::AttributeValue expected{k8s::AttributeValue::Type::kString, false,
                                            {actual.pcie_root.value_or("")}};
         if (actual.pcie_root && !(*root == expected)) {
-          mismatch(kPcieRoot, *root, *actual.pcie_root,
+          mismatch(k8s::kPcieRootAttribute, *root, *actual.pcie_root,
                    "published " + root->to_string() + " but sysfs puts " + *address + " under " +
                        *actual.pcie_root + ": matchAttribute on it pairs devices that are not "
                        "on one PCIe root");

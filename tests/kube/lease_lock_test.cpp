@@ -18,7 +18,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const ResourceRef kLeases{"coordination.k8s.io", "v1", "leases", "topoguard"};
+const ResourceRef kTopoguardLeases{"coordination.k8s.io", "v1", "leases", "topoguard"};
 
 class LeaseLockTest : public ::testing::Test {
  protected:
@@ -30,7 +30,7 @@ class LeaseLockTest : public ::testing::Test {
   LeaseOptions options(const std::string& identity) {
     return {"topoguard", "topoguard-tls", identity, 15s, 10s, 2s};
   }
-  Json lease() { return get_object(*client(clock_), kLeases, "topoguard-tls")->object; }
+  Json lease() { return get_object(*client(clock_), kTopoguardLeases, "topoguard-tls")->object; }
 
   testing::FakeApiServer fake_;
   std::shared_ptr<testing::TestClock> clock_ = std::make_shared<testing::TestClock>(true);

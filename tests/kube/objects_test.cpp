@@ -14,7 +14,7 @@ namespace topoguard::kube {
 namespace {
 
 const ResourceRef kSecrets{"", "v1", "secrets", "ns"};
-const ResourceRef kLeases{"coordination.k8s.io", "v1", "leases", "ns"};
+const ResourceRef kLeasesInNs{"coordination.k8s.io", "v1", "leases", "ns"};
 
 class ObjectsTest : public ::testing::Test {
  protected:
@@ -106,15 +106,15 @@ TEST_F(ObjectsTest, PatchAndApply) {
                       {"metadata", {{"name", "writer"}, {"namespace", "ns"}}},
                       {"spec", {{"holderIdentity", "a"}}}};
   Result<ObjectResponse> applied =
-      apply_object(*api_, kLeases, "writer", lease, {"topoguard", true});
+      apply_object(*api_, kLeasesInNs, "writer", lease, {"topoguard", true});
   ASSERT_TRUE(applied.has_value());
   EXPECT_EQ(applied->status, 201) << applied->describe();
-  Result<ObjectResponse> same = apply_object(*api_, kLeases, "writer", lease, {"topoguard", true});
+  Result<ObjectResponse> same = apply_object(*api_, kLeasesInNs, "writer", lease, {"topoguard", true});
   ASSERT_TRUE(same.has_value());
   EXPECT_TRUE(same->ok()) << same->describe();
   EXPECT_EQ(same->object["metadata"]["resourceVersion"],
             applied->object["metadata"]["resourceVersion"]);
-  EXPECT_FALSE(apply_object(*api_, kLeases, "writer", lease, {}).has_value());
+  EXPECT_FALSE(apply_object(*api_, kLeasesInNs, "writer", lease, {}).has_value());
 }
 
 // Names that cannot name an object are refused before anything is sent.

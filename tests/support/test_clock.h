@@ -15,6 +15,11 @@
 
 namespace topoguard::testing {
 
+// A duration in milliseconds, for comparing waits with figures.
+inline double milliseconds_of(std::chrono::nanoseconds duration) {
+  return std::chrono::duration<double, std::milli>(duration).count();
+}
+
 class TestClock final : public kube::Clock {
  public:
   explicit TestClock(bool real_time = false)

@@ -27,6 +27,9 @@ inline constexpr std::string_view kClusterResourceClaimTemplateKind =
     "ClusterResourceClaimTemplate";
 inline constexpr std::string_view kDeviceTaintRuleKind = "DeviceTaintRule";
 
+// The standard device attribute naming a device's PCIe root (the alignment topoguard keeps).
+inline constexpr std::string_view kPcieRootAttribute = "resource.kubernetes.io/pcieRoot";
+
 // Which resource.k8s.io kind an object is (by group and kind; the version is not looked at).
 enum class ResourceKind {
   kOther,  // another group or kind

@@ -234,7 +234,7 @@ TEST(ReviewEndpointTest, BodyLimitIs413) {
   EXPECT_EQ(calls, 1);
 }
 
-struct FailureCase {
+struct EndpointFailureCase {
   std::string_view note;
   bool no_policies;
   bool deadline_passed;
@@ -242,11 +242,11 @@ struct FailureCase {
   bool allowed;
 };
 
-class EndpointFailureTest : public ::testing::TestWithParam<FailureCase> {};
+class EndpointFailureTest : public ::testing::TestWithParam<EndpointFailureCase> {};
 
 // No policy loaded, or a decision after the request's deadline, is answered per failure mode.
 TEST_P(EndpointFailureTest, AnswersPerFailureMode) {
-  const FailureCase& c = GetParam();
+  const EndpointFailureCase& c = GetParam();
   PolicySource source = c.no_policies ? PolicySource([] { return policy::PolicySetPtr(); })
                                       : builtin_source();
   const ReviewEndpoint endpoint =
@@ -266,10 +266,10 @@ TEST_P(EndpointFailureTest, AnswersPerFailureMode) {
 
 INSTANTIATE_TEST_SUITE_P(
     Failures, EndpointFailureTest,
-    ::testing::Values(FailureCase{"NoPolicyClosed", true, false, FailureMode::kClosed, false},
-                      FailureCase{"NoPolicyOpen", true, false, FailureMode::kOpen, true},
-                      FailureCase{"DeadlinePassedClosed", false, true, FailureMode::kClosed, false},
-                      FailureCase{"DeadlinePassedOpen", false, true, FailureMode::kOpen, true}),
+    ::testing::Values(EndpointFailureCase{"NoPolicyClosed", true, false, FailureMode::kClosed, false},
+                      EndpointFailureCase{"NoPolicyOpen", true, false, FailureMode::kOpen, true},
+                      EndpointFailureCase{"DeadlinePassedClosed", false, true, FailureMode::kClosed, false},
+                      EndpointFailureCase{"DeadlinePassedOpen", false, true, FailureMode::kOpen, true}),
     topoguard::testing::NoteName());
 
 std::shared_ptr<ReviewDeadline> deadline_in(std::chrono::seconds from_now) {

@@ -17,7 +17,7 @@ using testing::parse_one;
 using testing::policy_yaml;
 
 // Unaligned GPU+NIC template in namespace ml, labelled team: a.
-const std::string kUnalignedTemplate = R"(apiVersion: resource.k8s.io/v1
+const std::string kUnalignedPolicyTemplate = R"(apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
 metadata:
   name: t
@@ -32,7 +32,7 @@ spec:
 )";
 
 // The same template with its GPU and NIC tied to one PCIe root.
-const std::string kAlignedTemplate = kUnalignedTemplate +
+const std::string kAlignedPolicyTemplate = kUnalignedPolicyTemplate +
                                      "      constraints:\n"
                                      "      - {requests: [gpu, nic], matchAttribute: "
                                      "resource.kubernetes.io/pcieRoot}\n";
@@ -91,13 +91,13 @@ const std::vector<std::pair<RuleId, Action>> kPluginWarn{
 INSTANTIATE_TEST_SUITE_P(
     Actions, PolicyTest,
     ::testing::Values(
-        PolicyCase{"default_rules_deny", "", kUnalignedTemplate, kMissingDeny},
+        PolicyCase{"default_rules_deny", "", kUnalignedPolicyTemplate, kMissingDeny},
         PolicyCase{"action_warn", "  rules: {missing-pcie-alignment: {action: warn}}\n",
-                   kUnalignedTemplate, {{RuleId::kMissingPcieAlignment, Action::kWarn}}},
+                   kUnalignedPolicyTemplate, {{RuleId::kMissingPcieAlignment, Action::kWarn}}},
         PolicyCase{"action_audit", "  rules: {missing-pcie-alignment: {action: audit}}\n",
-                   kUnalignedTemplate, {{RuleId::kMissingPcieAlignment, Action::kAudit}}},
+                   kUnalignedPolicyTemplate, {{RuleId::kMissingPcieAlignment, Action::kAudit}}},
         PolicyCase{"action_off", "  rules: {missing-pcie-alignment: {action: off}}\n",
-                   kUnalignedTemplate, {}},
+                   kUnalignedPolicyTemplate, {}},
         PolicyCase{"plugin_pairing_deny", "  rules: {device-plugin-pairing: {action: deny}}\n",
                    kPluginDeployment, {{RuleId::kDevicePluginPairing, Action::kDeny}}},
         PolicyCase{"plugin_pairing_off", "  rules: {device-plugin-pairing: {action: off}}\n",
@@ -110,11 +110,11 @@ INSTANTIATE_TEST_SUITE_P(
         PolicyCase{"by_namespace", R"(  exceptions:
   - {name: e, reason: r, match: {namespaces: {include: [ml]}}}
 )",
-                   kUnalignedTemplate, {}},
+                   kUnalignedPolicyTemplate, {}},
         PolicyCase{"other_namespace_does_not_except", R"(  exceptions:
   - {name: e, reason: r, match: {namespaces: {include: [other]}}}
 )",
-                   kUnalignedTemplate, kMissingDeny},
+                   kUnalignedPolicyTemplate, kMissingDeny},
         PolicyCase{"by_pod_template_selector", R"(  exceptions:
   - {name: e, reason: r, match: {selector: {matchLabels: {app: serve}}}}
 )",
@@ -128,31 +128,31 @@ INSTANTIATE_TEST_SUITE_P(
     reason: r
     match: {selector: {matchExpressions: [{key: team, operator: In, values: [a, b]}]}}
 )",
-                   kUnalignedTemplate, {}},
+                   kUnalignedPolicyTemplate, {}},
         PolicyCase{"by_kind", R"(  exceptions:
   - {name: e, reason: r, match: {kinds: [ResourceClaimTemplate]}}
 )",
-                   kUnalignedTemplate, {}},
+                   kUnalignedPolicyTemplate, {}},
         PolicyCase{"other_kind_does_not_except", R"(  exceptions:
   - {name: e, reason: r, match: {kinds: [Deployment]}}
 )",
-                   kUnalignedTemplate, kMissingDeny},
+                   kUnalignedPolicyTemplate, kMissingDeny},
         PolicyCase{"by_name", R"(  exceptions:
   - {name: e, reason: r, match: {names: ['t']}}
 )",
-                   kUnalignedTemplate, {}},
+                   kUnalignedPolicyTemplate, {}},
         PolicyCase{"name_pattern_is_full_match", R"(  exceptions:
   - {name: e, reason: r, match: {names: ['t.+']}}
 )",
-                   kUnalignedTemplate, kMissingDeny},
+                   kUnalignedPolicyTemplate, kMissingDeny},
         PolicyCase{"by_rule", R"(  exceptions:
   - {name: e, reason: r, rules: [missing-pcie-alignment], match: {namespaces: {include: [ml]}}}
 )",
-                   kUnalignedTemplate, {}},
+                   kUnalignedPolicyTemplate, {}},
         PolicyCase{"other_rule_does_not_except", R"(  exceptions:
   - {name: e, reason: r, rules: [device-plugin-pairing], match: {namespaces: {include: [ml]}}}
 )",
-                   kUnalignedTemplate, kMissingDeny}),
+                   kUnalignedPolicyTemplate, kMissingDeny}),
     topoguard::testing::NoteName());
 
 INSTANTIATE_TEST_SUITE_P(
@@ -162,12 +162,12 @@ INSTANTIATE_TEST_SUITE_P(
   actionOverrides:
   - {namespaces: ['prod', 'ml'], rules: [missing-pcie-alignment], action: deny}
 )",
-                   kUnalignedTemplate, kMissingDeny},
+                   kUnalignedPolicyTemplate, kMissingDeny},
         PolicyCase{"other_namespace_keeps_rule_action", R"(  rules: {missing-pcie-alignment: {action: warn}}
   actionOverrides:
   - {namespaces: ['prod-.*'], action: deny}
 )",
-                   kUnalignedTemplate, {{RuleId::kMissingPcieAlignment, Action::kWarn}}},
+                   kUnalignedPolicyTemplate, {{RuleId::kMissingPcieAlignment, Action::kWarn}}},
         PolicyCase{"selector_override_on_pod_labels", R"(  actionOverrides:
   - {selector: {matchLabels: {app: serve}}, action: audit}
 )",
@@ -177,49 +177,49 @@ INSTANTIATE_TEST_SUITE_P(
   - {namespaces: ['m.*'], action: audit}
   - {namespaces: ['ml'], action: warn}
 )",
-                   kUnalignedTemplate, {{RuleId::kMissingPcieAlignment, Action::kAudit}}},
+                   kUnalignedPolicyTemplate, {{RuleId::kMissingPcieAlignment, Action::kAudit}}},
         PolicyCase{"override_without_rules_leaves_off_rules_off", R"(  rules: {missing-pcie-alignment: {action: off}}
   actionOverrides:
   - {namespaces: ['ml'], action: deny}
 )",
-                   kUnalignedTemplate, {}},
+                   kUnalignedPolicyTemplate, {}},
         PolicyCase{"override_naming_an_off_rule_turns_it_on", R"(  rules: {missing-pcie-alignment: {action: off}}
   actionOverrides:
   - {namespaces: ['ml'], rules: [missing-pcie-alignment], action: warn}
 )",
-                   kUnalignedTemplate, {{RuleId::kMissingPcieAlignment, Action::kWarn}}},
+                   kUnalignedPolicyTemplate, {{RuleId::kMissingPcieAlignment, Action::kWarn}}},
         PolicyCase{"override_to_off", R"(  actionOverrides:
   - {namespaces: ['ml'], action: off}
 )",
-                   kUnalignedTemplate, {}}),
+                   kUnalignedPolicyTemplate, {}}),
     topoguard::testing::NoteName());
 
 INSTANTIATE_TEST_SUITE_P(
     Match, PolicyTest,
     ::testing::Values(
         PolicyCase{"include_is_full_match", "  match: {namespaces: {include: ['m']}}\n",
-                   kUnalignedTemplate, {}},
+                   kUnalignedPolicyTemplate, {}},
         PolicyCase{"include_pattern_matches", "  match: {namespaces: {include: ['m.*']}}\n",
-                   kUnalignedTemplate, kMissingDeny},
+                   kUnalignedPolicyTemplate, kMissingDeny},
         PolicyCase{"exclude_namespace", "  match: {namespaces: {exclude: ['ml|prod']}}\n",
-                   kUnalignedTemplate, {}},
+                   kUnalignedPolicyTemplate, {}},
         PolicyCase{"exclude_is_full_match", "  match: {namespaces: {exclude: ['l']}}\n",
-                   kUnalignedTemplate, kMissingDeny},
+                   kUnalignedPolicyTemplate, kMissingDeny},
         PolicyCase{"selector_on_object_labels", "  match: {selector: {matchLabels: {team: a}}}\n",
-                   kUnalignedTemplate, kMissingDeny},
+                   kUnalignedPolicyTemplate, kMissingDeny},
         PolicyCase{"selector_not_matching_object",
-                   "  match: {selector: {matchLabels: {team: b}}}\n", kUnalignedTemplate, {}},
+                   "  match: {selector: {matchLabels: {team: b}}}\n", kUnalignedPolicyTemplate, {}},
         PolicyCase{"selector_on_pod_template_labels",
                    "  match: {selector: {matchLabels: {app: serve}}}\n", kPluginDeployment,
                    kPluginWarn},
         PolicyCase{"selector_does_not_exist",
                    "  match: {selector: {matchExpressions: [{key: team, operator: "
                    "DoesNotExist}]}}\n",
-                   kUnalignedTemplate, {}},
+                   kUnalignedPolicyTemplate, {}},
         PolicyCase{"kinds_include_deployment", "  match: {kinds: [Deployment]}\n",
                    kPluginDeployment, kPluginWarn},
         PolicyCase{"kinds_exclude_template", "  match: {kinds: [Deployment]}\n",
-                   kUnalignedTemplate, {}},
+                   kUnalignedPolicyTemplate, {}},
         PolicyCase{"names", "  match: {names: ['d']}\n", kPluginDeployment, kPluginWarn},
         PolicyCase{"names_not_matching", "  match: {names: ['x']}\n", kPluginDeployment, {}}),
     topoguard::testing::NoteName());
@@ -236,7 +236,7 @@ struct NamespaceCase {
   std::vector<std::pair<RuleId, Action>> expected;
   std::size_t exempted = 0;
   std::size_t unknown = 0;
-  std::string object = kUnalignedTemplate;
+  std::string object = kUnalignedPolicyTemplate;
 };
 
 void PrintTo(const NamespaceCase& c, std::ostream* os) { *os << c.note; }
@@ -306,7 +306,7 @@ INSTANTIATE_TEST_SUITE_P(
         NamespaceCase{"exception_unknown_without_finding_is_silent",
                       "  exceptions:\n  - {name: e, reason: r, match: {namespaceSelector: " +
                           kProdSelector + "}}\n",
-                      false, {}, 0, 0, kAlignedTemplate},
+                      false, {}, 0, 0, kAlignedPolicyTemplate},
         NamespaceCase{"override_by_namespace_labels",
                       "  rules: {missing-pcie-alignment: {action: warn}}\n  actionOverrides:\n"
                       "  - {namespaceSelector: " +
@@ -321,7 +321,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "  rules: {missing-pcie-alignment: {action: warn}}\n  actionOverrides:\n"
                       "  - {namespaceSelector: " +
                           kProdSelector + ", action: deny}\n",
-                      false, {}, 0, 0, kAlignedTemplate},
+                      false, {}, 0, 0, kAlignedPolicyTemplate},
         NamespaceCase{"override_unknown_that_cannot_strengthen_is_silent",
                       "  actionOverrides:\n  - {namespaceSelector: " + kProdSelector +
                           ", action: deny}\n",
@@ -347,7 +347,7 @@ TEST(PolicyExceptionTest, WaivedFindingIsRecordedNotActedOn) {
   const policy::PolicySet policies = testing::inline_policies(policy_yaml(R"(  exceptions:
   - {name: legacy, reason: "validated by hand", match: {namespaces: {include: [ml]}}}
 )"));
-  const Evaluation evaluation = evaluate(parse_one(kUnalignedTemplate), policies, Inventory());
+  const Evaluation evaluation = evaluate(parse_one(kUnalignedPolicyTemplate), policies, Inventory());
   EXPECT_TRUE(evaluation.findings.empty());
   EXPECT_TRUE(evaluation.patch.empty());
   ASSERT_EQ(evaluation.exempted.size(), 1u);
@@ -362,7 +362,7 @@ TEST(PolicyExceptionTest, WaivedFindingIsRecordedNotActedOn) {
 TEST(PolicyMutateTest, MutateFalseReportsFixButDoesNotPatch) {
   const policy::PolicySet policies = testing::inline_policies(
       policy_yaml("  rules: {missing-pcie-alignment: {action: deny, mutate: false}}\n"));
-  const Evaluation evaluation = evaluate(parse_one(kUnalignedTemplate), policies, Inventory());
+  const Evaluation evaluation = evaluate(parse_one(kUnalignedPolicyTemplate), policies, Inventory());
   ASSERT_EQ(evaluation.findings.size(), 1u);
   EXPECT_EQ(evaluation.findings[0].rule, RuleId::kMissingPcieAlignment);
   EXPECT_FALSE(evaluation.findings[0].fix.empty());
@@ -376,7 +376,7 @@ TEST(PolicyAttributeTest, CustomAlignmentAttributeIsUsedByTheFix) {
       policy_yaml("").replace(policy_yaml("").find("attribute: resource.kubernetes.io/pcieRoot"),
                               std::string("attribute: resource.kubernetes.io/pcieRoot").size(),
                               "attribute: example.com/pcieRoot"));
-  const Evaluation evaluation = evaluate(parse_one(kUnalignedTemplate), policies, Inventory());
+  const Evaluation evaluation = evaluate(parse_one(kUnalignedPolicyTemplate), policies, Inventory());
   ASSERT_EQ(evaluation.findings.size(), 1u);
   EXPECT_EQ(patch_to_json(evaluation.patch),
             Json::parse(R"([{"op":"add","path":"/spec/spec/devices/constraints","value":[
@@ -387,7 +387,7 @@ TEST(PolicyAttributeTest, AcceptedAttributeCountsAsAligned) {
   const policy::PolicySet policies = testing::inline_policies(
       policy_yaml("").replace(policy_yaml("").find("    numaAttributes"), 0,
                               "    acceptedAttributes: [example.com/root]\n"));
-  const Json object = parse_one(kUnalignedTemplate + R"(      constraints:
+  const Json object = parse_one(kUnalignedPolicyTemplate + R"(      constraints:
       - {requests: [gpu, nic], matchAttribute: example.com/root}
 )");
   EXPECT_TRUE(evaluate(object, policies, Inventory()).findings.empty());
@@ -400,7 +400,7 @@ TEST(PolicyAttributeTest, AcceptedAttributeCountsAsAligned) {
 TEST(PolicySetTest, EveryPolicyJudgesTheObjectAsSubmitted) {
   const policy::PolicySet policies =
       testing::inline_policies(policy_yaml("", "second") + "---\n" + policy_yaml("", "first"));
-  const Json object = parse_one(kUnalignedTemplate);
+  const Json object = parse_one(kUnalignedPolicyTemplate);
   const Evaluation evaluation = evaluate(object, policies, Inventory());
   ASSERT_EQ(evaluation.findings.size(), 2u) << testing::dump(evaluation);
   EXPECT_EQ(evaluation.findings[0].policy, "first");  // policy-name order, not file order
@@ -418,7 +418,7 @@ TEST(PolicySetTest, ObservingPolicyDoesNotHideAnotherPolicysDenial) {
   const std::string enforce = policy_yaml("", "b-enforce");
   for (const std::string& yaml : {observe + "---\n" + enforce, enforce + "---\n" + observe}) {
     const Evaluation evaluation =
-        evaluate(parse_one(kUnalignedTemplate), testing::inline_policies(yaml), Inventory());
+        evaluate(parse_one(kUnalignedPolicyTemplate), testing::inline_policies(yaml), Inventory());
     ASSERT_EQ(evaluation.findings.size(), 2u) << testing::dump(evaluation);
     EXPECT_EQ(evaluation.findings[0].action, Action::kAudit);
     EXPECT_EQ(evaluation.findings[1].action, Action::kDeny);
@@ -436,7 +436,7 @@ TEST(PolicySetTest, DifferentFixesOfOneArrayAreJoined) {
                                 "attribute: example.com/pcieRoot");
   const policy::PolicySet policies =
       testing::inline_policies(policy_yaml("", "default") + "---\n" + other);
-  const Json object = parse_one(kUnalignedTemplate);
+  const Json object = parse_one(kUnalignedPolicyTemplate);
   const Evaluation evaluation = evaluate(object, policies, Inventory());
   EXPECT_EQ(patch_to_json(evaluation.patch),
             Json::parse(R"([{"op":"add","path":"/spec/spec/devices/constraints","value":[
@@ -475,7 +475,7 @@ TEST(EvaluateKindsTest, OtherKindsAndNonObjectsYieldNothing) {
     EXPECT_TRUE(evaluation.findings.empty()) << yaml;
     EXPECT_TRUE(evaluation.errors.empty()) << yaml;
   }
-  EXPECT_TRUE(is_evaluated_kind(parse_one(kUnalignedTemplate)));
+  EXPECT_TRUE(is_evaluated_kind(parse_one(kUnalignedPolicyTemplate)));
   EXPECT_TRUE(is_evaluated_kind(parse_one(kPluginDeployment)));
 }
 
@@ -510,7 +510,7 @@ TEST_P(CheckedRulesTest, ListsEnabledRulesForKind) {
 INSTANTIATE_TEST_SUITE_P(
     Kinds, CheckedRulesTest,
     ::testing::Values(
-        CheckedCase{"claim_rules", "", kUnalignedTemplate, true,
+        CheckedCase{"claim_rules", "", kUnalignedPolicyTemplate, true,
                     {RuleId::kMissingPcieAlignment, RuleId::kNumaOnlyAlignment,
                      RuleId::kMultiDeviceAlignment, RuleId::kOverriddenAlignmentAttribute}},
         CheckedCase{"workload_rules_with_claims_known", "", kPluginDeployment, true,
@@ -521,11 +521,11 @@ INSTANTIATE_TEST_SUITE_P(
                     {RuleId::kMissingPcieAlignment, RuleId::kNumaOnlyAlignment,
                      RuleId::kDevicePluginPairing, RuleId::kSplitClaims}},
         CheckedCase{"disabled_rule_not_checked",
-                    "  rules: {numa-only-alignment: {action: off}}\n", kUnalignedTemplate, true,
+                    "  rules: {numa-only-alignment: {action: off}}\n", kUnalignedPolicyTemplate, true,
                     {RuleId::kMissingPcieAlignment, RuleId::kMultiDeviceAlignment,
                      RuleId::kOverriddenAlignmentAttribute}},
         CheckedCase{"policy_not_matching_checks_nothing",
-                    "  match: {namespaces: {exclude: [ml]}}\n", kUnalignedTemplate, true, {}}),
+                    "  match: {namespaces: {exclude: [ml]}}\n", kUnalignedPolicyTemplate, true, {}}),
     topoguard::testing::NoteName());
 
 }  // namespace

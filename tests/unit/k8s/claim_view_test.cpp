@@ -187,18 +187,18 @@ TEST(ClaimSpecTest, CapacityRequestsTakeStringsAndNumbers) {
   EXPECT_EQ(requests.at("share"), "1.5");
 }
 
-struct BadCase {
+struct BadClaimCase {
   std::string_view note;
   std::string yaml;
   ErrorCode code;
   std::string field;
 };
 
-class ClaimSpecErrorsTest : public ::testing::TestWithParam<BadCase> {};
+class ClaimSpecErrorsTest : public ::testing::TestWithParam<BadClaimCase> {};
 
 // Wrong types are errors that name the field, never a crash or a silent skip.
 TEST_P(ClaimSpecErrorsTest, NamesTheField) {
-  const BadCase& c = GetParam();
+  const BadClaimCase& c = GetParam();
   auto spec = read_claim_spec(parse(c.yaml));
   ASSERT_FALSE(spec);
   EXPECT_EQ(spec.error().code, c.code);
@@ -208,61 +208,61 @@ TEST_P(ClaimSpecErrorsTest, NamesTheField) {
 INSTANTIATE_TEST_SUITE_P(
     Errors, ClaimSpecErrorsTest,
     ::testing::Values(
-        BadCase{"requests_not_list",
+        BadClaimCase{"requests_not_list",
                 "kind: ResourceClaim\nspec: {devices: {requests: {name: a}}}",
                 ErrorCode::kWrongType, "/spec/devices/requests"},
-        BadCase{"count_is_string",
+        BadClaimCase{"count_is_string",
                 "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: "
                 "{deviceClassName: c, count: '2'}}]}}",
                 ErrorCode::kWrongType, "/spec/devices/requests/0/exactly/count"},
-        BadCase{"request_without_name",
+        BadClaimCase{"request_without_name",
                 "kind: ResourceClaim\nspec: {devices: {requests: [{exactly: {deviceClassName: "
                 "c}}]}}",
                 ErrorCode::kMissingField, "/spec/devices/requests/0/name"},
-        BadCase{"constraint_requests_not_strings",
+        BadClaimCase{"constraint_requests_not_strings",
                 "kind: ResourceClaim\nspec: {devices: {requests: [], constraints: [{requests: "
                 "[1]}]}}",
                 ErrorCode::kWrongType, "/spec/devices/constraints/0/requests/0"},
-        BadCase{"spec_is_list", "kind: ResourceClaimTemplate\nspec: []", ErrorCode::kWrongType,
+        BadClaimCase{"spec_is_list", "kind: ResourceClaimTemplate\nspec: []", ErrorCode::kWrongType,
                 "/spec"},
         // A capacity request the allocator would compute with must be a quantity.
-        BadCase{"capacity_request_not_a_quantity",
+        BadClaimCase{"capacity_request_not_a_quantity",
                 "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: "
                 "{deviceClassName: c, capacity: {requests: {bandwidth: abc}}}}]}}",
                 ErrorCode::kInvalidValue,
                 "/spec/devices/requests/0/exactly/capacity/requests/bandwidth"},
-        BadCase{"capacity_request_a_list",
+        BadClaimCase{"capacity_request_a_list",
                 "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: "
                 "{deviceClassName: c, capacity: {requests: {bandwidth: [1]}}}}]}}",
                 ErrorCode::kWrongType,
                 "/spec/devices/requests/0/exactly/capacity/requests/bandwidth"},
         // Names are unique in the API (checked after mutating webhooks); the rules rely on it.
-        BadCase{"repeated_request_name",
+        BadClaimCase{"repeated_request_name",
                 "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: "
                 "{deviceClassName: c}}, {name: b, exactly: {deviceClassName: c}}, {name: a, "
                 "exactly: {deviceClassName: c}}, {name: b, exactly: {deviceClassName: c}}]}}",
                 ErrorCode::kInvalidValue, "/spec/devices/requests/2/name"},
-        BadCase{"repeated_subrequest_name",
+        BadClaimCase{"repeated_subrequest_name",
                 "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, firstAvailable: "
                 "[{name: x, deviceClassName: c}, {name: x, deviceClassName: d}]}]}}",
                 ErrorCode::kInvalidValue, "/spec/devices/requests/0/firstAvailable/1/name"},
         // The API server's limits on derived attributes: 32 per request, 10 Ki an expression.
-        BadCase{"too_many_derived_attributes", derived_list(33, "1"), ErrorCode::kTooLarge,
+        BadClaimCase{"too_many_derived_attributes", derived_list(33, "1"), ErrorCode::kTooLarge,
                 "/spec/devices/requests/0/exactly/derivedAttributes"},
-        BadCase{"derived_expression_too_large", derived_list(1, std::string(10 * 1024 + 1, '1')),
+        BadClaimCase{"derived_expression_too_large", derived_list(1, std::string(10 * 1024 + 1, '1')),
                 ErrorCode::kTooLarge,
                 "/spec/devices/requests/0/exactly/derivedAttributes/0/expression"},
         // The API server compiles the expression: one that does not parse is refused there, so
         // it is an input error here, never a rule's finding.
-        BadCase{"derived_expression_syntax_error", derived_list(1, "device.attributes["),
+        BadClaimCase{"derived_expression_syntax_error", derived_list(1, "device.attributes["),
                 ErrorCode::kInvalidValue,
                 "/spec/devices/requests/0/exactly/derivedAttributes/0/expression"},
-        BadCase{"derived_attribute_without_expression",
+        BadClaimCase{"derived_attribute_without_expression",
                 "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, deviceClassName: c, "
                 "derivedAttributes: [{name: root}]}]}}",
                 ErrorCode::kMissingField,
                 "/spec/devices/requests/0/derivedAttributes/0/expression"},
-        BadCase{"derived_attributes_not_list",
+        BadClaimCase{"derived_attributes_not_list",
                 "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, deviceClassName: c, "
                 "derivedAttributes: {name: root}}]}}",
                 ErrorCode::kWrongType, "/spec/devices/requests/0/derivedAttributes"}),

@@ -34,12 +34,12 @@ TEST(DeviceClassTest, ReadsSelectorsWithTheirPlaces) {
   EXPECT_TRUE(bare->selectors.empty());
 }
 
-struct BadCase {
+struct BadClassCase {
   const char* spec;
   const char* field;
 };
 
-class BadDeviceClassTest : public ::testing::TestWithParam<BadCase> {};
+class BadDeviceClassTest : public ::testing::TestWithParam<BadClassCase> {};
 
 // Each error names the field it is at.
 TEST_P(BadDeviceClassTest, NamesTheField) {
@@ -50,14 +50,14 @@ TEST_P(BadDeviceClassTest, NamesTheField) {
 
 INSTANTIATE_TEST_SUITE_P(
     Fields, BadDeviceClassTest,
-    ::testing::Values(BadCase{"[]", "/spec"},
-                      BadCase{R"({"extendedResourceName": 7})", "/spec/extendedResourceName"},
-                      BadCase{R"({"selectors": {}})", "/spec/selectors"},
-                      BadCase{R"({"selectors": ["true"]})", "/spec/selectors/0"},
-                      BadCase{R"({"selectors": [{"cel": "true"}]})", "/spec/selectors/0/cel"},
-                      BadCase{R"({"selectors": [{"cel": {}}]})",
+    ::testing::Values(BadClassCase{"[]", "/spec"},
+                      BadClassCase{R"({"extendedResourceName": 7})", "/spec/extendedResourceName"},
+                      BadClassCase{R"({"selectors": {}})", "/spec/selectors"},
+                      BadClassCase{R"({"selectors": ["true"]})", "/spec/selectors/0"},
+                      BadClassCase{R"({"selectors": [{"cel": "true"}]})", "/spec/selectors/0/cel"},
+                      BadClassCase{R"({"selectors": [{"cel": {}}]})",
                               "/spec/selectors/0/cel/expression"},
-                      BadCase{R"({"selectors": [{"cel": {"expression": ""}}]})",
+                      BadClassCase{R"({"selectors": [{"cel": {"expression": ""}}]})",
                               "/spec/selectors/0/cel/expression"}));
 
 }  // namespace

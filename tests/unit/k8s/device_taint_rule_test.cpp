@@ -57,12 +57,12 @@ TEST(DeviceTaintRuleTest, WithoutSelectorOrWithUnevaluatedSelectors) {
   EXPECT_FALSE((*by_class)->applies_to(device("any.example.com", "p", "gpu-1")));
 }
 
-struct BadCase {
+struct BadTaintRuleCase {
   const char* spec;
   const char* field;
 };
 
-class BadDeviceTaintRuleTest : public ::testing::TestWithParam<BadCase> {};
+class BadDeviceTaintRuleTest : public ::testing::TestWithParam<BadTaintRuleCase> {};
 
 TEST_P(BadDeviceTaintRuleTest, NamesTheField) {
   const auto read = read_device_taint_rule(rule(GetParam().spec));
@@ -72,11 +72,11 @@ TEST_P(BadDeviceTaintRuleTest, NamesTheField) {
 
 INSTANTIATE_TEST_SUITE_P(
     Fields, BadDeviceTaintRuleTest,
-    ::testing::Values(BadCase{"[]", "/spec"}, BadCase{"{}", "/spec/taint"},
-                      BadCase{R"({"taint": []})", "/spec/taint"},
-                      BadCase{R"({"taint": {"key": 1}})", "/spec/taint/key"},
-                      BadCase{R"({"deviceSelector": [], "taint": {}})", "/spec/deviceSelector"},
-                      BadCase{R"({"deviceSelector": {"pool": 3}, "taint": {}})",
+    ::testing::Values(BadTaintRuleCase{"[]", "/spec"}, BadTaintRuleCase{"{}", "/spec/taint"},
+                      BadTaintRuleCase{R"({"taint": []})", "/spec/taint"},
+                      BadTaintRuleCase{R"({"taint": {"key": 1}})", "/spec/taint/key"},
+                      BadTaintRuleCase{R"({"deviceSelector": [], "taint": {}})", "/spec/deviceSelector"},
+                      BadTaintRuleCase{R"({"deviceSelector": {"pool": 3}, "taint": {}})",
                               "/spec/deviceSelector/pool"}));
 
 }  // namespace

@@ -15,10 +15,6 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 
-double ms(nanoseconds duration) {
-  return std::chrono::duration<double, std::milli>(duration).count();
-}
-
 // A full bucket lets `burst` requests through at once; the next ones reserve tokens ahead at
 // 1/qps apart.
 TEST(RateLimiterTest, BurstThenOneTokenPerInterval) {
@@ -27,9 +23,9 @@ TEST(RateLimiterTest, BurstThenOneTokenPerInterval) {
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(bucket.reserve(), nanoseconds::zero());
   }
-  EXPECT_DOUBLE_EQ(ms(bucket.reserve()), 500);
-  EXPECT_DOUBLE_EQ(ms(bucket.reserve()), 1000);
-  EXPECT_DOUBLE_EQ(ms(bucket.reserve()), 1500);
+  EXPECT_DOUBLE_EQ(testing::milliseconds_of(bucket.reserve()), 500);
+  EXPECT_DOUBLE_EQ(testing::milliseconds_of(bucket.reserve()), 1000);
+  EXPECT_DOUBLE_EQ(testing::milliseconds_of(bucket.reserve()), 1500);
 }
 
 // Time refills the bucket, never above its burst.
@@ -42,7 +38,7 @@ TEST(RateLimiterTest, RefillsUpToTheBurst) {
   clock->advance(milliseconds(400));  // two tokens back
   EXPECT_EQ(bucket.reserve(), nanoseconds::zero());
   EXPECT_EQ(bucket.reserve(), nanoseconds::zero());
-  EXPECT_DOUBLE_EQ(ms(bucket.reserve()), 200);
+  EXPECT_DOUBLE_EQ(testing::milliseconds_of(bucket.reserve()), 200);
   clock->advance(std::chrono::hours(1));
   for (int i = 0; i < 10; ++i) {
     EXPECT_EQ(bucket.reserve(), nanoseconds::zero());
@@ -60,7 +56,7 @@ TEST(RateLimiterTest, AcquireWaitsOnTheClock) {
   const auto sleeps = clock->sleeps();
   ASSERT_EQ(sleeps.size(), 4u);
   for (const auto sleep : sleeps) {
-    EXPECT_DOUBLE_EQ(ms(sleep), 100);  // each waited after the previous one's wait had passed
+    EXPECT_DOUBLE_EQ(testing::milliseconds_of(sleep), 100);  // each waited after the previous one's wait had passed
   }
 }
 
