@@ -1316,7 +1316,7 @@ Plan plan_groups(const k8s::ClaimSpec& spec, const ClusterState& state,
       if (options.budget != nullptr && ++steps > options.budget->left()) {
         break;  // the charge below fails
       }
-      for (std::size_t n : shapes.nodes_with_value(state, name, literal)) {
+      for (std::size_t n : shapes.nodes_with_value(name, literal)) {
         steps += literal_equal[n] ? 0 : state.nodes()[n].devices.size();
         literal_equal[n] = true;
       }

@@ -1,7 +1,8 @@
 // What admission reads of the cluster: one immutable generation of the watched objects, as the
 // engine's inputs (the cluster state for feasibility, an inventory of DeviceClasses, claims,
 // templates and NetworkAttachmentDefinitions for pods). Built once per generation from an
-// ObjectStore and then only read, from any thread, without locks.
+// ObjectStore, node shapes and their index of values included, and then only read, from any
+// thread, without locks.
 #pragma once
 
 #include <chrono>
@@ -14,7 +15,6 @@
 
 #include "topoguard/cache/object_store.h"
 #include "topoguard/cluster/cluster_state.h"
-#include "topoguard/cluster/feasibility_cache.h"
 #include "topoguard/cluster/shape_index.h"
 #include "topoguard/common/result.h"
 #include "topoguard/engine/inventory.h"
@@ -29,13 +29,9 @@ struct CacheSnapshot {
   cluster::ClusterState cluster_state;
   // The node shapes of cluster_state, for feasibility once per shape.
   cluster::NodeShapes shapes;
-  // Feasibility answers against cluster_state, by claim spec (written by reviews: the snapshot
-  // is otherwise read-only).
-  std::unique_ptr<cluster::FeasibilityCache> feasibility =
-      std::make_unique<cluster::FeasibilityCache>();
   // Claims are not all known to a webhook (one created a moment ago may not be here yet), so
   // a pod's reference that is not found is unknown, not `unresolved-claim`; what is found is
-  // judged. Its cluster state is `cluster_state`, with `shapes` and `feasibility`.
+  // judged. Its cluster state is `cluster_state`, with `shapes`.
   engine::Inventory inventory{engine::Inventory::Claims::kUnknown};
   // Objects the cluster state could not read, each at its field.
   std::vector<Error> errors;

@@ -2,13 +2,13 @@
 // by claim spec: a review that checks a claim checked before gets the answer without the work.
 // Bounded by the answers' estimated size, the least recently used forgotten first; an answer
 // larger than the bound is not kept. Only complete answers are kept (one cut short by a step
-// budget could be answered with more). Thread-safe.
+// budget could be answered with more). Owned by one evaluator (engine::Evaluator), on one thread:
+// not thread-safe.
 #pragma once
 
 #include <cstddef>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -29,6 +29,7 @@ class FeasibilityCache {
 
   // The answer kept under `key`, or null.
   [[nodiscard]] ClaimFeasibilityPtr find(const std::string& key);
+  // Keeps `answer` under `key`; a key kept already keeps its answer.
   void insert(const std::string& key, ClaimFeasibilityPtr answer);
 
   [[nodiscard]] std::size_t size() const;
@@ -42,10 +43,9 @@ class FeasibilityCache {
   };
 
   const std::size_t max_bytes_;
-  mutable std::mutex mutex_;
-  std::unordered_map<std::string, Entry> entries_;  // guarded by mutex_
-  std::list<std::string> uses_;                     // keys, most recently used first
-  std::size_t bytes_ = 0;                           // guarded by mutex_
+  std::unordered_map<std::string, Entry> entries_;
+  std::list<std::string> uses_;  // keys, most recently used first
+  std::size_t bytes_ = 0;
 };
 
 // About how many bytes `answer` holds.

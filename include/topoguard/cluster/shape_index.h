@@ -16,15 +16,14 @@
 // - ShapeIndex, kept across snapshots, by node name: update_node() when one node's slices
 //   change costs O(that node's devices); remove_node() when it goes.
 // - NodeShapes, one per snapshot: the shape of every node by index, as check_feasibility()
-//   reads it. ShapeIndex::view() makes it in O(nodes) hash look-ups; NodeShapes::of() builds
-//   both from scratch in O(devices).
+//   reads it. ShapeIndex::view() makes it in O(nodes) hash look-ups and O(devices) for the
+//   index of per-node values, where the snapshot is built; NodeShapes::of() builds both from
+//   scratch in O(devices).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -58,26 +57,21 @@ class NodeShapes {
   [[nodiscard]] const std::vector<std::size_t>& shape_of() const { return shape_of_; }
   [[nodiscard]] const AttributeNames& per_node_attributes() const { return per_node_; }
   // The nodes (indexes, ascending) with a device whose per-node attribute `attribute` is the
-  // string `text`, and maybe a few others (values are indexed by hash). `state` is the one the
-  // shapes are of; the index is built on the first call, in O(devices), and then shared by
-  // copies. Thread-safe.
-  [[nodiscard]] std::vector<std::size_t> nodes_with_value(const ClusterState& state,
-                                                          std::string_view attribute,
+  // string `text`, and maybe a few others (values are indexed by hash, when the shapes are made).
+  [[nodiscard]] std::vector<std::size_t> nodes_with_value(std::string_view attribute,
                                                           std::string_view text) const;
 
  private:
   friend class ShapeIndex;
 
-  struct ValueIndex {
-    std::once_flag built;
-    std::vector<std::pair<std::uint64_t, std::uint32_t>> entries;  // (value_hash, node), sorted
-  };
   static std::uint64_t value_hash(std::string_view attribute, std::string_view text);
+  // Indexes the string values of the per-node attributes of `state`'s devices: O(devices).
+  void index_values(const ClusterState& state);
 
   std::vector<std::vector<std::size_t>> shapes_;
   std::vector<std::size_t> shape_of_;
   AttributeNames per_node_;
-  std::shared_ptr<ValueIndex> values_ = std::make_shared<ValueIndex>();
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> values_;  // (value_hash, node), sorted
 };
 
 // Node shapes by node name, kept up to date per node. Not thread-safe while updated.
@@ -92,7 +86,8 @@ class ShapeIndex {
   void remove_node(std::string_view name);
 
   // The shapes of `state`'s nodes. Nodes the index does not know are keyed on the way; nodes
-  // whose devices changed since their last update_node() would be misplaced.
+  // whose devices changed since their last update_node() would be misplaced. O(nodes) look-ups,
+  // and O(devices) to index the values of per-node attributes (NodeShapes::nodes_with_value).
   [[nodiscard]] NodeShapes view(const ClusterState& state) const;
 
   [[nodiscard]] std::size_t shape_count() const { return shape_of_key_.size(); }
