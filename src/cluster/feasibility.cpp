@@ -12,8 +12,8 @@
 #include "allocation_search.h"
 #include "consumable_capacity.h"
 #include "derived_attributes.h"
+#include "selector_match.h"
 #include "topoguard/cel/device_reads.h"
-#include "topoguard/cluster/selector_match.h"
 
 namespace topoguard::cluster {
 

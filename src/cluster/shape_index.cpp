@@ -8,7 +8,7 @@
 #include <tuple>
 #include <unordered_set>
 
-#include "topoguard/cluster/selector_match.h"
+#include "selector_match.h"
 
 namespace topoguard::cluster {
 
