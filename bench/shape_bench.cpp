@@ -300,8 +300,7 @@ void BM_UpdateOneNode(benchmark::State& state) {
   report_latency(state, "update_one_node", nodes, seconds);
 }
 
-// A new snapshot's view of the kept index (O(nodes) look-ups, O(devices) for the values of
-// per-node attributes).
+// A new snapshot's view of the kept index (O(nodes) look-ups).
 void BM_ShapeView(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
   Fixture& f = fixture(nodes);

@@ -73,6 +73,14 @@ std::size_t FeasibilityCache::bytes() const {
   return bytes_;
 }
 
+const NodeValues& FeasibilityCache::node_values(const ClusterState& state,
+                                                const NodeShapes& shapes) {
+  if (!node_values_) {
+    node_values_.emplace(state, shapes.per_node_attributes());
+  }
+  return *node_values_;
+}
+
 ClaimFeasibilityPtr check_feasibility_cached(const k8s::ClaimSpec& spec, const ClusterState& state,
                                              const FeasibilityOptions& options) {
   if (options.cache == nullptr || options.spec_key.empty()) {

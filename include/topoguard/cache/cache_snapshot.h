@@ -1,8 +1,7 @@
 // What admission reads of the cluster: one immutable generation of the watched objects, as the
 // engine's inputs (the cluster state for feasibility, an inventory of DeviceClasses, claims,
 // templates and NetworkAttachmentDefinitions for pods). Built once per generation from an
-// ObjectStore, node shapes and their index of values included, and then only read, from any
-// thread, without locks.
+// ObjectStore and then only read, from any thread, without locks.
 #pragma once
 
 #include <chrono>

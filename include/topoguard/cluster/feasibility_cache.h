@@ -2,18 +2,20 @@
 // by claim spec: a review that checks a claim checked before gets the answer without the work.
 // Bounded by the answers' estimated size, the least recently used forgotten first; an answer
 // larger than the bound is not kept. Only complete answers are kept (one cut short by a step
-// budget could be answered with more). Owned by one evaluator (engine::Evaluator), on one thread:
-// not thread-safe.
+// budget could be answered with more). Also keeps the state's NodeValues once a check needs them.
+// Owned by one evaluator (engine::Evaluator), on one thread: not thread-safe.
 #pragma once
 
 #include <cstddef>
 #include <list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
 #include "topoguard/cluster/feasibility.h"
+#include "topoguard/cluster/shape_index.h"
 
 namespace topoguard::cluster {
 
@@ -35,6 +37,10 @@ class FeasibilityCache {
   [[nodiscard]] std::size_t size() const;
   [[nodiscard]] std::size_t bytes() const;
 
+  // The values of `shapes`' per-node attributes in `state` (the state the answers are for; its
+  // shapes), built on the first call.
+  [[nodiscard]] const NodeValues& node_values(const ClusterState& state, const NodeShapes& shapes);
+
  private:
   struct Entry {
     ClaimFeasibilityPtr answer;
@@ -46,6 +52,7 @@ class FeasibilityCache {
   std::unordered_map<std::string, Entry> entries_;
   std::list<std::string> uses_;  // keys, most recently used first
   std::size_t bytes_ = 0;
+  std::optional<NodeValues> node_values_;
 };
 
 // About how many bytes `answer` holds.
