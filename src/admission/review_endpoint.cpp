@@ -12,7 +12,8 @@ namespace topoguard::admission {
 namespace {
 
 // Past this many kept answers a thread's Evaluator starts over: a stream of reviews naming ever
-// new classes or selectors costs one computation each, as without it, and no more memory.
+// new classes or selectors costs one computation each, as without it, and no more memory. (Its
+// feasibility answers are bounded on their own: cluster::FeasibilityCache::kDefaultMaxBytes.)
 constexpr std::size_t kMaxRemembered = 4096;
 
 // This thread's Evaluator for `policies` and `inventory` (which the caller keeps alive while it

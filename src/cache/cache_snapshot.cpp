@@ -124,8 +124,7 @@ CacheSnapshotPtr SnapshotBuilder::build(const ObjectStore& objects, std::uint64_
   }
   last_ = objects;
   snapshot->shapes = shapes_->view(snapshot->cluster_state);
-  snapshot->inventory.set_cluster_state(&snapshot->cluster_state, &snapshot->shapes,
-                                        snapshot->feasibility.get());
+  snapshot->inventory.set_cluster_state(&snapshot->cluster_state, &snapshot->shapes);
   snapshot->built_at = std::chrono::steady_clock::now();
   return snapshot;
 }

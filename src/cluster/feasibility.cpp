@@ -12,8 +12,9 @@
 #include "allocation_search.h"
 #include "consumable_capacity.h"
 #include "derived_attributes.h"
+#include "selector_match.h"
 #include "topoguard/cel/device_reads.h"
-#include "topoguard/cluster/selector_match.h"
+#include "topoguard/cluster/feasibility_cache.h"
 #include "topoguard/common/counted_noun.h"
 
 namespace topoguard::cluster {
@@ -1307,13 +1308,21 @@ Plan plan_groups(const k8s::ClaimSpec& spec, const ClusterState& state,
       steps += node.devices.size();
     }
   }
+  // Without a cache to keep them, the values are indexed for this check alone.
+  std::optional<NodeValues> own_values;
+  const NodeValues* values = nullptr;
+  if (!by_literals.empty()) {
+    values = options.cache != nullptr
+                 ? &options.cache->node_values(state, shapes)
+                 : &own_values.emplace(state, shapes.per_node_attributes());
+  }
   for (const std::string& name : by_literals) {
     const std::vector<std::string>& literals = reads.by_literal.at(name);
     for (const std::string& literal : literals) {
       if (options.budget != nullptr && ++steps > options.budget->left()) {
         break;  // the charge below fails
       }
-      for (std::size_t n : shapes.nodes_with_value(state, name, literal)) {
+      for (std::size_t n : values->nodes_with_value(name, literal)) {
         steps += literal_equal[n] ? 0 : state.nodes()[n].devices.size();
         literal_equal[n] = true;
       }

@@ -38,7 +38,6 @@ std::size_t estimated_bytes(const ClaimFeasibility& answer) {
 }
 
 ClaimFeasibilityPtr FeasibilityCache::find(const std::string& key) {
-  std::lock_guard lock(mutex_);
   const auto it = entries_.find(key);
   if (it == entries_.end()) {
     return nullptr;
@@ -52,9 +51,8 @@ void FeasibilityCache::insert(const std::string& key, ClaimFeasibilityPtr answer
   if (bytes > max_bytes_) {
     return;
   }
-  std::lock_guard lock(mutex_);
   if (entries_.count(key) != 0) {
-    return;  // another review answered it meanwhile
+    return;
   }
   while (bytes_ + bytes > max_bytes_) {
     const auto oldest = entries_.find(uses_.back());
@@ -68,13 +66,19 @@ void FeasibilityCache::insert(const std::string& key, ClaimFeasibilityPtr answer
 }
 
 std::size_t FeasibilityCache::size() const {
-  std::lock_guard lock(mutex_);
   return entries_.size();
 }
 
 std::size_t FeasibilityCache::bytes() const {
-  std::lock_guard lock(mutex_);
   return bytes_;
+}
+
+const NodeValues& FeasibilityCache::node_values(const ClusterState& state,
+                                                const NodeShapes& shapes) {
+  if (!node_values_) {
+    node_values_.emplace(state, shapes.per_node_attributes());
+  }
+  return *node_values_;
 }
 
 ClaimFeasibilityPtr check_feasibility_cached(const k8s::ClaimSpec& spec, const ClusterState& state,

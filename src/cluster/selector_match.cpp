@@ -1,4 +1,4 @@
-#include "topoguard/cluster/selector_match.h"
+#include "selector_match.h"
 
 #include <algorithm>
 

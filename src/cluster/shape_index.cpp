@@ -4,12 +4,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <numeric>
 #include <tuple>
 #include <unordered_set>
 
-#include "topoguard/cluster/selector_match.h"
+#include "selector_match.h"
 
 namespace topoguard::cluster {
 
@@ -375,38 +374,36 @@ NodeShapes ShapeIndex::view(const ClusterState& state) const {
   return out;
 }
 
-std::uint64_t NodeShapes::value_hash(std::string_view attribute, std::string_view text) {
+std::uint64_t NodeValues::value_hash(std::string_view attribute, std::string_view text) {
   const std::uint64_t name_hash = std::hash<std::string_view>{}(attribute);
   return name_hash * 0x9E3779B97F4A7C15ULL ^ std::hash<std::string_view>{}(text);
 }
 
-std::vector<std::size_t> NodeShapes::nodes_with_value(const ClusterState& state,
-                                                      std::string_view attribute,
-                                                      std::string_view text) const {
-  ValueIndex& index = *values_;
-  std::call_once(index.built, [&] {
-    for (std::size_t n = 0; n < state.nodes().size(); ++n) {
-      for (std::size_t d : state.nodes()[n].devices) {
-        const Device& device = state.devices()[d];
-        for (const std::string& name : per_node_) {
-          const AttributeValue* value = device.attribute(name);
-          if (value != nullptr && value->type == AttributeValue::Type::kString && !value->list &&
-              value->values.size() == 1) {
-            index.entries.emplace_back(value_hash(name, std::get<std::string>(value->values[0])),
-                                       static_cast<std::uint32_t>(n));
-          }
+NodeValues::NodeValues(const ClusterState& state, const AttributeNames& attributes) {
+  for (std::size_t n = 0; n < state.nodes().size(); ++n) {
+    for (std::size_t d : state.nodes()[n].devices) {
+      const Device& device = state.devices()[d];
+      for (const std::string& name : attributes) {
+        const AttributeValue* value = device.attribute(name);
+        if (value != nullptr && value->type == AttributeValue::Type::kString && !value->list &&
+            value->values.size() == 1) {
+          entries_.emplace_back(value_hash(name, std::get<std::string>(value->values[0])),
+                                static_cast<std::uint32_t>(n));
         }
       }
     }
-    std::sort(index.entries.begin(), index.entries.end());
-    index.entries.erase(std::unique(index.entries.begin(), index.entries.end()),
-                        index.entries.end());
-  });
+  }
+  std::sort(entries_.begin(), entries_.end());
+  entries_.erase(std::unique(entries_.begin(), entries_.end()), entries_.end());
+}
+
+std::vector<std::size_t> NodeValues::nodes_with_value(std::string_view attribute,
+                                                      std::string_view text) const {
   const std::uint64_t hash = value_hash(attribute, text);
-  auto it = std::lower_bound(index.entries.begin(), index.entries.end(),
+  auto it = std::lower_bound(entries_.begin(), entries_.end(),
                              std::pair<std::uint64_t, std::uint32_t>(hash, 0));
   std::vector<std::size_t> nodes;
-  for (; it != index.entries.end() && it->first == hash; ++it) {
+  for (; it != entries_.end() && it->first == hash; ++it) {
     nodes.push_back(it->second);
   }
   return nodes;

@@ -9,6 +9,7 @@
 #include "claim_feasibility.h"
 #include "device_roles.h"
 #include "messages.h"
+#include "topoguard/cluster/feasibility_cache.h"
 #include "topoguard/k8s/claim_view.h"
 #include "topoguard/k8s/kinds.h"
 #include "topoguard/k8s/object.h"
@@ -92,7 +93,7 @@ class PolicyEvaluator {
                   const DeviceRoles& roles, const Json& object, const k8s::ObjectRef& ref,
                   const std::vector<k8s::PodTemplateLocation>& templates,
                   cluster::StepBudget* feasibility_budget, cel::ProgramCache& programs,
-                  Evaluation& out)
+                  cluster::FeasibilityCache& feasibility_answers, Evaluation& out)
       : policy_(policy),
         inventory_(inventory),
         roles_(roles),
@@ -101,6 +102,7 @@ class PolicyEvaluator {
         templates_(templates),
         feasibility_budget_(feasibility_budget),
         programs_(programs),
+        feasibility_answers_(feasibility_answers),
         out_(out) {}
 
   void run() {
@@ -152,7 +154,7 @@ class PolicyEvaluator {
         (enabled(RuleId::kUnsatisfiableAlignment) || enabled(RuleId::kAttributeNotPublished) ||
          policy_.rule(RuleId::kNumaOnlyAlignment).when_alignment_impossible)) {
       check_claim_feasibility(object_, *spec, verdict, *state, policy_, inventory_.node_shapes(),
-                              inventory_.feasibility_cache(), feasibility_budget_, programs_);
+                              &feasibility_answers_, feasibility_budget_, programs_);
     }
     for (ClaimFinding& finding : verdict.findings) {
       emit(finding.rule, finding.pointer, std::move(finding.message), std::move(finding.fix),
@@ -365,6 +367,7 @@ class PolicyEvaluator {
   const std::vector<k8s::PodTemplateLocation>& templates_;
   cluster::StepBudget* feasibility_budget_;  // null: unbounded
   cel::ProgramCache& programs_;
+  cluster::FeasibilityCache& feasibility_answers_;
   Evaluation& out_;
   // Says once per object and policy what could not be evaluated.
   void note_unknown(std::string text) const {
@@ -433,6 +436,9 @@ struct Evaluator::Memo {
   std::vector<DeviceRoles> roles;
   // The claims' expressions, compiled once for every policy and object that repeats them.
   cel::ProgramCache programs;
+  // Feasibility answers against the inventory's cluster state, by claim spec: a claim checked
+  // before (by any policy, in any object) costs no step.
+  cluster::FeasibilityCache feasibility_answers;
 };
 
 Evaluator::Evaluator(const policy::PolicySet& policies, const Inventory& inventory)
@@ -480,7 +486,8 @@ Evaluation Evaluator::evaluate(const Json& object, std::uint64_t cel_budget,
       case MatchOutcome::kYes: {
         const BudgetScope charged(memo_->roles[i], budget);
         PolicyEvaluator(policies[i], inventory_, memo_->roles[i], object, ref, templates,
-                        feasibility_budget, memo_->programs, evaluation)
+                        feasibility_budget, memo_->programs, memo_->feasibility_answers,
+                        evaluation)
             .run();
         break;
       }

@@ -75,11 +75,9 @@ bool Inventory::add(const Json& object) {
 }
 
 void Inventory::set_cluster_state(const cluster::ClusterState* state,
-                                  const cluster::NodeShapes* shapes,
-                                  cluster::FeasibilityCache* cache) {
+                                  const cluster::NodeShapes* shapes) {
   cluster_state_ = state;
   node_shapes_ = state != nullptr ? shapes : nullptr;
-  feasibility_cache_ = state != nullptr ? cache : nullptr;
 }
 
 const k8s::DeviceClass* Inventory::device_class(std::string_view name) const {

@@ -1,4 +1,4 @@
-#include "topoguard/server/decision_pool.h"
+#include "decision_pool.h"
 
 #include <utility>
 

@@ -15,6 +15,8 @@
 #include <thread>
 #include <utility>
 
+#include "decision_pool.h"
+#include "review_decorators.h"
 #include "topoguard/admission/admission_review.h"
 #include "topoguard/admission/review_endpoint.h"
 #include "topoguard/cel/cel.h"
@@ -22,9 +24,7 @@
 #include "topoguard/http/tls_context.h"
 #include "topoguard/http/tls_event_server.h"
 #include "topoguard/runtime/background_loop.h"
-#include "topoguard/server/decision_pool.h"
 #include "topoguard/server/json_log.h"
-#include "topoguard/server/review_decorators.h"
 
 namespace topoguard::server {
 

@@ -1,4 +1,4 @@
-#include "topoguard/server/review_decorators.h"
+#include "review_decorators.h"
 
 #include <chrono>
 #include <string>

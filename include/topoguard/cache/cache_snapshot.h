@@ -14,7 +14,6 @@
 
 #include "topoguard/cache/object_store.h"
 #include "topoguard/cluster/cluster_state.h"
-#include "topoguard/cluster/feasibility_cache.h"
 #include "topoguard/cluster/shape_index.h"
 #include "topoguard/common/result.h"
 #include "topoguard/engine/inventory.h"
@@ -29,13 +28,9 @@ struct CacheSnapshot {
   cluster::ClusterState cluster_state;
   // The node shapes of cluster_state, for feasibility once per shape.
   cluster::NodeShapes shapes;
-  // Feasibility answers against cluster_state, by claim spec (written by reviews: the snapshot
-  // is otherwise read-only).
-  std::unique_ptr<cluster::FeasibilityCache> feasibility =
-      std::make_unique<cluster::FeasibilityCache>();
   // Claims are not all known to a webhook (one created a moment ago may not be here yet), so
   // a pod's reference that is not found is unknown, not `unresolved-claim`; what is found is
-  // judged. Its cluster state is `cluster_state`, with `shapes` and `feasibility`.
+  // judged. Its cluster state is `cluster_state`, with `shapes`.
   engine::Inventory inventory{engine::Inventory::Claims::kUnknown};
   // Objects the cluster state could not read, each at its field.
   std::vector<Error> errors;

@@ -175,7 +175,9 @@ struct FeasibilityOptions {
   StepBudget* budget = nullptr;
   // Answers kept for this state (not owned; check_feasibility_cached(), feasibility_cache.h),
   // under `spec_key`: a text equal only for specs that read alike (the JSON of the claim's
-  // devices, with where it sits). Null or empty: nothing is kept.
+  // devices, with where it sits). Null or empty: nothing is kept. It also keeps the index of
+  // per-node values that `shapes` need for a claim comparing them with literals (null: built
+  // per check).
   FeasibilityCache* cache = nullptr;
   std::string spec_key;
 };

@@ -2,18 +2,20 @@
 // by claim spec: a review that checks a claim checked before gets the answer without the work.
 // Bounded by the answers' estimated size, the least recently used forgotten first; an answer
 // larger than the bound is not kept. Only complete answers are kept (one cut short by a step
-// budget could be answered with more). Thread-safe.
+// budget could be answered with more). Also keeps the state's NodeValues once a check needs them.
+// Owned by one evaluator (engine::Evaluator), on one thread: not thread-safe.
 #pragma once
 
 #include <cstddef>
 #include <list>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
 #include "topoguard/cluster/feasibility.h"
+#include "topoguard/cluster/shape_index.h"
 
 namespace topoguard::cluster {
 
@@ -29,10 +31,15 @@ class FeasibilityCache {
 
   // The answer kept under `key`, or null.
   [[nodiscard]] ClaimFeasibilityPtr find(const std::string& key);
+  // Keeps `answer` under `key`; a key kept already keeps its answer.
   void insert(const std::string& key, ClaimFeasibilityPtr answer);
 
   [[nodiscard]] std::size_t size() const;
   [[nodiscard]] std::size_t bytes() const;
+
+  // The values of `shapes`' per-node attributes in `state` (the state the answers are for; its
+  // shapes), built on the first call.
+  [[nodiscard]] const NodeValues& node_values(const ClusterState& state, const NodeShapes& shapes);
 
  private:
   struct Entry {
@@ -42,10 +49,10 @@ class FeasibilityCache {
   };
 
   const std::size_t max_bytes_;
-  mutable std::mutex mutex_;
-  std::unordered_map<std::string, Entry> entries_;  // guarded by mutex_
-  std::list<std::string> uses_;                     // keys, most recently used first
-  std::size_t bytes_ = 0;                           // guarded by mutex_
+  std::unordered_map<std::string, Entry> entries_;
+  std::list<std::string> uses_;  // keys, most recently used first
+  std::size_t bytes_ = 0;
+  std::optional<NodeValues> node_values_;
 };
 
 // About how many bytes `answer` holds.

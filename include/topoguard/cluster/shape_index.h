@@ -9,7 +9,7 @@
 // those tells nodes apart by its values, one whose selectors read it by what they match on each
 // node, device by device (feasibility.cpp), so the grouping stays exact; one whose selectors only
 // compare it with string literals, only the nodes where it equals one of them
-// (nodes_with_value()).
+// (NodeValues).
 // Allocations are not part of a shape: a node holding an allocated device is checked on its own.
 //
 // Two structures, for a watch cache that publishes immutable ClusterState snapshots:
@@ -23,8 +23,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -57,27 +55,32 @@ class NodeShapes {
   // Per node index, its shape (index into shapes()).
   [[nodiscard]] const std::vector<std::size_t>& shape_of() const { return shape_of_; }
   [[nodiscard]] const AttributeNames& per_node_attributes() const { return per_node_; }
-  // The nodes (indexes, ascending) with a device whose per-node attribute `attribute` is the
-  // string `text`, and maybe a few others (values are indexed by hash). `state` is the one the
-  // shapes are of; the index is built on the first call, in O(devices), and then shared by
-  // copies. Thread-safe.
-  [[nodiscard]] std::vector<std::size_t> nodes_with_value(const ClusterState& state,
-                                                          std::string_view attribute,
-                                                          std::string_view text) const;
 
  private:
   friend class ShapeIndex;
 
-  struct ValueIndex {
-    std::once_flag built;
-    std::vector<std::pair<std::uint64_t, std::uint32_t>> entries;  // (value_hash, node), sorted
-  };
-  static std::uint64_t value_hash(std::string_view attribute, std::string_view text);
-
   std::vector<std::vector<std::size_t>> shapes_;
   std::vector<std::size_t> shape_of_;
   AttributeNames per_node_;
-  std::shared_ptr<ValueIndex> values_ = std::make_shared<ValueIndex>();
+};
+
+// The nodes of a ClusterState by the string values of some of their devices' attributes (the
+// per-node ones of its NodeShapes), hashed. Built in O(devices) by whoever checks claims against
+// that state, when a claim first compares such an attribute with string literals: a
+// FeasibilityCache keeps one (feasibility_cache.h), one per evaluator.
+class NodeValues {
+ public:
+  NodeValues(const ClusterState& state, const AttributeNames& attributes);
+
+  // The nodes (indexes, ascending) with a device whose attribute `attribute` (one of those
+  // indexed) is the string `text`, and maybe a few others.
+  [[nodiscard]] std::vector<std::size_t> nodes_with_value(std::string_view attribute,
+                                                          std::string_view text) const;
+
+ private:
+  static std::uint64_t value_hash(std::string_view attribute, std::string_view text);
+
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> entries_;  // (value_hash, node), sorted
 };
 
 // Node shapes by node name, kept up to date per node. Not thread-safe while updated.
@@ -92,7 +95,7 @@ class ShapeIndex {
   void remove_node(std::string_view name);
 
   // The shapes of `state`'s nodes. Nodes the index does not know are keyed on the way; nodes
-  // whose devices changed since their last update_node() would be misplaced.
+  // whose devices changed since their last update_node() would be misplaced. O(nodes) look-ups.
   [[nodiscard]] NodeShapes view(const ClusterState& state) const;
 
   [[nodiscard]] std::size_t shape_count() const { return shape_of_key_.size(); }

@@ -30,9 +30,11 @@ namespace topoguard::engine {
 
 // evaluate() for one object after another under the same policies and inventory (an audit run,
 // a review and the re-check of its patch, a webhook thread's reviews). It remembers what it
-// worked out about device classes, drivers and selectors, which recur from object to object;
-// verdicts are exactly evaluate()'s. Both arguments must outlive it. One per thread: not safe
-// to share between threads.
+// worked out about device classes, drivers and selectors, which recur from object to object,
+// and the feasibility answers against the inventory's cluster state, by claim spec (a repeated
+// spec costs no step); verdicts are exactly evaluate()'s. Both arguments must outlive it, and
+// the inventory's cluster state must not change while it lives (a new state, a new evaluator).
+// One per thread: not safe to share between threads.
 class Evaluator {
  public:
   Evaluator(const policy::PolicySet& policies, const Inventory& inventory);

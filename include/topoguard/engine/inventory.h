@@ -14,7 +14,6 @@
 
 #include "topoguard/cel/cel.h"
 #include "topoguard/cluster/cluster_state.h"
-#include "topoguard/cluster/feasibility_cache.h"
 #include "topoguard/cluster/shape_index.h"
 #include "topoguard/common/json.h"
 #include "topoguard/common/result.h"
@@ -50,14 +49,12 @@ class Inventory {
   // state keeps them.
   // Not owned; must outlive the inventory. Null (the default, and in the webhook without its
   // cluster cache): no check. `shapes`, the node shapes of that state (also not owned), lets
-  // feasibility evaluate a claim once per group of nodes it cannot tell apart; `cache` (not
-  // owned, kept for that state only) keeps its answers by claim spec.
+  // feasibility evaluate a claim once per group of nodes it cannot tell apart. (Each Evaluator
+  // keeps its own answers for that state, by claim spec.)
   void set_cluster_state(const cluster::ClusterState* state,
-                         const cluster::NodeShapes* shapes = nullptr,
-                         cluster::FeasibilityCache* cache = nullptr);
+                         const cluster::NodeShapes* shapes = nullptr);
   [[nodiscard]] const cluster::ClusterState* cluster_state() const { return cluster_state_; }
   [[nodiscard]] const cluster::NodeShapes* node_shapes() const { return node_shapes_; }
-  [[nodiscard]] cluster::FeasibilityCache* feasibility_cache() const { return feasibility_cache_; }
   // A class whose spec cannot be read is known by name, with selectors that are not readable.
   [[nodiscard]] const k8s::DeviceClass* device_class(std::string_view name) const;
   // The DeviceClass that serves `resource` as a DRA extended resource (its extendedResourceName,
@@ -79,7 +76,6 @@ class Inventory {
   Claims claims_;
   const cluster::ClusterState* cluster_state_ = nullptr;
   const cluster::NodeShapes* node_shapes_ = nullptr;
-  cluster::FeasibilityCache* feasibility_cache_ = nullptr;
   std::map<std::string, k8s::DeviceClass, std::less<>> device_classes_;  // of the input
   std::map<Key, const Json*> claim_templates_;
   std::map<Key, const Json*> claims_by_name_;

@@ -127,8 +127,9 @@ const cluster::ClusterState& split_roots_state() {
 }
 
 // With a feasibility lane, a requester with no share left gets its verdict all the same, its
-// feasibility unknown (no warning, said in the audit annotations and the outcome); another
-// requester's review is checked in full.
+// feasibility unknown (no warning, said in the audit annotations and the outcome) unless the
+// same claim was checked before against the same cluster state; another requester's review is
+// checked in full.
 TEST(ReviewEndpointTest, FeasibilityLaneSharesPerRequester) {
   auto inventory = std::make_shared<engine::Inventory>();
   inventory->set_cluster_state(&split_roots_state());
@@ -136,14 +137,14 @@ TEST(ReviewEndpointTest, FeasibilityLaneSharesPerRequester) {
   auto lane = std::make_shared<FeasibilityLane>(FeasibilityLaneOptions{});
   const ReviewEndpoint endpoint = make_review_endpoint(
       builtin_source(), {Mode::kValidate, FailureMode::kClosed}, [&] { return current; }, lane);
-  const auto review_by = [](const std::string& username) {
+  const auto review_by = [](const std::string& username, const std::string& name = "pair") {
     return R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
       "request": {"uid": "u-9", "kind": {"group": "resource.k8s.io", "version": "v1",
                   "kind": "ResourceClaimTemplate"},
-        "operation": "CREATE", "namespace": "ml", "name": "pair",
+        "operation": "CREATE", "namespace": "ml", "name": ")" + name + R"(",
         "userInfo": {"username": ")" + username + R"(", "groups": ["system:authenticated"]},
         "object": {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-          "metadata": {"name": "pair", "namespace": "ml"},
+          "metadata": {"name": ")" + name + R"(", "namespace": "ml"},
           "spec": {"spec": {"devices": {"requests": [
             {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}},
             {"name": "nic", "exactly": {"deviceClassName": "dranet.net"}}],
@@ -161,7 +162,7 @@ TEST(ReviewEndpointTest, FeasibilityLaneSharesPerRequester) {
   const FeasibilityLane::Ticket held =
       lane->enter(requester_key("alice", "ml"), FeasibilityLane::Clock::now());
   ASSERT_GT(held.steps(), 0u);
-  const ReviewReply unchecked = endpoint({review_by("alice"), {}});
+  const ReviewReply unchecked = endpoint({review_by("alice", "other-pair"), {}});
   ASSERT_EQ(unchecked.http_status, 200) << unchecked.http_error;
   EXPECT_EQ(unchecked.outcome.decision, Decision::kAllow);
   EXPECT_EQ(unchecked.body.find("unsatisfiable-alignment"), std::string::npos) << unchecked.body;
@@ -171,6 +172,13 @@ TEST(ReviewEndpointTest, FeasibilityLaneSharesPerRequester) {
   EXPECT_NE(response["auditAnnotations"].value("feasibility", "").find("unknown"),
             std::string::npos)
       << unchecked.body;
+
+  // Bob's claim again, from Alice without a share: checked before, it costs no step.
+  const ReviewReply repeated = endpoint({review_by("alice"), {}});
+  ASSERT_EQ(repeated.http_status, 200) << repeated.http_error;
+  EXPECT_NE(repeated.body.find("unsatisfiable-alignment"), std::string::npos) << repeated.body;
+  EXPECT_EQ(repeated.outcome.feasibility_steps, 0u);
+  EXPECT_FALSE(repeated.outcome.feasibility_budget_exhausted);
 }
 
 // A policy set in which gpu.nvidia.com is not a GPU class (and no driver names it).

@@ -12,6 +12,7 @@
 
 #include "cluster_test_support.h"
 #include "topoguard/cluster/feasibility.h"
+#include "topoguard/cluster/feasibility_cache.h"
 
 namespace topoguard::cluster {
 namespace {
@@ -378,7 +379,8 @@ TEST(ShapeIndexTest, GroupedResultsEqualNodeByNode) {
 // the nodes where a value equals a literal are told apart and the others stay grouped, and the
 // result is the one node by node. A literal long enough, with a selector costly enough, that
 // devices differing only in that value might not cost alike is checked by value instead, with
-// the same result.
+// the same result; also with the nodes' values indexed once, by a FeasibilityCache, for every
+// claim against the state.
 TEST(ShapeIndexTest, LiteralComparisonsGroupAsNodeByNode) {
   std::size_t checks = 0;
   std::size_t grouped = 0;
@@ -396,6 +398,7 @@ TEST(ShapeIndexTest, LiteralComparisonsGroupAsNodeByNode) {
     const NodeShapes shapes = NodeShapes::of(
         state, ShapeOptions{AttributeNames{"gpu.nvidia.com/uuid", "gpu.nvidia.com/productName",
                                            "topology.example.com/node"}});
+    FeasibilityCache cache;  // keeps no answer (no spec_key), only the values
     const std::string uuid = "device.attributes[\"gpu.nvidia.com\"].uuid";
     const std::string some = cluster.gpu_uuids[seed % cluster.gpu_uuids.size()];
     for (const std::string& expression : {
@@ -414,6 +417,9 @@ TEST(ShapeIndexTest, LiteralComparisonsGroupAsNodeByNode) {
       ASSERT_EQ(describe(result, state), expected)
           << "seed " << seed << " selector " << expression.substr(0, 200) << "\n"
           << cluster.yaml;
+      options.cache = &cache;
+      ASSERT_EQ(describe(check_feasibility(spec, state, options), state), expected)
+          << "seed " << seed << " selector " << expression.substr(0, 200) << " (values kept)";
       ++checks;
       grouped += result.nodes.size() < state.nodes().size() ? 1 : 0;
     }
