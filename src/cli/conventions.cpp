@@ -16,7 +16,7 @@ namespace {
 constexpr std::array<std::string_view, 8> kKnownFormats{
     "text", "json", "yaml", "sarif", "openreports", "policyreport", "junit", "diff"};
 
-OutputSettings settings;
+OutputSettings process_output_settings;
 
 // The format a file name's extension suggests ("out.sarif" -> "sarif"), when the command has it.
 std::string format_of_extension(const std::string& value, const std::vector<std::string>& formats) {
@@ -85,10 +85,10 @@ void add_to_leaves(CLI::App& command) {
   }
   // A command that logs (serve) sets how much with --log-level, and never colours its log.
   if (subcommands.empty() && command.get_option_no_throw("--log-level") == nullptr) {
-    command.add_flag("-q,--quiet", settings.quiet,
+    command.add_flag("-q,--quiet", process_output_settings.quiet,
                      "No progress line and no notes on stderr; results and errors still print "
                      "(default: off)");
-    command.add_flag("--no-color", settings.no_color,
+    command.add_flag("--no-color", process_output_settings.no_color,
                      "Never colour the output (default: colour text output on a terminal "
                      "unless NO_COLOR is set)");
   }
@@ -158,21 +158,21 @@ void say_deprecated(const CLI::App& command, std::string_view old_spelling,
             << " is deprecated and goes in a future release; write " << new_spelling << '\n';
 }
 
-const OutputSettings& output_settings() { return settings; }
+const OutputSettings& output_settings() { return process_output_settings; }
 
 void add_output_settings_options(CLI::App& app) { add_to_leaves(app); }
 
 bool color_enabled(int fd) {
   const char* no_color = std::getenv("NO_COLOR");
   const char* term = std::getenv("TERM");
-  return !settings.no_color && (no_color == nullptr || *no_color == '\0') &&
+  return !process_output_settings.no_color && (no_color == nullptr || *no_color == '\0') &&
          (term == nullptr || std::string_view(term) != "dumb") && isatty(fd) == 1;
 }
 
-bool progress_enabled() { return !settings.quiet && isatty(STDERR_FILENO) == 1; }
+bool progress_enabled() { return !process_output_settings.quiet && isatty(STDERR_FILENO) == 1; }
 
 void note(std::string_view command, std::string_view text) {
-  if (!settings.quiet) {
+  if (!process_output_settings.quiet) {
     std::cerr << "topoguard " << command << ": " << text << '\n';
   }
 }

@@ -21,7 +21,7 @@ namespace {
 // present (and not null) with another type. `pointer` (of `object`) is a string, or a function
 // that makes it, for pointers that are only worth making when there is an error to report.
 template <typename Pointer, typename Check>
-std::optional<Error> optional_member(const Json& object, const Pointer& pointer,
+std::optional<Error> typed_member(const Json& object, const Pointer& pointer,
                                      std::string_view key, const char* expected, Check is_type,
                                      const Json*& out) {
   out = member(object, key);
@@ -70,7 +70,7 @@ Result<std::vector<DeviceToleration>> read_tolerations(const Json& list,
                             {"value", &toleration.value},
                             {"effect", &toleration.effect}}) {
       const Json* value = nullptr;
-      if (auto error = optional_member(list[i], item_pointer, key, "string", kIsString, value)) {
+      if (auto error = typed_member(list[i], item_pointer, key, "string", kIsString, value)) {
         return *error;
       }
       if (value != nullptr &&
@@ -87,7 +87,7 @@ Result<std::vector<DeviceToleration>> read_tolerations(const Json& list,
 std::optional<Error> read_capacity_requests(const Json& capacity, const std::string& pointer,
                                             DeviceChoice& choice) {
   const Json* requests = nullptr;
-  if (auto error = optional_member(capacity, pointer, "requests", "object", kIsObject, requests)) {
+  if (auto error = typed_member(capacity, pointer, "requests", "object", kIsObject, requests)) {
     return *error;
   }
   if (requests == nullptr) {
@@ -128,7 +128,7 @@ std::optional<Error> read_derived_attributes(const Json& holder, const std::stri
                                              std::vector<DerivedAttribute>& out,
                                              cel::ProgramCache* programs) {
   const Json* list = nullptr;
-  if (auto error = optional_member(holder, pointer, "derivedAttributes", "array", kIsArray, list)) {
+  if (auto error = typed_member(holder, pointer, "derivedAttributes", "array", kIsArray, list)) {
     return error;
   }
   if (list == nullptr) {
@@ -147,11 +147,11 @@ std::optional<Error> read_derived_attributes(const Json& holder, const std::stri
     }
     const Json* name = nullptr;
     const Json* expression = nullptr;
-    if (auto error = optional_member(item, item_pointer, "name", "string", kIsString, name)) {
+    if (auto error = typed_member(item, item_pointer, "name", "string", kIsString, name)) {
       return error;
     }
     if (auto error =
-            optional_member(item, item_pointer, "expression", "string", kIsString, expression)) {
+            typed_member(item, item_pointer, "expression", "string", kIsString, expression)) {
       return error;
     }
     if (name == nullptr || expression == nullptr) {
@@ -177,20 +177,20 @@ Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer,
   DeviceChoice choice;
   choice.pointer = pointer;
   const Json* value = nullptr;
-  if (auto error = optional_member(holder, pointer, "name", "string", kIsString, value)) {
+  if (auto error = typed_member(holder, pointer, "name", "string", kIsString, value)) {
     return *error;
   }
   if (value != nullptr) {
     choice.subrequest = value->get<std::string>();
   }
   if (auto error =
-          optional_member(holder, pointer, "deviceClassName", "string", kIsString, value)) {
+          typed_member(holder, pointer, "deviceClassName", "string", kIsString, value)) {
     return *error;
   }
   if (value != nullptr) {
     choice.device_class_name = value->get<std::string>();
   }
-  if (auto error = optional_member(holder, pointer, "selectors", "array", kIsArray, value)) {
+  if (auto error = typed_member(holder, pointer, "selectors", "array", kIsArray, value)) {
     return *error;
   }
   if (value != nullptr) {
@@ -211,7 +211,7 @@ Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer,
       }
       const Json* cel = nullptr;
       if (auto error =
-              optional_member(selector, selector_pointer, "cel", "object", kIsObject, cel)) {
+              typed_member(selector, selector_pointer, "cel", "object", kIsObject, cel)) {
         return *error;
       }
       if (cel == nullptr) {
@@ -222,7 +222,7 @@ Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer,
       };
       const Json* expression = nullptr;
       if (auto error =
-              optional_member(*cel, cel_pointer, "expression", "string", kIsString, expression)) {
+              typed_member(*cel, cel_pointer, "expression", "string", kIsString, expression)) {
         return *error;
       }
       if (expression == nullptr) {
@@ -242,7 +242,7 @@ Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer,
     return *error;
   }
   if (auto error =
-          optional_member(holder, pointer, "allocationMode", "string", kIsString, value)) {
+          typed_member(holder, pointer, "allocationMode", "string", kIsString, value)) {
     return *error;
   }
   if (value != nullptr) {
@@ -252,17 +252,17 @@ Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer,
       choice.allocation_mode = AllocationMode::kAll;
     }
   }
-  if (auto error = optional_member(holder, pointer, "count", "integer", kIsInteger, value)) {
+  if (auto error = typed_member(holder, pointer, "count", "integer", kIsInteger, value)) {
     return *error;
   }
   if (value != nullptr) {
     choice.count = value->get<std::int64_t>();
   }
-  if (auto error = optional_member(holder, pointer, "adminAccess", "boolean", kIsBoolean, value)) {
+  if (auto error = typed_member(holder, pointer, "adminAccess", "boolean", kIsBoolean, value)) {
     return *error;
   }
   choice.admin_access = value != nullptr && value->get<bool>();
-  if (auto error = optional_member(holder, pointer, "tolerations", "array", kIsArray, value)) {
+  if (auto error = typed_member(holder, pointer, "tolerations", "array", kIsArray, value)) {
     return *error;
   }
   if (value != nullptr) {
@@ -272,7 +272,7 @@ Result<DeviceChoice> read_choice(const Json& holder, const std::string& pointer,
     }
     choice.tolerations = std::move(tolerations).value();
   }
-  if (auto error = optional_member(holder, pointer, "capacity", "object", kIsObject, value)) {
+  if (auto error = typed_member(holder, pointer, "capacity", "object", kIsObject, value)) {
     return *error;
   }
   if (value != nullptr) {
@@ -291,7 +291,7 @@ Result<DeviceRequest> read_request(const Json& request, const std::string& point
   DeviceRequest view;
   view.pointer = pointer;
   const Json* value = nullptr;
-  if (auto error = optional_member(request, pointer, "name", "string", kIsString, value)) {
+  if (auto error = typed_member(request, pointer, "name", "string", kIsString, value)) {
     return *error;
   }
   if (value == nullptr) {
@@ -301,7 +301,7 @@ Result<DeviceRequest> read_request(const Json& request, const std::string& point
   view.name = value->get<std::string>();
 
   if (auto error =
-          optional_member(request, pointer, "firstAvailable", "array", kIsArray, value)) {
+          typed_member(request, pointer, "firstAvailable", "array", kIsArray, value)) {
     return *error;
   }
   if (value != nullptr) {
@@ -326,7 +326,7 @@ Result<DeviceRequest> read_request(const Json& request, const std::string& point
   }
   // v1beta2 / v1 nest the single choice under `exactly`; v1beta1 keeps it on the request.
   const Json* exactly = nullptr;
-  if (auto error = optional_member(request, pointer, "exactly", "object", kIsObject, exactly)) {
+  if (auto error = typed_member(request, pointer, "exactly", "object", kIsObject, exactly)) {
     return *error;
   }
   auto choice = exactly != nullptr
@@ -347,7 +347,7 @@ Result<DeviceConstraint> read_constraint(const Json& constraint, const std::stri
   DeviceConstraint view;
   view.pointer = pointer;
   const Json* value = nullptr;
-  if (auto error = optional_member(constraint, pointer, "requests", "array", kIsArray, value)) {
+  if (auto error = typed_member(constraint, pointer, "requests", "array", kIsArray, value)) {
     return *error;
   }
   if (value != nullptr) {
@@ -364,14 +364,14 @@ Result<DeviceConstraint> read_constraint(const Json& constraint, const std::stri
     }
   }
   if (auto error =
-          optional_member(constraint, pointer, "matchAttribute", "string", kIsString, value)) {
+          typed_member(constraint, pointer, "matchAttribute", "string", kIsString, value)) {
     return *error;
   }
   if (value != nullptr) {
     view.match_attribute = value->get<std::string>();
   }
   if (auto error =
-          optional_member(constraint, pointer, "distinctAttribute", "string", kIsString, value)) {
+          typed_member(constraint, pointer, "distinctAttribute", "string", kIsString, value)) {
     return *error;
   }
   if (value != nullptr) {
@@ -456,7 +456,7 @@ Result<ClaimSpec> read_claim_spec(const Json& object, cel::ProgramCache* program
   const Json& devices = *node;
   const Json* requests = nullptr;
   if (auto error =
-          optional_member(devices, view.devices_pointer, "requests", "array", kIsArray, requests)) {
+          typed_member(devices, view.devices_pointer, "requests", "array", kIsArray, requests)) {
     return *error;
   }
   if (requests != nullptr) {
@@ -477,7 +477,7 @@ Result<ClaimSpec> read_claim_spec(const Json& object, cel::ProgramCache* program
     }
   }
   const Json* constraints = nullptr;
-  if (auto error = optional_member(devices, view.devices_pointer, "constraints", "array", kIsArray,
+  if (auto error = typed_member(devices, view.devices_pointer, "constraints", "array", kIsArray,
                                    constraints)) {
     return *error;
   }
