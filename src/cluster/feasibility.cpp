@@ -16,6 +16,7 @@
 #include "topoguard/cel/device_reads.h"
 #include "topoguard/cluster/feasibility_cache.h"
 #include "topoguard/common/counted_noun.h"
+#include "topoguard/k8s/kinds.h"
 
 namespace topoguard::cluster {
 
@@ -1014,7 +1015,8 @@ class ClaimChecker {
       result.shortfall = Shortfall::kNotEnoughDevices;
       result.closeness = coverage([](const RequestOnNode& q) { return q.matching + q.maybe; });
       result.reason = "request " + in_quotes(request.request) + " needs " +
-                      counted_noun(request.needed, "device") + ", " + std::to_string(usable) + " match";
+                      counted_noun(request.needed, "device") + ", " + std::to_string(usable) +
+                      " match";
       if (excluded == 0) {
         return;
       }
@@ -1394,7 +1396,7 @@ std::string_view verdict_name(Verdict verdict) {
 }
 
 bool is_standard_value(std::string_view attribute, const AttributeValue& value) {
-  if (attribute != "resource.kubernetes.io/pcieRoot") {
+  if (attribute != k8s::kPcieRootAttribute) {
     return true;
   }
   return value.type == AttributeValue::Type::kString &&

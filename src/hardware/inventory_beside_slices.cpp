@@ -79,7 +79,8 @@ std::string inventory_beside_slices_text(const std::vector<SourcedNodeView>& inv
       gpus += device.kind == DeviceKind::kGpu ? 1 : 0;
     }
     out += "inventory of node " + printable(view.node) + " (" + printable(inventory->source) +
-           "): " + counted_noun(gpus, "GPU") + ", " + counted_noun(view.devices.size() - gpus, "RDMA NIC") +
+           "): " + counted_noun(gpus, "GPU") + ", " +
+           counted_noun(view.devices.size() - gpus, "RDMA NIC") +
            (node == nullptr ? "; no ResourceSlice publishes a device of this node" : "") + "\n";
     out += "  GPU x NIC pairs:";
     for (PathClass path : kPathClasses) {

@@ -109,7 +109,8 @@ TEST_F(ObjectsTest, PatchAndApply) {
       apply_object(*api_, kLeasesInNs, "writer", lease, {"topoguard", true});
   ASSERT_TRUE(applied.has_value());
   EXPECT_EQ(applied->status, 201) << applied->describe();
-  Result<ObjectResponse> same = apply_object(*api_, kLeasesInNs, "writer", lease, {"topoguard", true});
+  Result<ObjectResponse> same =
+      apply_object(*api_, kLeasesInNs, "writer", lease, {"topoguard", true});
   ASSERT_TRUE(same.has_value());
   EXPECT_TRUE(same->ok()) << same->describe();
   EXPECT_EQ(same->object["metadata"]["resourceVersion"],

@@ -15,6 +15,7 @@
 #include "topoguard/common/json.h"
 #include "topoguard/common/result.h"
 #include "topoguard/hardware/pci_inventory.h"
+#include "topoguard/k8s/kinds.h"
 
 namespace topoguard::hardware {
 
@@ -60,7 +61,7 @@ struct AbOptions {
   std::string image;
   std::string command;  // run with /bin/sh -c
   // The attribute the drivers publish the root under, "<domain>/<name>".
-  std::string root_attribute = "resource.kubernetes.io/pcieRoot";
+  std::string root_attribute{k8s::kPcieRootAttribute};
 };
 
 // A ResourceClaimTemplate and a Job per variant that has a pair, in variant order.

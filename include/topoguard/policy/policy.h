@@ -13,6 +13,7 @@
 
 #include "topoguard/common/json.h"
 #include "topoguard/common/source_location.h"
+#include "topoguard/k8s/kinds.h"
 #include "topoguard/policy/pattern.h"
 
 namespace topoguard::policy {
@@ -127,7 +128,7 @@ struct Policy {
   Match match;
   DeviceRecognizer gpu;
   DeviceRecognizer nic;
-  std::string alignment_attribute = "resource.kubernetes.io/pcieRoot";  // used by fixes
+  std::string alignment_attribute{k8s::kPcieRootAttribute};  // used by fixes
   std::vector<std::string> accepted_attributes;  // other attributes that also count as aligned
   PatternList numa_attributes;  // qualified attribute names that only express NUMA locality
   std::array<RuleSettings, kRuleCount> rules{};

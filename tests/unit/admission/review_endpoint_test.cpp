@@ -274,10 +274,11 @@ TEST_P(EndpointFailureTest, AnswersPerFailureMode) {
 
 INSTANTIATE_TEST_SUITE_P(
     Failures, EndpointFailureTest,
-    ::testing::Values(EndpointFailureCase{"NoPolicyClosed", true, false, FailureMode::kClosed, false},
-                      EndpointFailureCase{"NoPolicyOpen", true, false, FailureMode::kOpen, true},
-                      EndpointFailureCase{"DeadlinePassedClosed", false, true, FailureMode::kClosed, false},
-                      EndpointFailureCase{"DeadlinePassedOpen", false, true, FailureMode::kOpen, true}),
+    ::testing::Values(
+        EndpointFailureCase{"NoPolicyClosed", true, false, FailureMode::kClosed, false},
+        EndpointFailureCase{"NoPolicyOpen", true, false, FailureMode::kOpen, true},
+        EndpointFailureCase{"DeadlinePassedClosed", false, true, FailureMode::kClosed, false},
+        EndpointFailureCase{"DeadlinePassedOpen", false, true, FailureMode::kOpen, true}),
     topoguard::testing::NoteName());
 
 std::shared_ptr<ReviewDeadline> deadline_in(std::chrono::seconds from_now) {

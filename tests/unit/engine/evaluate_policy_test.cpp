@@ -347,7 +347,8 @@ TEST(PolicyExceptionTest, WaivedFindingIsRecordedNotActedOn) {
   const policy::PolicySet policies = testing::inline_policies(policy_yaml(R"(  exceptions:
   - {name: legacy, reason: "validated by hand", match: {namespaces: {include: [ml]}}}
 )"));
-  const Evaluation evaluation = evaluate(parse_one(kUnalignedPolicyTemplate), policies, Inventory());
+  const Evaluation evaluation =
+      evaluate(parse_one(kUnalignedPolicyTemplate), policies, Inventory());
   EXPECT_TRUE(evaluation.findings.empty());
   EXPECT_TRUE(evaluation.patch.empty());
   ASSERT_EQ(evaluation.exempted.size(), 1u);
@@ -362,7 +363,8 @@ TEST(PolicyExceptionTest, WaivedFindingIsRecordedNotActedOn) {
 TEST(PolicyMutateTest, MutateFalseReportsFixButDoesNotPatch) {
   const policy::PolicySet policies = testing::inline_policies(
       policy_yaml("  rules: {missing-pcie-alignment: {action: deny, mutate: false}}\n"));
-  const Evaluation evaluation = evaluate(parse_one(kUnalignedPolicyTemplate), policies, Inventory());
+  const Evaluation evaluation =
+      evaluate(parse_one(kUnalignedPolicyTemplate), policies, Inventory());
   ASSERT_EQ(evaluation.findings.size(), 1u);
   EXPECT_EQ(evaluation.findings[0].rule, RuleId::kMissingPcieAlignment);
   EXPECT_FALSE(evaluation.findings[0].fix.empty());
@@ -376,7 +378,8 @@ TEST(PolicyAttributeTest, CustomAlignmentAttributeIsUsedByTheFix) {
       policy_yaml("").replace(policy_yaml("").find("attribute: resource.kubernetes.io/pcieRoot"),
                               std::string("attribute: resource.kubernetes.io/pcieRoot").size(),
                               "attribute: example.com/pcieRoot"));
-  const Evaluation evaluation = evaluate(parse_one(kUnalignedPolicyTemplate), policies, Inventory());
+  const Evaluation evaluation =
+      evaluate(parse_one(kUnalignedPolicyTemplate), policies, Inventory());
   ASSERT_EQ(evaluation.findings.size(), 1u);
   EXPECT_EQ(patch_to_json(evaluation.patch),
             Json::parse(R"([{"op":"add","path":"/spec/spec/devices/constraints","value":[
@@ -521,11 +524,13 @@ INSTANTIATE_TEST_SUITE_P(
                     {RuleId::kMissingPcieAlignment, RuleId::kNumaOnlyAlignment,
                      RuleId::kDevicePluginPairing, RuleId::kSplitClaims}},
         CheckedCase{"disabled_rule_not_checked",
-                    "  rules: {numa-only-alignment: {action: off}}\n", kUnalignedPolicyTemplate, true,
+                    "  rules: {numa-only-alignment: {action: off}}\n",
+                    kUnalignedPolicyTemplate, true,
                     {RuleId::kMissingPcieAlignment, RuleId::kMultiDeviceAlignment,
                      RuleId::kOverriddenAlignmentAttribute}},
         CheckedCase{"policy_not_matching_checks_nothing",
-                    "  match: {namespaces: {exclude: [ml]}}\n", kUnalignedPolicyTemplate, true, {}}),
+                    "  match: {namespaces: {exclude: [ml]}}\n", kUnalignedPolicyTemplate, true,
+                    {}}),
     topoguard::testing::NoteName());
 
 }  // namespace

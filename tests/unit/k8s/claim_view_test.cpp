@@ -209,63 +209,64 @@ INSTANTIATE_TEST_SUITE_P(
     Errors, ClaimSpecErrorsTest,
     ::testing::Values(
         BadClaimCase{"requests_not_list",
-                "kind: ResourceClaim\nspec: {devices: {requests: {name: a}}}",
-                ErrorCode::kWrongType, "/spec/devices/requests"},
+                     "kind: ResourceClaim\nspec: {devices: {requests: {name: a}}}",
+                     ErrorCode::kWrongType, "/spec/devices/requests"},
         BadClaimCase{"count_is_string",
-                "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: "
-                "{deviceClassName: c, count: '2'}}]}}",
-                ErrorCode::kWrongType, "/spec/devices/requests/0/exactly/count"},
+                     "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: "
+                     "{deviceClassName: c, count: '2'}}]}}",
+                     ErrorCode::kWrongType, "/spec/devices/requests/0/exactly/count"},
         BadClaimCase{"request_without_name",
-                "kind: ResourceClaim\nspec: {devices: {requests: [{exactly: {deviceClassName: "
-                "c}}]}}",
-                ErrorCode::kMissingField, "/spec/devices/requests/0/name"},
+                     "kind: ResourceClaim\nspec: {devices: {requests: [{exactly: {deviceClassName: "
+                     "c}}]}}",
+                     ErrorCode::kMissingField, "/spec/devices/requests/0/name"},
         BadClaimCase{"constraint_requests_not_strings",
-                "kind: ResourceClaim\nspec: {devices: {requests: [], constraints: [{requests: "
-                "[1]}]}}",
-                ErrorCode::kWrongType, "/spec/devices/constraints/0/requests/0"},
+                     "kind: ResourceClaim\nspec: {devices: {requests: [], constraints: [{requests: "
+                     "[1]}]}}",
+                     ErrorCode::kWrongType, "/spec/devices/constraints/0/requests/0"},
         BadClaimCase{"spec_is_list", "kind: ResourceClaimTemplate\nspec: []", ErrorCode::kWrongType,
-                "/spec"},
+                     "/spec"},
         // A capacity request the allocator would compute with must be a quantity.
         BadClaimCase{"capacity_request_not_a_quantity",
-                "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: "
-                "{deviceClassName: c, capacity: {requests: {bandwidth: abc}}}}]}}",
-                ErrorCode::kInvalidValue,
-                "/spec/devices/requests/0/exactly/capacity/requests/bandwidth"},
+                     "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: "
+                     "{deviceClassName: c, capacity: {requests: {bandwidth: abc}}}}]}}",
+                     ErrorCode::kInvalidValue,
+                     "/spec/devices/requests/0/exactly/capacity/requests/bandwidth"},
         BadClaimCase{"capacity_request_a_list",
-                "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: "
-                "{deviceClassName: c, capacity: {requests: {bandwidth: [1]}}}}]}}",
-                ErrorCode::kWrongType,
-                "/spec/devices/requests/0/exactly/capacity/requests/bandwidth"},
+                     "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: "
+                     "{deviceClassName: c, capacity: {requests: {bandwidth: [1]}}}}]}}",
+                     ErrorCode::kWrongType,
+                     "/spec/devices/requests/0/exactly/capacity/requests/bandwidth"},
         // Names are unique in the API (checked after mutating webhooks); the rules rely on it.
         BadClaimCase{"repeated_request_name",
-                "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: "
-                "{deviceClassName: c}}, {name: b, exactly: {deviceClassName: c}}, {name: a, "
-                "exactly: {deviceClassName: c}}, {name: b, exactly: {deviceClassName: c}}]}}",
-                ErrorCode::kInvalidValue, "/spec/devices/requests/2/name"},
+                     "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, exactly: "
+                     "{deviceClassName: c}}, {name: b, exactly: {deviceClassName: c}}, {name: a, "
+                     "exactly: {deviceClassName: c}}, {name: b, exactly: {deviceClassName: c}}]}}",
+                     ErrorCode::kInvalidValue, "/spec/devices/requests/2/name"},
         BadClaimCase{"repeated_subrequest_name",
-                "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, firstAvailable: "
-                "[{name: x, deviceClassName: c}, {name: x, deviceClassName: d}]}]}}",
-                ErrorCode::kInvalidValue, "/spec/devices/requests/0/firstAvailable/1/name"},
+                     "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, firstAvailable: "
+                     "[{name: x, deviceClassName: c}, {name: x, deviceClassName: d}]}]}}",
+                     ErrorCode::kInvalidValue, "/spec/devices/requests/0/firstAvailable/1/name"},
         // The API server's limits on derived attributes: 32 per request, 10 Ki an expression.
         BadClaimCase{"too_many_derived_attributes", derived_list(33, "1"), ErrorCode::kTooLarge,
-                "/spec/devices/requests/0/exactly/derivedAttributes"},
-        BadClaimCase{"derived_expression_too_large", derived_list(1, std::string(10 * 1024 + 1, '1')),
+                     "/spec/devices/requests/0/exactly/derivedAttributes"},
+        BadClaimCase{"derived_expression_too_large",
+                     derived_list(1, std::string(10 * 1024 + 1, '1')),
                 ErrorCode::kTooLarge,
                 "/spec/devices/requests/0/exactly/derivedAttributes/0/expression"},
         // The API server compiles the expression: one that does not parse is refused there, so
         // it is an input error here, never a rule's finding.
         BadClaimCase{"derived_expression_syntax_error", derived_list(1, "device.attributes["),
-                ErrorCode::kInvalidValue,
-                "/spec/devices/requests/0/exactly/derivedAttributes/0/expression"},
+                     ErrorCode::kInvalidValue,
+                     "/spec/devices/requests/0/exactly/derivedAttributes/0/expression"},
         BadClaimCase{"derived_attribute_without_expression",
-                "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, deviceClassName: c, "
-                "derivedAttributes: [{name: root}]}]}}",
-                ErrorCode::kMissingField,
-                "/spec/devices/requests/0/derivedAttributes/0/expression"},
+                     "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, "
+                     "deviceClassName: c, derivedAttributes: [{name: root}]}]}}",
+                     ErrorCode::kMissingField,
+                     "/spec/devices/requests/0/derivedAttributes/0/expression"},
         BadClaimCase{"derived_attributes_not_list",
-                "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, deviceClassName: c, "
-                "derivedAttributes: {name: root}}]}}",
-                ErrorCode::kWrongType, "/spec/devices/requests/0/derivedAttributes"}),
+                     "kind: ResourceClaim\nspec: {devices: {requests: [{name: a, "
+                     "deviceClassName: c, derivedAttributes: {name: root}}]}}",
+                     ErrorCode::kWrongType, "/spec/devices/requests/0/derivedAttributes"}),
     topoguard::testing::NoteName());
 
 }  // namespace

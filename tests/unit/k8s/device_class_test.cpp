@@ -56,9 +56,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BadClassCase{R"({"selectors": ["true"]})", "/spec/selectors/0"},
                       BadClassCase{R"({"selectors": [{"cel": "true"}]})", "/spec/selectors/0/cel"},
                       BadClassCase{R"({"selectors": [{"cel": {}}]})",
-                              "/spec/selectors/0/cel/expression"},
+                                   "/spec/selectors/0/cel/expression"},
                       BadClassCase{R"({"selectors": [{"cel": {"expression": ""}}]})",
-                              "/spec/selectors/0/cel/expression"}));
+                                   "/spec/selectors/0/cel/expression"}));
 
 }  // namespace
 }  // namespace topoguard::k8s

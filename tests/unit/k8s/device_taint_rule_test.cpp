@@ -75,9 +75,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(BadTaintRuleCase{"[]", "/spec"}, BadTaintRuleCase{"{}", "/spec/taint"},
                       BadTaintRuleCase{R"({"taint": []})", "/spec/taint"},
                       BadTaintRuleCase{R"({"taint": {"key": 1}})", "/spec/taint/key"},
-                      BadTaintRuleCase{R"({"deviceSelector": [], "taint": {}})", "/spec/deviceSelector"},
+                      BadTaintRuleCase{R"({"deviceSelector": [], "taint": {}})",
+                                       "/spec/deviceSelector"},
                       BadTaintRuleCase{R"({"deviceSelector": {"pool": 3}, "taint": {}})",
-                              "/spec/deviceSelector/pool"}));
+                                       "/spec/deviceSelector/pool"}));
 
 }  // namespace
 }  // namespace topoguard::k8s

@@ -56,7 +56,8 @@ TEST(RateLimiterTest, AcquireWaitsOnTheClock) {
   const auto sleeps = clock->sleeps();
   ASSERT_EQ(sleeps.size(), 4u);
   for (const auto sleep : sleeps) {
-    EXPECT_DOUBLE_EQ(testing::milliseconds_of(sleep), 100);  // each waited after the previous one's wait had passed
+    // Each waited after the previous one's wait had passed.
+    EXPECT_DOUBLE_EQ(testing::milliseconds_of(sleep), 100);
   }
 }
 
