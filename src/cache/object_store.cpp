@@ -58,7 +58,8 @@ struct ObjectStore::Held {
   }
 };
 
-void ObjectStore::put(bool slice, Json&& object, const Maps& into, const Held* held) {
+void ObjectStore::put(bool slice, Json&& object, const Maps& into, const Held* held,
+                      k8s::SliceInterner& interner) {
   std::string key = object_key(object);
   const std::string version(version_of(object));
   if (held != nullptr && !version.empty()) {
@@ -77,7 +78,7 @@ void ObjectStore::put(bool slice, Json&& object, const Maps& into, const Held* h
   }
   drop_managed_fields(object);
   if (slice) {
-    Result<cluster::ParsedSlicePtr> read = k8s::read_resource_slice(object);
+    Result<cluster::ParsedSlicePtr> read = k8s::read_resource_slice(object, interner);
     const bool unreadable = !read;
     into.slices.writable().insert_or_assign(key, std::move(read));
     into.slice_versions.writable().insert_or_assign(key, version);
@@ -107,7 +108,9 @@ std::string object_key(const Json& object) {
 }
 
 ObjectStore::Listing::Listing(std::string resource, const ObjectStore& current)
-    : resource_(std::move(resource)), slices_(is_resource(resource_, k8s::kResourceSlices)) {
+    : resource_(std::move(resource)),
+      slices_(is_resource(resource_, k8s::kResourceSlices)),
+      interner_(current.interner_) {
   if (const auto found = current.resources_.find(resource_); found != current.resources_.end()) {
     held_objects_ = found->second;
     if (slices_) {
@@ -120,7 +123,7 @@ ObjectStore::Listing::Listing(std::string resource, const ObjectStore& current)
 void ObjectStore::Listing::add(std::vector<Json>&& items) {
   const Held held{*held_objects_, *held_slices_, *held_versions_};
   for (Json& item : items) {
-    put(slices_, std::move(item), {objects_, read_, versions_}, &held);
+    put(slices_, std::move(item), {objects_, read_, versions_}, &held, *interner_);
   }
   items.clear();
 }
@@ -159,7 +162,7 @@ void ObjectStore::apply(const std::string& resource, kube::WatchEventType type, 
   switch (type) {
     case kube::WatchEventType::kAdded:
     case kube::WatchEventType::kModified:
-      put(slice, std::move(object), {objects, slices_, slice_versions_}, nullptr);
+      put(slice, std::move(object), {objects, slices_, slice_versions_}, nullptr, *interner_);
       break;
     case kube::WatchEventType::kDeleted: {
       const std::string key = object_key(object);

@@ -34,8 +34,9 @@ std::optional<std::vector<k8s::ParsedSlicePtr>> list_cluster_slices(std::string_
     return std::nullopt;
   }
   std::vector<k8s::ParsedSlicePtr> slices;
+  k8s::SliceInterner interner;
   for (const Json& item : listed.items) {
-    Result<k8s::ParsedSlicePtr> slice = k8s::read_resource_slice(item);
+    Result<k8s::ParsedSlicePtr> slice = k8s::read_resource_slice(item, interner);
     if (slice) {
       slices.push_back(std::move(*slice));
     } else {

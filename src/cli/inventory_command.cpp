@@ -49,11 +49,12 @@ std::optional<std::vector<k8s::ParsedSlicePtr>> read_slices(const std::vector<st
     failed = true;
   }
   std::vector<k8s::ParsedSlicePtr> slices;
+  k8s::SliceInterner interner;
   for (const audit::Manifest& manifest : manifests.manifests) {
     if (k8s::resource_kind(*manifest.object) != k8s::ResourceKind::kResourceSlice) {
       continue;
     }
-    Result<k8s::ParsedSlicePtr> slice = k8s::read_resource_slice(*manifest.object);
+    Result<k8s::ParsedSlicePtr> slice = k8s::read_resource_slice(*manifest.object, interner);
     if (!slice) {
       std::cerr << printable(manifests.path_of(manifest)) << ':'
                 << manifests.line_of(manifest, "") << ": " << printable(slice.error().to_string())

@@ -75,7 +75,7 @@ Result<bool> ClusterStateBuilder::add_slice(const Json& object,
 Result<bool> ClusterStateBuilder::add(const Json& object) {
   switch (k8s::resource_kind(object)) {
     case k8s::ResourceKind::kResourceSlice:
-      return add_slice(object, k8s::read_resource_slice(object));
+      return add_slice(object, k8s::read_resource_slice(object, interner_));
     case k8s::ResourceKind::kDeviceClass:
       return add_device_class(object);
     case k8s::ResourceKind::kDeviceTaintRule:

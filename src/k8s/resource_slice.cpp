@@ -256,7 +256,8 @@ Result<CounterConsumption> read_consumption(const Json& entry, const std::string
 }
 
 // Reads attributes, capacity and taints from a v1/v1beta2 device or a v1beta1 `basic` object.
-Status read_device_properties(const Json& holder, const std::string& pointer, Device& device) {
+Status read_device_properties(const Json& holder, const std::string& pointer, Device& device,
+                              SliceInterner& interner) {
   DeviceExtras extras;
   auto attributes = optional(holder, pointer, "attributes", "object", &Json::is_object);
   if (!attributes) {
@@ -298,8 +299,10 @@ Status read_device_properties(const Json& holder, const std::string& pointer, De
       }
       ++index;
     }
-    device.attributes = AttributeTable(std::move(qualified_attributes));
-    extras.other_short_attributes = AttributeTable(std::move(short_attributes));
+    device.attributes =
+        AttributeTable(std::move(qualified_attributes), interner.names, interner.attributes);
+    extras.other_short_attributes =
+        AttributeTable(std::move(short_attributes), interner.names, interner.attributes);
   }
   auto capacity = optional(holder, pointer, "capacity", "object", &Json::is_object);
   if (!capacity) {
@@ -336,7 +339,7 @@ Status read_device_properties(const Json& holder, const std::string& pointer, De
       quantities.insert_or_assign(qualified_name(device.driver.get(), name),
                                   std::move(text).value());
     }
-    device.capacity = CapacityTable(std::move(quantities));
+    device.capacity = CapacityTable(std::move(quantities), interner.names, interner.names.names);
   }
   auto multiple =
       optional(holder, pointer, "allowMultipleAllocations", "boolean", &Json::is_boolean);
@@ -507,6 +510,11 @@ const DeviceExtras& Device::extras_or_none() const {
 }
 
 Result<ParsedSlicePtr> read_resource_slice(const Json& object) {
+  SliceInterner interner;
+  return read_resource_slice(object, interner);
+}
+
+Result<ParsedSlicePtr> read_resource_slice(const Json& object, SliceInterner& interner) {
   auto read = std::make_shared<ParsedSlice>();
   ParsedSlice& slice = *read;
   slice.name = k8s::object_ref(object).name;
@@ -582,10 +590,10 @@ Result<ParsedSlicePtr> read_resource_slice(const Json& object) {
     return ParsedSlicePtr(std::move(read));
   }
   std::set<std::string, std::less<>> names;
-  const Interned<std::string> shared_driver(slice.driver);
-  const Interned<std::string> shared_pool(slice.pool);
-  const Interned<std::string> shared_slice(slice.name);
-  const Interned<std::string> shared_node(slice.node);
+  const Interned<std::string> shared_driver = interner.names.names.intern(slice.driver);
+  const Interned<std::string> shared_pool = interner.names.names.intern(slice.pool);
+  const Interned<std::string> shared_slice = interner.names.names.intern(slice.name);
+  const Interned<std::string> shared_node = interner.names.names.intern(slice.node);
   slice.devices.reserve((*devices)->size());
   for (std::size_t i = 0; i < (*devices)->size(); ++i) {
     const Json& entry = (**devices)[i];
@@ -603,7 +611,7 @@ Result<ParsedSlicePtr> read_resource_slice(const Json& object) {
     if (!name) {
       return name.error();
     }
-    device.name = Interned<std::string>(std::move(name).value());
+    device.name = interner.names.names.intern(std::move(name).value());
     if (!names.insert(device.name.get()).second) {
       return field_error(ErrorCode::kInvalidValue, append_pointer(pointer, "name"),
                          "device \"" + device.name.get() + "\" appears twice in the slice");
@@ -616,7 +624,7 @@ Result<ParsedSlicePtr> read_resource_slice(const Json& object) {
     const Json& holder = *basic != nullptr ? **basic : entry;
     const std::string holder_pointer =
         *basic != nullptr ? append_pointer(pointer, "basic") : pointer;
-    if (auto status = read_device_properties(holder, holder_pointer, device); !status) {
+    if (auto status = read_device_properties(holder, holder_pointer, device, interner); !status) {
       return status.error();
     }
     if (per_device_scope) {
@@ -630,7 +638,7 @@ Result<ParsedSlicePtr> read_resource_slice(const Json& object) {
                            "nodeSelector, allNodes");
       }
       device.scope = (*device_scope)->first;
-      device.node = (*device_scope)->second;
+      device.node = interner.names.names.intern((*device_scope)->second);
     }
   }
   return ParsedSlicePtr(std::move(read));

@@ -93,6 +93,7 @@ class ObjectStore {
     SharedMap<ObjectMap> held_objects_;  // what the store held when the list began
     SharedMap<SliceMap> held_slices_;
     SharedMap<VersionMap> held_versions_;
+    std::shared_ptr<k8s::SliceInterner> interner_;  // the store's
   };
 
   // A list of `resource` that will replace its objects. Copies the store's maps (shares them):
@@ -118,11 +119,15 @@ class ObjectStore {
   struct Held;
   // Puts `object` into `into`: a slice read into its slices (beside the object cut to its node
   // when it cannot be read), another object as it is; one `held` at the same version as before.
-  static void put(bool slice, Json&& object, const Maps& into, const Held* held);
+  static void put(bool slice, Json&& object, const Maps& into, const Held* held,
+                  k8s::SliceInterner& interner);
 
   Resources resources_;
   SharedMap<SliceMap> slices_;
   SharedMap<VersionMap> slice_versions_;
+  // Where the slices read keep their names and values; the copies of a store share it, and only
+  // the store's own thread reads slices into it.
+  std::shared_ptr<k8s::SliceInterner> interner_ = std::make_shared<k8s::SliceInterner>();
 };
 
 // "namespace/name" of an object ("/name" when cluster-scoped).

@@ -175,6 +175,7 @@ class ClusterStateBuilder {
   std::vector<Allocation> allocations_;
   std::set<std::string> broken_nodes_;
   bool broken_without_node_ = false;
+  k8s::SliceInterner interner_;  // of the slices add() reads
 };
 
 }  // namespace topoguard::cluster

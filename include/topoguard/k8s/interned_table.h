@@ -2,12 +2,16 @@
 // process, however many devices publish them. Thousands of nodes of one hardware kind publish the
 // same names and mostly the same values, so a cluster's devices hold pointers into one pool
 // instead of copies. Read-only once built; safe to read, copy and destroy from any thread.
+// A device's attributes or capacity: a small map from names to values where both are interned
+// (common/interned.h) in the pools of whoever reads the devices. Thousands of nodes of one
+// hardware kind publish the same names and mostly the same values, so a cluster's devices hold
+// pointers into the pools instead of copies. Read-only once built; safe to read, copy and destroy
+// from any thread.
 #pragma once
 
 #include <algorithm>
-#include <boost/container_hash/hash.hpp>
-#include <boost/flyweight.hpp>
 #include <cstddef>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <string>
@@ -15,37 +19,35 @@
 #include <utility>
 #include <vector>
 
+#include "topoguard/common/interned.h"
+
 namespace topoguard::k8s {
 
-// Holds a flyweight factory that is never destroyed: a snapshot released by a thread still
-// running at exit may drop handles after static destructors have run.
-struct ImmortalHolder : boost::flyweights::holder_marker {
-  template <class Factory>
-  struct apply {
-    struct type : boost::flyweights::holder_marker {
-      static Factory& get() {
-        static auto* factory = new Factory();
-        return *factory;
-      }
-    };
-  };
+using topoguard::Interned;
+using topoguard::InternPool;
+
+// The names of a table in order: the devices of one driver and hardware kind publish the same.
+using NameList = std::vector<Interned<std::string>>;
+
+struct NameListHash {
+  [[nodiscard]] std::size_t operator()(const NameList& names) const {
+    std::size_t hash = names.size();
+    for (const Interned<std::string>& name : names) {
+      hash = hash * 31 + std::hash<std::string>()(name.get());
+    }
+    return hash;
+  }
 };
 
-// A value kept once per process (Boost.Flyweight): counted by the handles holding it and dropped
-// with the last one, so a cluster whose devices come and go does not grow the pool. Handles are
-// one pointer; making one takes the factory's lock, copying or dropping one is an atomic count.
-template <class T, class Hash = boost::hash<T>>
-using Interned = boost::flyweights::flyweight<T, boost::flyweights::hashed_factory<Hash>,
-                                              boost::flyweights::refcounted, ImmortalHolder>;
-
-// The names of a table in order, kept once per process: the devices of one driver and hardware
-// kind publish the same names.
-using NameList =
-    Interned<std::vector<Interned<std::string>>, boost::hash<std::vector<Interned<std::string>>>>;
+// Where tables keep their names: one per reader of devices, changed by one thread at a time.
+struct NamePools {
+  InternPool<std::string> names;
+  InternPool<NameList, NameListHash> lists;
+};
 
 template <class V, class Hash = std::hash<V>>
 class InternedTable {
-  using Value = Interned<V, Hash>;
+  using Value = Interned<V>;
 
  public:
   using value_type = std::pair<const std::string&, const V&>;
@@ -86,30 +88,20 @@ class InternedTable {
 
   InternedTable() = default;
   // Takes the entries of `map` (names in order) into the pools.
-  explicit InternedTable(std::map<std::string, V, std::less<>>&& map) {
+  InternedTable(std::map<std::string, V, std::less<>>&& map, NamePools& names,
+                InternPool<V, Hash>& values) {
     if (map.empty()) {
       return;
     }
-    std::vector<Interned<std::string>> names;
-    names.reserve(map.size());
+    NameList list;
+    list.reserve(map.size());
     values_.reserve(map.size());
     for (auto& [name, value] : map) {
-      names.emplace_back(name);
-      values_.emplace_back(std::move(value));
+      list.push_back(names.names.intern(name));
+      values_.push_back(values.intern(std::move(value)));
     }
-    names_ = NameList(std::move(names));
+    names_ = names.lists.intern(std::move(list));
   }
-  InternedTable(const InternedTable&) = default;
-  InternedTable& operator=(const InternedTable&) = default;
-  // A table moved from is empty: its names must not outlive its values.
-  InternedTable(InternedTable&& other) noexcept
-      : names_(std::exchange(other.names_, empty_names())), values_(std::move(other.values_)) {}
-  InternedTable& operator=(InternedTable&& other) noexcept {
-    names_ = std::exchange(other.names_, empty_names());
-    values_ = std::move(other.values_);
-    return *this;
-  }
-  ~InternedTable() = default;
 
   [[nodiscard]] std::size_t size() const { return names_.get().size(); }
   [[nodiscard]] bool empty() const { return names_.get().empty(); }
@@ -165,13 +157,7 @@ class InternedTable {
     const auto index = static_cast<std::size_t>(it - names_.get().begin());
     return const_iterator(&*it, values_.data() + index);
   }
-  // One shared handle: a default NameList would take the factory's lock for every empty table.
-  static const NameList& empty_names() {
-    static const NameList* names = new NameList();
-    return *names;
-  }
-
-  NameList names_ = empty_names();
+  Interned<NameList> names_;  // null for an empty table
   std::vector<Value> values_;  // of names_, position by position
 };
 

@@ -47,6 +47,14 @@ struct AttributeValueHash {
 using AttributeTable = InternedTable<AttributeValue, AttributeValueHash>;
 using CapacityTable = InternedTable<std::string>;
 
+// Where a reader of ResourceSlices keeps the names and values of their devices: one per reader
+// (a cache's store, a command's cluster state), changed by one thread at a time. The devices read
+// hold what they use, so the interner may go before them.
+struct SliceInterner {
+  NamePools names;  // and capacity quantities
+  InternPool<AttributeValue, AttributeValueHash> attributes;
+};
+
 [[nodiscard]] std::string_view attribute_type_name(AttributeValue::Type type);
 [[nodiscard]] std::string scalar_to_string(const AttributeValue::Scalar& value);
 
@@ -102,8 +110,8 @@ struct DeviceExtras {
 };
 
 struct Device {
-  // Names are kept once per process (Interned): every device of a slice shares its driver,
-  // pool, node and slice, and the devices of every node of a kind share their names.
+  // Names are interned (SliceInterner): every device of a slice shares its driver, pool, node
+  // and slice, and the devices of every node of a kind share their names.
   Interned<std::string> driver;
   Interned<std::string> pool;
   Interned<std::string> name;
@@ -180,7 +188,11 @@ struct ParsedSlice {
 
 using ParsedSlicePtr = std::shared_ptr<const ParsedSlice>;
 
-// `object` as a ResourceSlice; an error names the offending field.
+// `object` as a ResourceSlice, its names and values interned in `interner`; an error names the
+// offending field.
+[[nodiscard]] Result<ParsedSlicePtr> read_resource_slice(const Json& object,
+                                                         SliceInterner& interner);
+// One slice read alone: its devices share names and values with each other only.
 [[nodiscard]] Result<ParsedSlicePtr> read_resource_slice(const Json& object);
 
 // A device taint (a slice's device's, a DeviceTaintRule's spec.taint) at `pointer`.

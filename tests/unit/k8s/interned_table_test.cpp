@@ -5,6 +5,7 @@
 #include <atomic>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <utility>
@@ -22,15 +23,17 @@ AttributeValue text(std::string value) {
 }
 
 AttributeTable table(std::map<std::string, AttributeValue, std::less<>> entries) {
-  return AttributeTable(std::move(entries));
+  SliceInterner interner;
+  return AttributeTable(std::move(entries), interner.names, interner.attributes);
 }
 
-// A value that counts its live copies: the pool's own, once every table holding it is gone,
+// A value that counts its live copies: once every table holding it and its pools are gone, it
 // must be gone too.
 struct Counted {
   static inline std::atomic<int> alive = 0;
   std::string text;
 
+  Counted() : Counted("") {}
   explicit Counted(std::string value) : text(std::move(value)) { ++alive; }
   Counted(const Counted& other) : text(other.text) { ++alive; }
   Counted(Counted&& other) noexcept : text(std::move(other.text)) { ++alive; }
@@ -46,21 +49,29 @@ struct CountedHash {
 };
 using CountedTable = InternedTable<Counted, CountedHash>;
 
-CountedTable counted(std::initializer_list<std::pair<const char*, const char*>> entries) {
+// The pools of one reader of devices.
+struct CountedPools {
+  NamePools names;
+  InternPool<Counted, CountedHash> values;
+};
+
+CountedTable counted(CountedPools& pools,
+                     std::initializer_list<std::pair<const char*, const char*>> entries) {
   std::map<std::string, Counted, std::less<>> map;
   for (const auto& [name, value] : entries) {
     map.emplace(name, Counted(value));
   }
-  return CountedTable(std::move(map));
+  return CountedTable(std::move(map), pools.names, pools.values);
 }
 
-// Two devices publishing the same name and value hold one copy of each; a value no table holds
-// any more leaves the pool, whether its tables were copied, moved or assigned.
+// Two devices publishing the same name and value hold one copy of each; a value goes with the
+// last of its tables and pools, whether its tables were copied, moved or assigned.
 TEST(InternedTableTest, SharesValuesAndDropsThoseNoTableHolds) {
   ASSERT_EQ(Counted::alive, 0);
   {
-    const CountedTable a = counted({{"d/root", "root"}, {"d/uuid", "a"}});
-    const CountedTable b = counted({{"d/root", "root"}, {"d/uuid", "b"}});
+    auto pools = std::make_unique<CountedPools>();
+    const CountedTable a = counted(*pools, {{"d/root", "root"}, {"d/uuid", "a"}});
+    const CountedTable b = counted(*pools, {{"d/root", "root"}, {"d/uuid", "b"}});
     EXPECT_EQ(Counted::alive, 3);
     EXPECT_EQ(&a.find("d/root")->second, &b.find("d/root")->second);
     EXPECT_EQ(&a.find("d/root")->first, &b.find("d/root")->first);
@@ -73,6 +84,9 @@ TEST(InternedTableTest, SharesValuesAndDropsThoseNoTableHolds) {
     assigned = moved;  // b's uuid is still held by b
     EXPECT_EQ(Counted::alive, 3);
     EXPECT_EQ(assigned.find("d/uuid")->second.text, "a");
+    pools.reset();  // the tables hold what they use
+    EXPECT_EQ(Counted::alive, 3);
+    EXPECT_EQ(b.find("d/uuid")->second.text, "b");
   }
   EXPECT_EQ(Counted::alive, 0);
 }
@@ -123,20 +137,20 @@ TEST(InternedTableTest, FindsJoinedNames) {
   }
 }
 
-// Tables are made and dropped on several threads at once (a cache's store and the requests
-// holding old snapshots): the pool stays consistent.
+// Each thread reads devices into pools of its own (one per reader) while the tables are copied
+// and dropped on others (requests holding old snapshots): every value goes with its last holder.
 TEST(InternedTableTest, TablesComeAndGoOnSeveralThreads) {
   ASSERT_EQ(Counted::alive, 0);
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([t] {
+      CountedPools pools;
       for (int i = 0; i < 2000; ++i) {
         const std::string root = std::to_string(i % 7);
         const std::string uuid = std::to_string(t) + "-" + std::to_string(i);
-        const CountedTable shared = counted({{"d/root", root.c_str()}});
-        const CountedTable own = counted({{"d/uuid", uuid.c_str()}});
-        CountedTable copy = shared;
-        EXPECT_EQ(copy.size(), 1u);
+        const CountedTable shared = counted(pools, {{"d/root", root.c_str()}});
+        const CountedTable own = counted(pools, {{"d/uuid", uuid.c_str()}});
+        std::thread([copy = shared] { EXPECT_EQ(copy.size(), 1u); }).join();
       }
     });
   }
@@ -146,7 +160,7 @@ TEST(InternedTableTest, TablesComeAndGoOnSeveralThreads) {
   EXPECT_EQ(Counted::alive, 0);
 }
 
-// A table moved from is empty, whatever it held: its names do not outlive its values.
+// A table moved from is empty, whatever it held.
 TEST(InternedTableTest, MovedFromTablesAreEmpty) {
   AttributeTable from = table({{"d/a", text("x")}, {"d/b", text("y")}});
   AttributeTable to = std::move(from);
