@@ -1,7 +1,3 @@
-// A device's attributes or capacity: a small map from names to values where both are kept once per
-// process, however many devices publish them. Thousands of nodes of one hardware kind publish the
-// same names and mostly the same values, so a cluster's devices hold pointers into one pool
-// instead of copies. Read-only once built; safe to read, copy and destroy from any thread.
 // A device's attributes or capacity: a small map from names to values where both are interned
 // (common/interned.h) in the pools of whoever reads the devices. Thousands of nodes of one
 // hardware kind publish the same names and mostly the same values, so a cluster's devices hold
@@ -96,9 +92,10 @@ class InternedTable {
     NameList list;
     list.reserve(map.size());
     values_.reserve(map.size());
-    for (auto& [name, value] : map) {
-      list.push_back(names.names.intern(name));
-      values_.push_back(values.intern(std::move(value)));
+    while (!map.empty()) {  // the names moved out of the map, not copied
+      auto entry = map.extract(map.begin());
+      list.push_back(names.names.intern(std::move(entry.key())));
+      values_.push_back(values.intern(std::move(entry.mapped())));
     }
     names_ = names.lists.intern(std::move(list));
   }

@@ -11,30 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "live_counted.h"
+
 namespace topoguard {
 namespace {
 
-// A value that counts its live copies: an entry no handle holds must go with its last holder or
-// at the pool's next sweep.
-struct Tracked {
-  static inline std::atomic<int> alive = 0;
-  std::string text;
-
-  Tracked() : Tracked("") {}
-  explicit Tracked(std::string value) : text(std::move(value)) { ++alive; }
-  Tracked(const Tracked& other) : text(other.text) { ++alive; }
-  Tracked(Tracked&& other) noexcept : text(std::move(other.text)) { ++alive; }
-  Tracked& operator=(const Tracked&) = default;
-  Tracked& operator=(Tracked&&) = default;
-  ~Tracked() { --alive; }
-  friend bool operator==(const Tracked& a, const Tracked& b) { return a.text == b.text; }
-};
-struct TrackedHash {
-  std::size_t operator()(const Tracked& value) const {
-    return std::hash<std::string>()(value.text);
-  }
-};
-using TrackedPool = InternPool<Tracked, TrackedHash>;
+using Tracked = testing::LiveCounted;
+using TrackedPool = InternPool<Tracked, testing::LiveCountedHash>;
 
 TEST(InternedTest, EqualValuesShareOneEntry) {
   InternPool<std::string> pool;

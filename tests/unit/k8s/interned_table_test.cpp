@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "live_counted.h"
 #include "topoguard/k8s/resource_slice.h"
 
 namespace topoguard::k8s {
@@ -27,32 +28,13 @@ AttributeTable table(std::map<std::string, AttributeValue, std::less<>> entries)
   return AttributeTable(std::move(entries), interner.names, interner.attributes);
 }
 
-// A value that counts its live copies: once every table holding it and its pools are gone, it
-// must be gone too.
-struct Counted {
-  static inline std::atomic<int> alive = 0;
-  std::string text;
-
-  Counted() : Counted("") {}
-  explicit Counted(std::string value) : text(std::move(value)) { ++alive; }
-  Counted(const Counted& other) : text(other.text) { ++alive; }
-  Counted(Counted&& other) noexcept : text(std::move(other.text)) { ++alive; }
-  Counted& operator=(const Counted&) = default;
-  Counted& operator=(Counted&&) = default;
-  ~Counted() { --alive; }
-  friend bool operator==(const Counted& a, const Counted& b) { return a.text == b.text; }
-};
-struct CountedHash {
-  std::size_t operator()(const Counted& value) const {
-    return std::hash<std::string>()(value.text);
-  }
-};
-using CountedTable = InternedTable<Counted, CountedHash>;
+using Counted = testing::LiveCounted;
+using CountedTable = InternedTable<Counted, testing::LiveCountedHash>;
 
 // The pools of one reader of devices.
 struct CountedPools {
   NamePools names;
-  InternPool<Counted, CountedHash> values;
+  InternPool<Counted, testing::LiveCountedHash> values;
 };
 
 CountedTable counted(CountedPools& pools,
