@@ -8,13 +8,11 @@
 #include <utility>
 
 #include "topoguard/common/base64.h"
-#include "topoguard/common/json_dom.h"
+#include "topoguard/common/json_document.h"
 #include "topoguard/common/json_writer.h"
 
 namespace topoguard::admission {
 namespace {
-
-namespace dom = simdjson::dom;
 
 Error make_error(ErrorCode code, std::string message, std::string field = {}) {
   Error error;
@@ -24,66 +22,47 @@ Error make_error(ErrorCode code, std::string message, std::string field = {}) {
   return error;
 }
 
-bool is_null(dom::element value) { return value.type() == dom::element_type::NULL_VALUE; }
-
 // A string member: an Error naming the pointer when of another type, or absent (or null) and
 // `required`; empty when absent and optional.
-Result<std::string> string_member(std::optional<dom::element> value, const std::string& pointer,
-                                  bool required) {
-  if (!value || is_null(*value)) {
+Result<std::string> string_member(const std::optional<JsonPart>& value,
+                                  const std::string& pointer, bool required) {
+  if (!value || value->is_null()) {
     if (required) {
       return make_error(ErrorCode::kMissingField, "missing " + pointer, pointer);
     }
     return std::string();
   }
-  std::string_view text;
-  if (value->get_string().get(text) != simdjson::SUCCESS) {
+  const std::optional<std::string_view> text = value->string();
+  if (!text) {
     return make_error(ErrorCode::kWrongType,
-                      pointer + " must be a string, not " + element_type_name(*value), pointer);
+                      pointer + " must be a string, not " + value->type_name(), pointer);
   }
-  return std::string(text);
+  return std::string(*text);
 }
 
 // An optional object member as a Json tree: null when absent or null, an Error when of another
 // type.
-Result<Json> object_member(std::optional<dom::element> value, const std::string& pointer) {
-  if (!value || is_null(*value)) {
+Result<Json> object_member(const std::optional<JsonPart>& value, const std::string& pointer) {
+  if (!value || value->is_null()) {
     return Json();
   }
-  if (value->type() != dom::element_type::OBJECT) {
+  if (!value->is_object()) {
     return make_error(ErrorCode::kWrongType,
-                      pointer + " must be an object, not " + element_type_name(*value), pointer);
+                      pointer + " must be an object, not " + value->type_name(), pointer);
   }
-  return to_json(*value);
-}
-
-// The members of `object` named in `names`, each its last occurrence (a repeated key's last
-// value wins, as everywhere else), in one pass over the object.
-template <std::size_t N>
-std::array<std::optional<dom::element>, N> members_named(
-    dom::object object, const std::array<std::string_view, N>& names) {
-  std::array<std::optional<dom::element>, N> found;
-  for (const dom::key_value_pair field : object) {
-    for (std::size_t i = 0; i < N; ++i) {
-      if (field.key == names[i]) {
-        found[i] = field.value;
-      }
-    }
-  }
-  return found;
+  return value->to_json();
 }
 
 // The body already parsed: navigates to `request` and builds the object trees the engine reads.
 // Of userInfo only the username is read; everything else of the request (options, ...) is checked
 // as JSON but not built.
-Result<AdmissionRequest> read_review(dom::element review) {
-  dom::object root;
-  if (review.get_object().get(root) != simdjson::SUCCESS) {
+Result<AdmissionRequest> read_review(const JsonPart& review) {
+  if (!review.is_object()) {
     return make_error(ErrorCode::kWrongType,
-                      std::string("body must be a JSON object, not ") + element_type_name(review));
+                      std::string("body must be a JSON object, not ") + review.type_name());
   }
   const auto [api_version_member, kind_member, request_member] =
-      members_named<3>(root, {"apiVersion", "kind", "request"});
+      review.members<3>({"apiVersion", "kind", "request"});
   auto api_version = string_member(api_version_member, "/apiVersion", true);
   if (!api_version) {
     return api_version.error();
@@ -102,20 +81,19 @@ Result<AdmissionRequest> read_review(dom::element review) {
     return make_error(ErrorCode::kInvalidValue,
                       "kind must be AdmissionReview, not \"" + *kind + "\"", "/kind");
   }
-  if (!request_member || is_null(*request_member)) {
+  if (!request_member || request_member->is_null()) {
     return make_error(ErrorCode::kMissingField, "missing /request", "/request");
   }
-  dom::object request;
-  if (request_member->get_object().get(request) != simdjson::SUCCESS) {
+  if (!request_member->is_object()) {
     return make_error(ErrorCode::kWrongType,
                       std::string("/request must be an object, not ") +
-                          element_type_name(*request_member),
+                          request_member->type_name(),
                       "/request");
   }
   const auto [uid_member, operation_member, gvk_member, namespace_member, name_member,
               dry_run_member, object_member_value, old_object_member, user_info_member] =
-      members_named<9>(request, {"uid", "operation", "kind", "namespace", "name", "dryRun",
-                                 "object", "oldObject", "userInfo"});
+      request_member->members<9>({"uid", "operation", "kind", "namespace", "name", "dryRun",
+                                  "object", "oldObject", "userInfo"});
 
   AdmissionRequest parsed;
   auto uid = string_member(uid_member, "/request/uid", true);
@@ -133,15 +111,14 @@ Result<AdmissionRequest> read_review(dom::element review) {
   }
   parsed.operation = std::move(*operation);
 
-  if (gvk_member && !is_null(*gvk_member)) {
-    dom::object gvk;
-    if (gvk_member->get_object().get(gvk) != simdjson::SUCCESS) {
+  if (gvk_member && !gvk_member->is_null()) {
+    if (!gvk_member->is_object()) {
       return make_error(ErrorCode::kWrongType,
                         std::string("/request/kind must be an object, not ") +
-                            element_type_name(*gvk_member),
+                            gvk_member->type_name(),
                         "/request/kind");
     }
-    const auto gvk_members = members_named<3>(gvk, {"group", "version", "kind"});
+    const auto gvk_members = gvk_member->members<3>({"group", "version", "kind"});
     std::string* const targets[] = {&parsed.kind.group, &parsed.kind.version, &parsed.kind.kind};
     for (std::size_t i = 0; i < gvk_members.size(); ++i) {
       static constexpr std::string_view kNames[] = {"group", "version", "kind"};
@@ -166,19 +143,19 @@ Result<AdmissionRequest> read_review(dom::element review) {
 
   // Nothing requires userInfo (the AdmissionReview contract): one that is not an object, or whose
   // username is not a string, leaves the requester anonymous (its namespace, for shares).
-  dom::object user_info;
-  if (user_info_member && user_info_member->get_object().get(user_info) == simdjson::SUCCESS) {
-    const auto username = members_named<1>(user_info, {"username"})[0];
-    std::string_view text;
-    if (username && username->get_string().get(text) == simdjson::SUCCESS) {
-      parsed.username = std::string(text);
+  if (user_info_member) {
+    const auto username = user_info_member->members<1>({"username"})[0];
+    if (const auto text = username ? username->string() : std::nullopt) {
+      parsed.username = std::string(*text);
     }
   }
-  if (dry_run_member && !is_null(*dry_run_member)) {
-    if (dry_run_member->get_bool().get(parsed.dry_run) != simdjson::SUCCESS) {
+  if (dry_run_member && !dry_run_member->is_null()) {
+    const std::optional<bool> dry_run = dry_run_member->boolean();
+    if (!dry_run) {
       return make_error(ErrorCode::kWrongType, "/request/dryRun must be a boolean",
                         "/request/dryRun");
     }
+    parsed.dry_run = *dry_run;
   }
   auto object = object_member(object_member_value, "/request/object");
   if (!object) {
@@ -253,15 +230,11 @@ std::string patch_json(const engine::JsonPatch& patch) {
 Result<AdmissionRequest> parse_admission_review(std::string_view body) {
   // One parser per thread, reused: creating one costs more than parsing a typical review. A
   // parser that a large body grew is replaced afterwards, so its buffers are not kept.
-  thread_local dom::parser parser;
-  struct ReplaceGrownParser {
-    ~ReplaceGrownParser() {
-      if (parser.capacity() > kKeptParserCapacity) {
-        parser = dom::parser();
-      }
-    }
-  } replace_grown_parser;
-  auto review = parse_json_document(parser, body, kMaxBodyDepth, "body");
+  thread_local JsonDocumentParser parser;
+  struct ReleaseGrownBuffers {
+    ~ReleaseGrownBuffers() { parser.release_beyond(kKeptParserCapacity); }
+  } release_grown_buffers;
+  auto review = parser.parse(body, kMaxBodyDepth, "body");
   if (!review) {
     return review.error();
   }

@@ -7,10 +7,10 @@
 // integers unsigned, a repeated key keeping its first position and its last value).
 #pragma once
 
-#include <memory>
 #include <string_view>
 
 #include "topoguard/common/json.h"
+#include "topoguard/common/json_document.h"
 #include "topoguard/common/result.h"
 
 namespace topoguard {
@@ -24,15 +24,11 @@ namespace topoguard {
 class JsonReader {
  public:
   explicit JsonReader(int max_depth = 512);
-  ~JsonReader();
-  JsonReader(const JsonReader&) = delete;
-  JsonReader& operator=(const JsonReader&) = delete;
 
   [[nodiscard]] Result<Json> read(std::string_view text);
 
  private:
-  struct Parser;
-  std::unique_ptr<Parser> parser_;
+  JsonDocumentParser parser_;
   int max_depth_;
 };
 

@@ -1,14 +1,17 @@
-#include "topoguard/common/json_dom.h"
+#include "topoguard/common/json_document.h"
 #include "topoguard/common/json_reader.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <exception>
+#include <type_traits>
 #include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <simdjson.h>
 
 namespace topoguard {
 namespace {
@@ -16,6 +19,8 @@ namespace {
 namespace dom = simdjson::dom;
 
 using Members = Json::object_t::Container;  // vector<pair<const string, Json>>
+
+Json to_json(dom::element value);
 
 // Up to this many members an object is checked for a repeated key by comparing each new key with
 // the earlier ones (at most 28 comparisons); larger objects are sorted once instead, so a body
@@ -80,8 +85,6 @@ Json object_to_json(dom::object object) {
   }
   return result;
 }
-
-}  // namespace
 
 Result<dom::element> parse_json_document(dom::parser& parser, std::string_view text,
                                          int max_depth, std::string_view what) {
@@ -174,18 +177,106 @@ const char* element_type_name(dom::element value) {
   return "unknown";
 }
 
+}  // namespace
+
+// A part's handle is simdjson's element (a document pointer and a tape position), copied bytewise.
+static_assert(sizeof(dom::element) <= sizeof(JsonPart) &&
+              alignof(dom::element) <= alignof(JsonPart) &&
+              std::is_trivially_copyable_v<dom::element>);
+
+struct JsonPartAccess {
+  static dom::element element(const JsonPart& part) {
+    dom::element value;
+    std::memcpy(static_cast<void*>(&value), part.handle_, sizeof value);
+    return value;
+  }
+  static JsonPart part(dom::element value) {
+    JsonPart part;
+    std::memcpy(part.handle_, static_cast<const void*>(&value), sizeof value);
+    return part;
+  }
+};
+
+const char* JsonPart::type_name() const {
+  return element_type_name(JsonPartAccess::element(*this));
+}
+
+bool JsonPart::is_null() const {
+  return JsonPartAccess::element(*this).type() == dom::element_type::NULL_VALUE;
+}
+
+bool JsonPart::is_object() const {
+  return JsonPartAccess::element(*this).type() == dom::element_type::OBJECT;
+}
+
+std::optional<std::string_view> JsonPart::string() const {
+  std::string_view text;
+  if (JsonPartAccess::element(*this).get_string().get(text) != simdjson::SUCCESS) {
+    return std::nullopt;
+  }
+  return text;
+}
+
+std::optional<bool> JsonPart::boolean() const {
+  bool value = false;
+  if (JsonPartAccess::element(*this).get_bool().get(value) != simdjson::SUCCESS) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+void JsonPart::members(std::span<const std::string_view> names,
+                       std::span<std::optional<JsonPart>> found) const {
+  dom::object object;
+  if (JsonPartAccess::element(*this).get_object().get(object) != simdjson::SUCCESS) {
+    return;
+  }
+  for (const dom::key_value_pair field : object) {
+    for (std::size_t i = 0; i < names.size() && i < found.size(); ++i) {
+      if (field.key == names[i]) {
+        found[i] = JsonPartAccess::part(field.value);
+      }
+    }
+  }
+}
+
+Json JsonPart::to_json() const { return topoguard::to_json(JsonPartAccess::element(*this)); }
+
+struct JsonDocumentParser::Parser {
+  dom::parser parser;
+};
+
+JsonDocumentParser::JsonDocumentParser() : parser_(std::make_unique<Parser>()) {}
+
+JsonDocumentParser::~JsonDocumentParser() = default;
+
+Result<JsonPart> JsonDocumentParser::parse(std::string_view text, int max_depth,
+                                           std::string_view what) {
+  auto root = parse_json_document(parser_->parser, text, max_depth, what);
+  if (!root) {
+    return root.error();
+  }
+  return JsonPartAccess::part(*root);
+}
+
+void JsonDocumentParser::release_beyond(std::size_t bytes) {
+  if (parser_->parser.capacity() > bytes) {
+    parser_->parser = dom::parser();
+  }
+}
+
 namespace {
 
 // Buffers for documents up to this size are kept for the next one.
 constexpr std::size_t kKeptCapacity = 8 * 1024 * 1024;
 
-Result<Json> read_with(dom::parser& parser, std::string_view text, int max_depth) {
-  auto root = parse_json_document(parser, text, max_depth);
+Result<Json> read_with(JsonDocumentParser& parser, std::string_view text, int max_depth) {
+  auto root = parser.parse(text, max_depth);
   if (!root) {
     return root.error();
   }
   try {
-    return to_json(*root);
+    return root->to_json();
   } catch (const std::exception& exception) {  // bad_alloc
     return Error{ErrorCode::kInternal, std::string("cannot read JSON: ") + exception.what(), {}};
   }
@@ -194,24 +285,15 @@ Result<Json> read_with(dom::parser& parser, std::string_view text, int max_depth
 }  // namespace
 
 Result<Json> read_json(std::string_view text, int max_depth) {
-  dom::parser parser;
+  JsonDocumentParser parser;
   return read_with(parser, text, max_depth);
 }
 
-struct JsonReader::Parser {
-  dom::parser parser;
-};
-
-JsonReader::JsonReader(int max_depth)
-    : parser_(std::make_unique<Parser>()), max_depth_(max_depth) {}
-
-JsonReader::~JsonReader() = default;
+JsonReader::JsonReader(int max_depth) : max_depth_(max_depth) {}
 
 Result<Json> JsonReader::read(std::string_view text) {
-  Result<Json> tree = read_with(parser_->parser, text, max_depth_);
-  if (text.size() > kKeptCapacity) {
-    parser_ = std::make_unique<Parser>();  // a rare huge document does not keep its buffers
-  }
+  Result<Json> tree = read_with(parser_, text, max_depth_);
+  parser_.release_beyond(kKeptCapacity);  // a rare huge document does not keep its buffers
   return tree;
 }
 
