@@ -1,10 +1,9 @@
 #include "topoguard/admission/admission_review.h"
 
-#include <array>
-#include <charconv>
-#include <cstdint>
 #include <exception>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "topoguard/common/base64.h"

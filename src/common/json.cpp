@@ -121,8 +121,8 @@ std::string_view string_member_view(const Json& object, std::string_view key) {
              : std::string_view();
 }
 
-const char* json_type_name(const Json& value) {
-  switch (value.type()) {
+const char* json_type_name(Json::value_t type) {
+  switch (type) {
     case Json::value_t::null:
       return "null";
     case Json::value_t::object:
@@ -145,6 +145,8 @@ const char* json_type_name(const Json& value) {
   }
   return "unknown";
 }
+
+const char* json_type_name(const Json& value) { return json_type_name(value.type()); }
 
 void release_tree(Json& tree) {
   if (tree.is_object()) {

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
-#include <type_traits>
 #include <numeric>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -156,25 +156,28 @@ Json to_json(dom::element value) {
   return Json();
 }
 
-const char* element_type_name(dom::element value) {
+// The type Json gives the value (to_json's choice), so type names are json_type_name's.
+Json::value_t json_value_type(dom::element value) {
   switch (value.type()) {
     case dom::element_type::OBJECT:
-      return "object";
+      return Json::value_t::object;
     case dom::element_type::ARRAY:
-      return "array";
+      return Json::value_t::array;
     case dom::element_type::STRING:
-      return "string";
+      return Json::value_t::string;
     case dom::element_type::INT64:
+      return value.get_int64().value_unsafe() >= 0 ? Json::value_t::number_unsigned
+                                                   : Json::value_t::number_integer;
     case dom::element_type::UINT64:
-      return "integer";
+      return Json::value_t::number_unsigned;
     case dom::element_type::DOUBLE:
-      return "number";
+      return Json::value_t::number_float;
     case dom::element_type::BOOL:
-      return "boolean";
+      return Json::value_t::boolean;
     case dom::element_type::NULL_VALUE:
-      return "null";
+      return Json::value_t::null;
   }
-  return "unknown";
+  return Json::value_t::discarded;
 }
 
 }  // namespace
@@ -198,7 +201,7 @@ struct JsonPartAccess {
 };
 
 const char* JsonPart::type_name() const {
-  return element_type_name(JsonPartAccess::element(*this));
+  return json_type_name(json_value_type(JsonPartAccess::element(*this)));
 }
 
 bool JsonPart::is_null() const {

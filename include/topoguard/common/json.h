@@ -29,7 +29,9 @@ using Json = nlohmann::ordered_json;
 // string_member() without the copy, for a look that ends before `object` changes.
 [[nodiscard]] std::string_view string_member_view(const Json& object, std::string_view key);
 
-// Human-readable JSON type name ("object", "array", "string", ...), for diagnostics.
+// Human-readable JSON type name ("object", "array", "string", "integer", "number", ...), for
+// diagnostics.
+[[nodiscard]] const char* json_type_name(Json::value_t type);
 [[nodiscard]] const char* json_type_name(const Json& value);
 
 // Empties `tree` (it is null afterwards) by freeing its nodes depth first. nlohmann's destructor
